@@ -46,6 +46,23 @@ type Section struct {
 	Title string `json:"title"`
 	Wide  bool   `json:"wide,omitempty"`
 	Rows  []Row  `json:"rows"`
+	// Table, when set, is drawn after the rows as a grid (the watch view's
+	// rates over windows).
+	Table *Table `json:"table,omitempty"`
+}
+
+// Table is a grid with a header: the first column holds row labels, the rest
+// fixed-width cells, right-aligned.
+type Table struct {
+	Header []string   `json:"header"` // Header[0] heads the label column
+	Rows   []TableRow `json:"rows"`
+}
+
+// TableRow is one labelled line of a Table; len(Cells) == len(Header)-1.
+type TableRow struct {
+	ID    string   `json:"id,omitempty"`
+	Label string   `json:"label"`
+	Cells []string `json:"cells"`
 }
 
 // Note is an action or caveat with a stable ID (listed in docs/notes.md).
