@@ -142,6 +142,9 @@ type Report struct {
 	Extra    map[string]float64 `json:"extra,omitempty"`
 	Sections []Section          `json:"sections"`
 	Notes    []Note             `json:"notes"`
+	// Rates is set only by the watch view and --since: {window label: {row
+	// id: value per second or ratio, nil where the window has no figure}}.
+	Rates map[string]map[string]*float64 `json:"rates,omitempty"`
 }
 
 // Worst is the highest severity among the notes.
