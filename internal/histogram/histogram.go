@@ -175,3 +175,18 @@ func (h Histogram) NonCumulative() []Bucket {
 	}
 	return out
 }
+
+// InOpenTop reports whether the q-quantile's rank falls in the +Inf bucket,
+// where Quantile can only return the highest finite bound: the true value is
+// above it.
+func (h Histogram) InOpenTop(q float64) bool {
+	b := h.Buckets
+	if len(b) < 2 || q < 0 || q > 1 {
+		return false
+	}
+	total := b[len(b)-1].Count
+	if total <= 0 {
+		return false
+	}
+	return b[len(b)-2].Count < q*total
+}

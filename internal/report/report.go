@@ -16,6 +16,8 @@ const (
 	Warn Severity = "warn"
 	Bad  Severity = "bad"
 	Dim  Severity = "dim"
+	// Info marks a note that states a caveat rather than asks for action.
+	Info Severity = "info"
 )
 
 // Rank orders severities for --fail-on: bad > warn > everything else.

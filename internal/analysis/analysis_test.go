@@ -1,0 +1,310 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// scrapedAt is the time every fixture was written at (its first line says so).
+var scrapedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func load(t testing.TB, name string) *snapshot.Snapshot {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("testdata", name+".prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := exposition.Parse(body, exposition.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dialect.Map(fams, dialect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Source, s.ScrapedAt = name, scrapedAt
+	return s
+}
+
+func analyze(t testing.TB, name string) *report.Report {
+	return Analyze(load(t, name), Options{Hist: true})
+}
+
+func row(t *testing.T, r *report.Report, section, id string) report.Row {
+	t.Helper()
+	for _, s := range r.Sections {
+		if s.ID != section {
+			continue
+		}
+		for _, rw := range s.Rows {
+			if rw.ID == id {
+				return rw
+			}
+		}
+	}
+	t.Fatalf("no row %s/%s", section, id)
+	return report.Row{}
+}
+
+func hasSection(r *report.Report, id string) bool {
+	return slices.ContainsFunc(r.Sections, func(s report.Section) bool { return s.ID == id })
+}
+
+// The worked examples of inspector.md, as a person reads them.
+func TestWorkedExamples(t *testing.T) {
+	tests := []struct {
+		fixture, section, id, field, want string
+	}{
+		// 93 s prefill, 7 s decode: 93/7 = 13.29 → "13.3%".
+		{"split-93-7", "phases", "exchange_rate", "value", "1% off prefill pays for 13.3% onto decode"},
+		{"split-93-7", "phases", "exchange_rate", "note", "93.0% vs 7.0%"},
+		// At 2× prefill: floor = 0.07 / (1 − 0.93/2) = 0.1308; 1/floor = 7.64.
+		{"split-93-7", "phases", "break_even_2", "note", "decode may fall 7.6x"},
+		// 50/50: 1% off one pays for exactly 1.0% onto the other.
+		{"split-50-50", "phases", "exchange_rate", "value", "1% off prefill pays for 1.0% onto decode"},
+		// 2× prefill at 50/50: floor = 0.5 / 0.75 = 66.7%, may fall 1/0.667 = 1.5x.
+		{"split-50-50", "phases", "break_even_2", "value", "66.7% decode speed"},
+		{"split-50-50", "phases", "break_even_2", "note", "decode may fall 1.5x"},
+		// 1.5× prefill at 50/50: floor = 0.5 / (1 − 0.5/1.5) = 0.75 → 1.3x.
+		{"split-50-50", "phases", "break_even_1.5", "value", "75.0% decode speed"},
+		{"prefill-only", "phases", "exchange_rate", "value", "prefill is all of it"},
+		{"prefill-only", "phases", "exchange_rate", "note", "decode costs nothing"},
+		// 20 requests of 4 s in an hour: 80 / 3600 = 2.2%.
+		{"utilization", "phases", "engine_busy", "note", "2.2% utilization"},
+		{"utilization", "phases", "engine_busy", "value", "1.3 min of 1.0 h up"},
+		// 400 requests × 31.3 s of engine time in one hour: overlapped.
+		{"overlap", "phases", "engine_busy", "note", "overlapped: requests ran concurrently"},
+		{"busy", "live", "state", "value", "6 generating, 3 queued"},
+		{"idle", "live", "state", "value", "idle"},
+		// 119 of 128 pages referenced: 92.97% → bad.
+		{"busy", "live", "kv_cache", "value", "93.0%"},
+		{"busy", "live", "kv_cache", "note", "30.5K / 32.8K tokens"},
+		{"idle", "live", "largest_generation", "value", "8.0K tokens"},
+		// Drafter: 4-token drafts; rows read from the counters, checked against truth below.
+		{"offload-thrashing", "kv_offload", "traffic", "note", "0.12 read back: thrashing — raise sysmem_kv_cache"},
+		{"offload-healthy", "kv_offload", "ram", "note", "14 stores pinned synchronously"},
+		// 21000 restores / 8000 stores = 2.625, exact in binary: rounds to even.
+		{"offload-healthy", "kv_offload", "traffic", "note", "2.62 read back"},
+		{"offload-thrashing", "kv_offload", "churn", "value", "50.0K stored, 48.0K evicted, 1.2K deduped"},
+		{"hybrid-raise", "recurrent", "evictions", "value", "420, 150 free"},
+		{"hybrid-raise", "recurrent", "evictions", "note", "290 dropped live"},
+		{"hybrid-kv-constraint", "recurrent", "stranded_by_kv", "note", "KV cache is the constraint"},
+		{"hybrid-not-budget", "recurrent", "checkpoints", "value", "12 held"},
+		{"hybrid-not-budget", "recurrent", "checkpoints", "note", "150 MiB each"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture+"/"+tt.id+"/"+tt.field, func(t *testing.T) {
+			r := row(t, analyze(t, tt.fixture), tt.section, tt.id)
+			got := r.Value
+			if tt.field == "note" {
+				got = r.Note
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// The recurrent verdict of each hybrid fixture. Shares are worked from the
+// fixture's own numbers: capped = kv-only pages × 256, hits = cached tokens.
+func TestRecurrentVerdicts(t *testing.T) {
+	tests := []struct {
+		fixture, note string
+		want          string
+		sev           report.Severity
+	}{
+		{"hybrid-raise", "recurrent_raise_budget", "raise sysmem_recurrent_cache", report.Bad},
+		{"hybrid-kv-constraint", "recurrent_kv_constraint", "KV cache is the constraint, not this one", report.None},
+		{"hybrid-not-budget", "recurrent_not_budget", "no checkpoint covered them — not a budget problem", report.None},
+		{"hybrid-negligible", "", "negligible", report.Good},
+	}
+	truth := truths(t)
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			rep := analyze(t, tt.fixture)
+			r := row(t, rep, "recurrent", "capped")
+			if !strings.Contains(r.Note, tt.want) || r.Severity != tt.sev {
+				t.Errorf("capped row = %q (%s), want %q (%s)", r.Note, r.Severity, tt.want, tt.sev)
+			}
+			capped := rep.Scalars["recurrent_capped_tokens_total"]
+			hits := truth[tt.fixture]["cached"]
+			want := capped / (capped + hits)
+			if got := rep.Figures.RecurrentCappedShare; got == nil || math.Abs(*got-want) > 1e-12 {
+				t.Errorf("capped share = %v, want %v", got, want)
+			}
+			if tt.note != "" && !hasNote(rep, tt.note) {
+				t.Errorf("note %s did not fire: %v", tt.note, noteIDs(rep))
+			}
+		})
+	}
+}
+
+func hasNote(r *report.Report, id string) bool {
+	return slices.ContainsFunc(r.Notes, func(n report.Note) bool { return n.ID == id })
+}
+
+func noteIDs(r *report.Report) []string {
+	var ids []string
+	for _, n := range r.Notes {
+		ids = append(ids, n.ID)
+	}
+	return ids
+}
+
+// Every note fires on the fixture made for it and nowhere it should not.
+func TestNotes(t *testing.T) {
+	tests := map[string][]string{
+		"idle":                 nil,
+		"no-requests":          {"no_requests_yet"},
+		"busy":                 {"kv_cache_pressure"},
+		"drafter":              nil,
+		"offload-thrashing":    {"kv_offload_thrashing"},
+		"offload-healthy":      {"kv_offload_cold_allocs"},
+		"hybrid-raise":         {"recurrent_live_kv_evictions", "recurrent_raise_budget"},
+		"hybrid-kv-constraint": {"recurrent_kv_constraint"},
+		"hybrid-not-budget":    {"recurrent_not_budget"},
+		"hybrid-negligible":    nil,
+		"overlap":              {"utilization_overlapped"},
+		"prefill-only":         nil,
+		"long-context":         nil,
+		"split-93-7":           nil,
+		"split-50-50":          nil,
+		"utilization":          nil,
+	}
+	for fixture, want := range tests {
+		t.Run(fixture, func(t *testing.T) {
+			got := noteIDs(analyze(t, fixture))
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("notes = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func truths(t *testing.T) map[string]map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile("testdata/truth.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Figures against the totals of the model that wrote the fixtures (an
+// implementation of metric-set.md's rules independent of this code).
+func TestFiguresAgainstTruth(t *testing.T) {
+	for name, tr := range truths(t) {
+		t.Run(name, func(t *testing.T) {
+			f := analyze(t, name).Figures
+			check := func(what string, got *float64, want float64, defined bool) {
+				t.Helper()
+				switch {
+				case !defined && got != nil:
+					t.Errorf("%s = %v, want null", what, *got)
+				case defined && got == nil:
+					t.Errorf("%s = null, want %v", what, want)
+				case defined && math.Abs(*got-want) > 1e-9*math.Max(1, math.Abs(want)):
+					t.Errorf("%s = %v, want %v", what, *got, want)
+				}
+			}
+			q := tr["prompt"] + tr["cached"]
+			check("prefix_cache_hit_ratio", f.PrefixCacheHitRatio, tr["cached"]/q, q > 0)
+			e := tr["pseconds"] + tr["dseconds"]
+			check("engine_seconds", f.EngineSeconds, e, e > 0)
+			check("prefill_share", f.PrefillShare, tr["pseconds"]/e, e > 0)
+			check("spec_decode_acceptance", f.SpecDecodeAcceptance, tr["acc"]/tr["draft"], tr["draft"] > 0)
+			check("spec_decode_tokens_per_step", f.SpecDecodeTokensPerStep, 1+tr["acc"]/tr["steps"], tr["steps"] > 0)
+		})
+	}
+}
+
+// A drafter with k = 4 and α = 0.75 accepts (α+α²+α³+α⁴)/4 = 0.513 of what it
+// drafts; the fixture is one random draw of that process.
+func TestDrafterNearTheory(t *testing.T) {
+	f := analyze(t, "drafter").Figures
+	if f.SpecDecodeAcceptance == nil || math.Abs(*f.SpecDecodeAcceptance-0.5127) > 0.03 {
+		t.Fatalf("acceptance %v, want ≈ 0.513", f.SpecDecodeAcceptance)
+	}
+}
+
+func TestAbsentSectionsAndNulls(t *testing.T) {
+	r := analyze(t, "no-requests")
+	for _, id := range []string{"throughput", "phases", "spec_decode", "prefix_cache", "kv_offload", "recurrent", "latency", "size"} {
+		if hasSection(r, id) {
+			t.Errorf("section %s present on a server with no requests", id)
+		}
+	}
+	f := r.Figures
+	if f.PrefixCacheHitRatio != nil || f.EngineSeconds != nil || f.Utilization != nil || f.KVOffloadPayback != nil || f.BreakEven != nil {
+		t.Errorf("figures must be null without data: %+v", f)
+	}
+	if !hasSection(r, "live") {
+		t.Error("live section missing")
+	}
+	idle := analyze(t, "idle")
+	for _, id := range []string{"spec_decode", "kv_offload", "recurrent"} {
+		if hasSection(idle, id) {
+			t.Errorf("idle chat server has a %s section", id)
+		}
+	}
+}
+
+// Size quantiles never exceed the observed peak; 31 prompts of ~203k tokens
+// against a 262144 context.
+func TestLongContextPeaks(t *testing.T) {
+	r := analyze(t, "long-context")
+	h := r.Histograms["request_prompt_tokens"]
+	if h.Peak == nil || *h.Peak != 201000+30*160 {
+		t.Fatalf("peak = %v", h.Peak)
+	}
+	if h.Capped == nil || h.Capped.P99 > *h.Peak || h.Capped.P90 > h.Capped.P99 || h.Capped.P50 > h.Capped.P90 {
+		t.Fatalf("capped quantiles %+v exceed or disorder the peak %v", h.Capped, *h.Peak)
+	}
+	last := h.Buckets[len(h.Buckets)-2]
+	if last.LE != "262144" {
+		t.Fatalf("ladder ends at %s, want 262144", last.LE)
+	}
+	// The idle fixture's 8000-token completion: the p99 of 345 requests is
+	// blind to it, the peak is not.
+	idle := analyze(t, "idle").Histograms["request_generation_tokens"]
+	if idle.Capped.P99 >= 8000 || *idle.Peak != 8000 {
+		t.Fatalf("p99 %v, peak %v", idle.Capped.P99, *idle.Peak)
+	}
+}
+
+func TestMissingStartTime(t *testing.T) {
+	s := load(t, "utilization")
+	delete(s.Scalars, "process_start_time_seconds")
+	r := Analyze(s, Options{})
+	if r.Figures.Utilization != nil {
+		t.Fatal("utilization without a start time")
+	}
+	if got := row(t, r, "phases", "engine_busy").Note; got != "start time unknown: no utilization" {
+		t.Fatalf("note %q", got)
+	}
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	s := load(b, "offload-healthy")
+	for b.Loop() {
+		Analyze(s, Options{Hist: true})
+	}
+}

@@ -1,0 +1,175 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/units"
+)
+
+// dialectRows adds what only some servers publish (the Extra figures of
+// internal/dialect): vLLM preemptions, finish reasons, KV block size,
+// per-position draft acceptance; llama.cpp batch occupancy; the per-batch
+// gauges that cannot stand for a lifetime figure.
+func (a *analyzer) dialectRows() {
+	x := a.s.Extra
+	if len(x) == 0 {
+		return
+	}
+	a.requestOutcomes(x)
+	if bs, ok := x["kv_block_size"]; ok && bs > 0 {
+		row := report.Row{ID: "block_size", Label: "KV block size", Value: units.Count(bs) + " tokens",
+			Note: "prefixes shorter than a block are never reused"}
+		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < 0.05 && bs >= 64 {
+			row.Severity = report.Warn
+			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(*r), units.Count(bs))
+		}
+		a.addRows("prefix_cache", "Prefix cache", row)
+	}
+	if g, ok := x["cache_hit_rate_gauge"]; ok && !math.IsNaN(g) {
+		a.addRows("prefix_cache", "Prefix cache", report.Row{ID: "hit_rate_gauge", Label: "last batch hit rate", Value: units.Percent(g), Severity: report.Dim,
+			Note: "the server's per-batch gauge, not a lifetime figure"})
+	}
+	a.drafts(x)
+	if occ, ok := x["n_busy_slots_per_decode"]; ok && !math.IsNaN(occ) {
+		row := report.Row{ID: "batch_occupancy", Label: "batch occupancy", Value: strconv.FormatFloat(occ, 'f', 2, 64) + " slots per decode",
+			Note: "busy slots each llama_decode call served, lifetime average"}
+		a.addRows("throughput", "Throughput (cumulative)", row)
+	}
+	if n, ok := x["n_decode_total"]; ok && n > 0 {
+		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
+	}
+	_, p := x["prompt_tokens_seconds_gauge"]
+	_, d := x["predicted_tokens_seconds_gauge"]
+	if p || d {
+		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "poll_gauges", Severity: report.Dim,
+			Note: "llama.cpp's tokens/s gauges cover only the time since the previous scrape (each scrape resets them): not shown"})
+	}
+	if g, ok := x["gen_throughput_gauge"]; ok && !math.IsNaN(g) {
+		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "gen_throughput_gauge", Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
+			Note: "the server's own gauge over its last log interval"})
+	}
+}
+
+// requestOutcomes covers how requests ended: preemptions and finish reasons.
+func (a *analyzer) requestOutcomes(x map[string]float64) {
+	var rows []report.Row
+	if n, ok := x["num_preemptions_total"]; ok {
+		row := report.Row{ID: "preemptions", Label: "preemptions", Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
+		if n > 0 {
+			row.Note, row.Severity = "KV cache ran out mid-request; that work is recomputed", report.Warn
+			a.note("preemptions", report.Warn, "%s requests were preempted: the KV cache ran out while they ran, and their work is recomputed; lower max_num_seqs or max_model_len, or give the cache more memory", units.Integer(n))
+		}
+		rows = append(rows, row)
+	}
+	reasons := map[string]float64{}
+	total := 0.0
+	for k, v := range x {
+		if r, ok := strings.CutPrefix(k, "finished_reason:"); ok && !math.IsNaN(v) {
+			reasons[r] = v
+			total += v
+		}
+	}
+	if total > 0 {
+		names := make([]string, 0, len(reasons))
+		for r := range reasons {
+			names = append(names, r)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			if reasons[names[i]] != reasons[names[j]] {
+				return reasons[names[i]] > reasons[names[j]]
+			}
+			return names[i] < names[j]
+		})
+		for _, r := range names {
+			share := reasons[r] / total
+			row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: units.Integer(reasons[r]) + " requests"}
+			switch r {
+			case "error":
+				if reasons[r] > 0 {
+					row.Severity = report.Bad
+					a.note("requests_errored", report.Bad, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
+				}
+			case "abort":
+				if share > 0.05 {
+					row.Severity = report.Warn
+					row.Note += ": clients gave up or disconnected"
+				}
+			case "length":
+				row.Note += ": hit max_tokens"
+			}
+			rows = append(rows, row)
+		}
+	}
+	failed := 0.0
+	var fails []string
+	for k, v := range x {
+		if r, ok := strings.CutPrefix(k, "failed_reason:"); ok && v > 0 {
+			failed += v
+			fails = append(fails, r)
+		}
+	}
+	if failed > 0 {
+		sort.Strings(fails)
+		rows = append(rows, report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", "), Severity: report.Warn})
+	}
+	if n, ok := x["num_aborted_requests_total"]; ok && n > 0 {
+		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
+	}
+	a.addRows("requests", "Requests", rows...)
+}
+
+// drafts adds vLLM-style draft figures: mean acceptance length and the
+// acceptance at each draft position.
+func (a *analyzer) drafts(x map[string]float64) {
+	drafts, ok := x["spec_decode_num_drafts_total"]
+	if !ok || drafts <= 0 {
+		return
+	}
+	accepted := a.get("spec_decode_num_accepted_tokens_total")
+	mal := 1 + accepted/drafts
+	rows := []report.Row{{ID: "mean_acceptance_length", Label: "mean acceptance length", Value: strconv.FormatFloat(mal, 'f', 2, 64),
+		Note: "1 + accepted / drafts (" + units.Count(drafts) + " drafts)"}}
+	var pos []int
+	for k := range x {
+		if p, ok := strings.CutPrefix(k, "spec_decode_accepted_per_pos:"); ok {
+			if n, err := strconv.Atoi(p); err == nil {
+				pos = append(pos, n)
+			}
+		}
+	}
+	sort.Ints(pos)
+	for _, p := range pos {
+		v := x["spec_decode_accepted_per_pos:"+strconv.Itoa(p)]
+		share := v / drafts
+		rows = append(rows, report.Row{ID: "position_" + strconv.Itoa(p), Label: "position " + strconv.Itoa(p), Value: units.Percent(share), Bar: bar(share),
+			Note: units.Count(v) + " accepted"})
+	}
+	a.addRows("spec_decode", "Speculative decode", rows...)
+}
+
+// addRows appends rows to a section, creating it (before the latency
+// sections) when the report does not have it yet.
+func (a *analyzer) addRows(id, title string, rows ...report.Row) {
+	if len(rows) == 0 {
+		return
+	}
+	for i := range a.r.Sections {
+		if a.r.Sections[i].ID == id {
+			a.r.Sections[i].Rows = append(a.r.Sections[i].Rows, rows...)
+			return
+		}
+	}
+	sec := report.Section{ID: id, Title: title, Rows: rows}
+	at := len(a.r.Sections)
+	for i, s := range a.r.Sections {
+		if s.ID == "latency" || s.ID == "size" {
+			at = i
+			break
+		}
+	}
+	a.r.Sections = append(a.r.Sections[:at], append([]report.Section{sec}, a.r.Sections[at:]...)...)
+}

@@ -1,0 +1,136 @@
+// Package cli is inferscope's command line: it parses flags, drives the
+// scrape → parse → analyze → render pipeline, and maps failures to the
+// `inferscope: error:` / `inferscope: hint:` lines and exit codes. It never
+// exits the process itself, so tests run it many times in one process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
+)
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Main runs inferscope with args (without the program name) and returns the
+// exit code.
+func Main(args []string, io *iostreams.IO) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, args, io)
+}
+
+func run(ctx context.Context, args []string, io *iostreams.IO) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "demo":
+			return runDemo(ctx, args[1:], io)
+		case "version", "--version":
+			fmt.Fprintln(io.Out, "inferscope", Version)
+			return ExitOK
+		case "help":
+			fmt.Fprint(io.Out, usage)
+			return ExitOK
+		}
+	}
+	return runInspect(ctx, args, io)
+}
+
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments (`inferscope host:5000 --json` as well as `--json host:5000`).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// flagError turns the flag package's error into a usage error with a hint.
+func flagError(err error, cmd string) error {
+	msg := err.Error()
+	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag ", 1)
+	return usagef("inferscope "+strings.TrimSpace(cmd+" --help")+" lists the flags", "%s", msg)
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// durationFlag accepts Go durations and bare seconds.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*f.d = d
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	var secs float64
+	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil && fmt.Sprint(secs) == strings.TrimLeft(s, "+") || err == nil && isNumber(s) {
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	return 0, errors.New("not a duration (use 500ms, 2s, 1m or seconds)")
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	dot := false
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+		case r == '.' && !dot:
+			dot = true
+		case r == '+' && i == 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// headerList collects repeated --header flags.
+type headerList []string
+
+func (h *headerList) String() string { return strings.Join(*h, ", ") }
+func (h *headerList) Set(s string) error {
+	*h = append(*h, s)
+	return nil
+}

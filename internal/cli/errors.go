@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/scrape"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0 // report printed
+	ExitFailOn = 1 // --fail-on tripped
+	ExitError  = 2 // could not produce a report
+)
+
+// usageError is a mistake in the command line.
+type usageError struct {
+	msg   string
+	hints []string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(hint, format string, args ...any) error {
+	e := &usageError{msg: fmt.Sprintf(format, args...)}
+	if hint != "" {
+		e.hints = []string{hint}
+	}
+	return e
+}
+
+// printError writes err as one `inferscope: error:` line and the hints that
+// say what to try.
+func printError(w io.Writer, err error, target string) {
+	msg, hints := explain(err, target)
+	fmt.Fprintf(w, "inferscope: error: %s\n", oneLine(msg))
+	for _, h := range hints {
+		fmt.Fprintf(w, "inferscope: hint: %s\n", oneLine(h))
+	}
+}
+
+func explain(err error, target string) (string, []string) {
+	var (
+		se *scrape.Error
+		ee *exposition.Error
+		ue *dialect.UnknownError
+		us *usageError
+	)
+	switch {
+	case errors.As(err, &us):
+		return us.msg, us.hints
+	case errors.As(err, &se):
+		return se.Msg, se.Hints
+	case errors.As(err, &ee):
+		return ee.Error(), []string{"check what the endpoint sends: " + curlHint(target)}
+	case errors.As(err, &ue):
+		return ue.Error(), []string{
+			"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?",
+			"--dialect NAME reads the series as one server's anyway (" + strings.Join(dialect.Names(), ", ") + ")",
+		}
+	case errors.Is(err, dialect.ErrUnknownDialect):
+		return err.Error(), []string{"--dialect takes one of: " + strings.Join(dialect.Names(), ", ")}
+	case errors.Is(err, context.Canceled):
+		return "interrupted", nil
+	}
+	return err.Error(), nil
+}
+
+func curlHint(target string) string {
+	if target == "" || target == "-" || !strings.Contains(target, "://") {
+		if target == "-" || strings.Contains(target, "/") && !strings.Contains(target, ":") {
+			return "head " + target
+		}
+	}
+	return "curl -s " + target + " | head"
+}
+
+// oneLine keeps a message on one printable line: it may quote what a server
+// sent.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimRight(strings.TrimSpace(s), ".")
+}

@@ -1,0 +1,148 @@
+// Package units formats quantities for a person: durations (ms under a
+// second, then s, min, h), token counts with K/M/B suffixes, 1024-based byte
+// sizes, shares and factors. Missing values print as an em dash.
+package units
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Missing is what a figure that does not exist prints as.
+const Missing = "—"
+
+func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// Seconds formats a duration given in seconds: "850 ms", "0.42 ms",
+// "1.20 s", "12.3 s", "4.1 min", "2.5 h", "3.2 d".
+func Seconds(s float64) string {
+	if bad(s) {
+		return Missing
+	}
+	if s < 0 {
+		return "-" + Seconds(-s)
+	}
+	switch {
+	case s == 0:
+		return "0 s"
+	case s < 0.001:
+		return trim(s*1000, 2) + " ms"
+	case s < 0.01:
+		return trim(s*1000, 1) + " ms"
+	case s < 1:
+		return strconv.FormatFloat(math.Round(s*1000), 'f', 0, 64) + " ms"
+	case s < 10:
+		return strconv.FormatFloat(s, 'f', 2, 64) + " s"
+	case s < 60:
+		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
+	case s < 3600:
+		return strconv.FormatFloat(s/60, 'f', 1, 64) + " min"
+	case s < 86400*2:
+		return strconv.FormatFloat(s/3600, 'f', 1, 64) + " h"
+	}
+	return strconv.FormatFloat(s/86400, 'f', 1, 64) + " d"
+}
+
+// trim formats with at most prec decimals, dropping trailing zeros.
+func trim(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// Count formats a count of tokens, requests or steps: "950", "1.2K",
+// "12.3K", "203K", "4.5M", "1.2B". Fractions below 1000 keep one decimal.
+func Count(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	if v < 0 {
+		return "-" + Count(-v)
+	}
+	for _, u := range []struct {
+		div float64
+		sfx string
+	}{{1e9, "B"}, {1e6, "M"}, {1e3, "K"}} {
+		if v >= u.div*0.9995 {
+			return scaled(v/u.div) + u.sfx
+		}
+	}
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return trim(v, 1)
+}
+
+func scaled(x float64) string {
+	if x >= 99.95 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// Bytes formats a size 1024-based: "512 B", "1.5 KiB", "8.0 GiB".
+func Bytes(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	if v < 0 {
+		return "-" + Bytes(-v)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	if v < 1024 {
+		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+	}
+	u := -1
+	for v >= 1023.95 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return scaled(v) + " " + units[u]
+}
+
+// Percent formats a fraction as a percentage with one decimal: 0.133 →
+// "13.3%".
+func Percent(f float64) string {
+	if bad(f) {
+		return Missing
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
+
+// Factor formats a multiplier: one decimal below 10, a whole number from 10,
+// with thousands separators ("1.9x", "12x", "1,250x").
+func Factor(f float64) string {
+	if bad(f) {
+		return Missing
+	}
+	if f < 9.95 {
+		return strconv.FormatFloat(f, 'f', 1, 64) + "x"
+	}
+	return Thousands(f) + "x"
+}
+
+// Thousands formats a value rounded to a whole number with comma separators.
+func Thousands(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	neg := v < 0
+	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Integer formats a whole count with thousands separators ("1,234").
+func Integer(v float64) string { return Thousands(v) }

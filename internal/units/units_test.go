@@ -1,0 +1,49 @@
+package units
+
+import (
+	"math"
+	"testing"
+)
+
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"zero s", Seconds(0), "0 s"},
+		{"sub-ms", Seconds(0.00042), "0.42 ms"},
+		{"few ms", Seconds(0.0042), "4.2 ms"},
+		{"ms", Seconds(0.85), "850 ms"},
+		{"rounds to 1000 ms stays ms", Seconds(0.9994), "999 ms"},
+		{"s", Seconds(1.2), "1.20 s"},
+		{"tens of s", Seconds(12.34), "12.3 s"},
+		{"min", Seconds(246), "4.1 min"},
+		{"hours", Seconds(9000), "2.5 h"},
+		{"days", Seconds(3 * 86400), "3.0 d"},
+		{"nan s", Seconds(math.NaN()), "—"},
+		{"count small", Count(950), "950"},
+		{"count K", Count(1234), "1.2K"},
+		{"count 12K", Count(12345), "12.3K"},
+		{"count 203K", Count(203000), "203K"},
+		{"count just below 1K rounds up", Count(999.7), "1.0K"},
+		{"count M", Count(4.5e6), "4.5M"},
+		{"count B", Count(1.2e9), "1.2B"},
+		{"count fraction", Count(2.5), "2.5"},
+		{"bytes", Bytes(512), "512 B"},
+		{"KiB", Bytes(1536), "1.5 KiB"},
+		{"GiB", Bytes(8 << 30), "8.0 GiB"},
+		{"big GiB", Bytes(200 << 30), "200 GiB"},
+		{"percent", Percent(0.133), "13.3%"},
+		{"factor small", Factor(1.94), "1.9x"},
+		{"factor 10", Factor(12.4), "12x"},
+		{"factor thousands", Factor(1250), "1,250x"},
+		{"thousands", Thousands(1234567), "1,234,567"},
+		{"thousands small", Thousands(638), "638"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
