@@ -250,7 +250,7 @@ func (a *analyzer) throughput() {
 		if t, ok := a.s.Scalar("prompt_seconds_total"); ok {
 			val += " over " + units.Seconds(t)
 		}
-		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: "tokens prefilled, cache hits excluded"})
+		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: "cache hits excluded"})
 	}
 	if v, ok := a.s.Scalar("tokens_predicted_total"); ok {
 		val := units.Count(v) + " generated"
@@ -266,7 +266,7 @@ func (a *analyzer) throughput() {
 		return
 	}
 	rows = append(rows, report.Row{ID: "no_rate", Severity: report.Dim,
-		Note: "no rate here: request times are summed and overlap under concurrency; --watch shows wall-clock rates"})
+		Note: "summed request time, not a rate: see --watch"})
 	a.section("throughput", "Throughput (cumulative)", rows)
 }
 
@@ -438,7 +438,12 @@ func (a *analyzer) kvOffload() {
 		s := restored / hits
 		f.KVOffloadHitShare = ptr(s)
 		share.Value, share.Bar = units.Percent(s), bar(s)
-		share.Note = units.Count(restored) + " of " + units.Count(hits) + " hit tokens came over PCIe"
+		share.Note = units.Count(restored) + " of " + units.Count(hits) + " via PCIe"
+		if s > 1 {
+			// Restores are counted as they happen, hits when a request finishes;
+			// offload counters also restart on a model reload while hits do not.
+			share.Note, share.Severity = "more restored than hit: counters out of step", report.Dim
+		}
 	}
 	rows = append(rows, share)
 
@@ -454,7 +459,7 @@ func (a *analyzer) kvOffload() {
 	if deduped > 0 {
 		churn += ", " + units.Count(deduped) + " deduped"
 	}
-	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages; evictions near stores is a full cache in use"})
+	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"})
 
 	read, written := a.get("kv_offload_read_bytes_total"), a.get("kv_offload_written_bytes_total")
 	traffic := report.Row{ID: "traffic", Label: "traffic", Value: units.Bytes(read) + " read · " + units.Bytes(written) + " written", Note: "nothing written yet"}
@@ -572,7 +577,7 @@ func (a *analyzer) latency() {
 	if len(rows) == 0 {
 		return
 	}
-	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "percentiles estimated from buckets; no peak series bounds them"})
+	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "estimated from buckets"})
 	if len(open) > 0 {
 		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(open))
 	}
@@ -586,7 +591,7 @@ func (a *analyzer) size() {
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		vals := []string{units.Count(h.Mean())}
+		vals := []string{tokens(h.Mean())}
 		pk, hasPeak := a.peak(l.hist)
 		anyCapped := false
 		for _, q := range []float64{0.5, 0.9, 0.99} {
@@ -598,7 +603,7 @@ func (a *analyzer) size() {
 			} else {
 				v = h.Quantile(q)
 			}
-			s := units.Count(v)
+			s := tokens(v)
 			if !hasPeak && h.InOpenTop(q) {
 				s = "≥" + s
 			}
@@ -612,6 +617,9 @@ func (a *analyzer) size() {
 	}
 	a.section("size", "Size in tokens (mean · p50 · p90 · p99)", rows)
 }
+
+// tokens formats a token count estimate as whole tokens.
+func tokens(v float64) string { return units.Count(math.Round(v)) }
 
 func joinDot(xs []string) string {
 	out := ""
@@ -659,7 +667,7 @@ func (a *analyzer) distributions() {
 		if h == nil || h.Total() <= 0 {
 			return
 		}
-		format := units.Count
+		format := tokens
 		switch {
 		case len(name) > 8 && name[len(name)-8:] == "_seconds":
 			format = units.Seconds

@@ -94,9 +94,13 @@ func TestWorkedExamples(t *testing.T) {
 		// Drafter: 4-token drafts; rows read from the counters, checked against truth below.
 		{"offload-thrashing", "kv_offload", "traffic", "note", "0.12 read back: thrashing — raise sysmem_kv_cache"},
 		{"offload-healthy", "kv_offload", "ram", "note", "14 stores pinned synchronously"},
-		// 21000 restores / 8000 stores = 2.625, exact in binary: rounds to even.
-		{"offload-healthy", "kv_offload", "traffic", "note", "2.62 read back"},
-		{"offload-thrashing", "kv_offload", "churn", "value", "50.0K stored, 48.0K evicted, 1.2K deduped"},
+		// 520 restores / 200 stores of the same slot size = 2.60.
+		{"offload-healthy", "kv_offload", "traffic", "note", "2.60 read back"},
+		// 500 restores / 4200 stores = 0.119.
+		{"offload-thrashing", "kv_offload", "churn", "value", "4.2K stored, 2.2K evicted, 120 deduped"},
+		// 31 prompts of 201000–205800 tokens among 100: p99 lies in the
+		// (200000, 262144] bucket, whose top is lowered to the peak.
+		{"long-context", "size", "prompt", "note", "n=100, capped at peak 206K"},
 		{"hybrid-raise", "recurrent", "evictions", "value", "420, 150 free"},
 		{"hybrid-raise", "recurrent", "evictions", "note", "290 dropped live"},
 		{"hybrid-kv-constraint", "recurrent", "stranded_by_kv", "note", "KV cache is the constraint"},
