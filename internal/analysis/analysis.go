@@ -113,7 +113,6 @@ func (a *analyzer) header() {
 		a.r.Header = append(a.r.Header, "model "+a.s.Models[0])
 	}
 	if req, ok := a.s.Scalar("requests_total"); ok && req == 0 {
-		a.r.Header = append(a.r.Header, "no request has finished yet: per-request figures appear after the first one")
 		a.note("no_requests_yet", report.Info, "no request has finished yet: throughput, latency and size figures appear after the first one")
 	}
 }
@@ -563,7 +562,7 @@ func (a *analyzer) latency() {
 		}
 		vals := []string{units.Seconds(h.Mean())}
 		for _, q := range []float64{0.5, 0.9, 0.99} {
-			v := units.Seconds(h.Quantile(q))
+			v := units.Seconds(latencyQuantile(h, q))
 			if h.InOpenTop(q) {
 				v = "≥" + v
 			}
@@ -582,6 +581,18 @@ func (a *analyzer) latency() {
 		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(open))
 	}
 	a.section("latency", "Latency (mean · p50 · p90 · p99)", rows)
+}
+
+// latencyQuantile is histogram_quantile held to the histogram's sum: no
+// single non-negative observation can exceed the sum of all of them, so when
+// every request waited 0 s the quantiles read 0, not a point interpolated
+// inside the lowest bucket.
+func latencyQuantile(h *histogram.Histogram, q float64) float64 {
+	if h.Sum >= 0 {
+		v, _ := h.QuantileCapped(q, h.Sum)
+		return v
+	}
+	return h.Quantile(q)
 }
 
 func (a *analyzer) size() {

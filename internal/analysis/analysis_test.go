@@ -86,6 +86,8 @@ func TestWorkedExamples(t *testing.T) {
 		// 400 requests × 31.3 s of engine time in one hour: overlapped.
 		{"overlap", "phases", "engine_busy", "note", "overlapped: requests ran concurrently"},
 		{"busy", "live", "state", "value", "6 generating, 3 queued"},
+		// Every drafter request waited 0 s: the sum bounds every quantile.
+		{"drafter", "latency", "queue", "value", "0 s · 0 s · 0 s · 0 s"},
 		{"idle", "live", "state", "value", "idle"},
 		// 119 of 128 pages referenced: 92.97% → bad.
 		{"busy", "live", "kv_cache", "value", "93.0%"},

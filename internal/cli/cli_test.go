@@ -1,0 +1,369 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/render"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const fixtures = "../analysis/testdata/"
+
+// runCLI runs inferscope with args and returns stdout, stderr and the exit code.
+func runCLI(t testing.TB, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	io, out, errb := iostreams.Test(stdin, false, 0)
+	code := run(context.Background(), args, io)
+	return out.String(), errb.String(), code
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test ./internal/cli -update rewrites it):\n%s", path, got)
+	}
+}
+
+var reportFixtures = []string{
+	"idle", "no-requests", "busy", "drafter", "offload-thrashing", "offload-healthy",
+	"hybrid-raise", "hybrid-kv-constraint", "hybrid-not-budget", "hybrid-negligible",
+	"overlap", "prefill-only", "long-context", "split-93-7", "split-50-50", "utilization",
+}
+
+// Every fixture rendered as text (one column at 100 cells, two at 160) and
+// JSON, through the command line as a user runs it on a saved scrape.
+func TestGoldenReports(t *testing.T) {
+	for _, name := range reportFixtures {
+		file := fixtures + name + ".prom"
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", file, "--width", "100")
+			if code != ExitOK || errOut != "" {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, name+".txt", out)
+			out, _, _ = runCLI(t, "", "--width", "160", file)
+			golden(t, name+".2col.txt", out)
+			out, _, _ = runCLI(t, "", "--json", file)
+			golden(t, name+".json", out)
+			if !json.Valid([]byte(out)) {
+				t.Fatal("invalid JSON")
+			}
+		})
+	}
+	out, _, _ := runCLI(t, "", fixtures+"long-context.prom", "--hist", "--width", "120", "--columns", "2")
+	golden(t, "long-context.hist.txt", out)
+}
+
+// Text and JSON are two renderings of one report: every row value of the
+// text appears in the JSON sections, and the JSON has the schema's fields.
+func TestJSONSchema(t *testing.T) {
+	out, _, code := runCLI(t, "", "--json", fixtures+"offload-thrashing.prom")
+	if code != ExitOK {
+		t.Fatal(code)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "source", "dialect", "scraped_at", "scrape_seconds", "scalars", "histograms", "figures", "sections", "notes"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if doc["schema"] != 1.0 || doc["dialect"] != "tabbyapi" || doc["scraped_at"] != "2026-11-30T12:00:00Z" {
+		t.Errorf("header fields: %v %v %v", doc["schema"], doc["dialect"], doc["scraped_at"])
+	}
+	figs := doc["figures"].(map[string]any)
+	for _, k := range []string{"prefix_cache_hit_ratio", "engine_seconds", "prefill_share", "decode_share", "utilization", "overlapped",
+		"dominant_phase", "exchange_rate", "break_even", "spec_decode_acceptance", "spec_decode_tokens_per_step",
+		"kv_offload_hit_share", "kv_offload_payback", "recurrent_capped_share"} {
+		if _, ok := figs[k]; !ok {
+			t.Errorf("figures lacks %q", k)
+		}
+	}
+	// No drafter here: null, never a made-up 0.
+	if figs["spec_decode_acceptance"] != nil {
+		t.Errorf("spec_decode_acceptance = %v, want null", figs["spec_decode_acceptance"])
+	}
+	h := doc["histograms"].(map[string]any)["request_prompt_tokens"].(map[string]any)
+	buckets := h["buckets"].([]any)
+	if last := buckets[len(buckets)-1].(map[string]any); last["le"] != "+Inf" {
+		t.Errorf("last bucket le = %v", last["le"])
+	}
+	notes := doc["notes"].([]any)
+	if len(notes) != 1 || notes[0].(map[string]any)["id"] != "kv_offload_thrashing" {
+		t.Errorf("notes = %v", notes)
+	}
+}
+
+func TestNoRequestsJSONNulls(t *testing.T) {
+	out, _, _ := runCLI(t, "", "--json", fixtures+"no-requests.prom")
+	var doc struct {
+		Histograms map[string]struct {
+			Mean, P50 *float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if h := doc.Histograms["e2e_request_latency_seconds"]; h.Mean != nil || h.P50 != nil {
+		t.Errorf("empty histogram mean/p50 = %v/%v, want null", h.Mean, h.P50)
+	}
+}
+
+func TestFailOn(t *testing.T) {
+	tests := []struct {
+		fixture, level string
+		code           int
+	}{
+		{"offload-thrashing", "warn", ExitFailOn}, // kv_offload_thrashing is warn
+		{"offload-thrashing", "bad", ExitOK},
+		{"hybrid-raise", "bad", ExitFailOn}, // recurrent_raise_budget is bad
+		{"hybrid-raise", "warn", ExitFailOn},
+		{"hybrid-not-budget", "warn", ExitOK}, // info notes never trip it
+		{"idle", "warn", ExitOK},
+	}
+	for _, tt := range tests {
+		_, _, code := runCLI(t, "", "--fail-on", tt.level, fixtures+tt.fixture+".prom")
+		if code != tt.code {
+			t.Errorf("%s --fail-on %s: exit %d, want %d", tt.fixture, tt.level, code, tt.code)
+		}
+	}
+}
+
+// Errors as a user sees them: one error line, hints, exit 2, nothing on stdout.
+func TestErrors(t *testing.T) {
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	unauth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer unauth.Close()
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write([]byte("# TYPE a gauge\na 1\nthis is { not metrics\n"))
+	}))
+	defer garbage.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write([]byte("# TYPE go_goroutines gauge\ngo_goroutines 7\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n"))
+	}))
+	defer other.Close()
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  []string // substrings of stderr, in order
+	}{
+		{"missing file", []string{"no-such-scrape.prom"}, "", []string{"inferscope: error: ", "no-such-scrape.prom", "inferscope: hint: "}},
+		{"404", []string{notFound.URL + "/metrics"}, "", []string{"inferscope: error: ", "404", "enable_metrics"}},
+		{"401", []string{unauth.URL}, "", []string{"inferscope: error: ", "401", "--header"}},
+		{"garbage", []string{garbage.URL}, "", []string{"inferscope: error: not a Prometheus exposition: line 3", "inferscope: hint: check what the endpoint sends: curl -s "}},
+		{"no known series", []string{other.URL}, "", []string{"inferscope: error: no inference-server series found (saw prefixes: go_, process_)", "inferscope: hint: "}},
+		{"stdin garbage", []string{"-"}, "<html>hello</html>", []string{"inferscope: error: not a Prometheus exposition"}},
+		{"bad flag", []string{"--frobnicate"}, "", []string{"inferscope: error: unknown flag -frobnicate", "inferscope: hint: inferscope --help lists the flags"}},
+		{"bad fail-on", []string{"--fail-on", "meh", "x.prom"}, "", []string{`inferscope: error: --fail-on "meh" is not a severity`}},
+		{"bad windows", []string{"--watch", "1s", "--windows", "5x", fixtures + "idle.prom"}, "", []string{"inferscope: error: ", "5x"}},
+		{"bad dialect", []string{"--dialect", "ollama", fixtures + "idle.prom"}, "", []string{"inferscope: error: unknown dialect \"ollama\"", "inferscope: hint: --dialect takes one of"}},
+		{"two targets", []string{"a.prom", "b.prom"}, "", []string{"inferscope: error: too many targets"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tt.stdin, tt.args...)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d", code, ExitError)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			rest := errOut
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("stderr lacks %q:\n%s", w, errOut)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+				if !strings.HasPrefix(line, "inferscope: error: ") && !strings.HasPrefix(line, "inferscope: hint: ") {
+					t.Errorf("stray stderr line %q", line)
+				}
+				if strings.HasSuffix(line, ".") {
+					t.Errorf("trailing period: %q", line)
+				}
+			}
+		})
+	}
+}
+
+func TestStdinAndInterspersedFlags(t *testing.T) {
+	body, err := os.ReadFile(fixtures + "split-50-50.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, string(body), "-", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Figures struct {
+			ExchangeRate *float64 `json:"exchange_rate"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Figures.ExchangeRate == nil || *doc.Figures.ExchangeRate != 1 {
+		t.Fatalf("exchange rate from stdin: %v %v", doc.Figures.ExchangeRate, err)
+	}
+}
+
+func TestSaveAndSince(t *testing.T) {
+	dir := t.TempDir()
+	before := filepath.Join(dir, "before.prom")
+	// --save writes the raw scrape with its time; reading it back gives the
+	// same report.
+	out1, errOut, code := runCLI(t, "", "--save", before, "--json", fixtures+"split-50-50.prom")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out2, _, _ := runCLI(t, "", "--json", before)
+	var a, b map[string]any
+	json.Unmarshal([]byte(out1), &a)
+	json.Unmarshal([]byte(out2), &b)
+	if a["scraped_at"] != b["scraped_at"] || a["scraped_at"] != "2026-11-30T12:00:00Z" {
+		t.Fatalf("saved scrape time %v → %v", a["scraped_at"], b["scraped_at"])
+	}
+	// A later scrape: 10 more requests of 1000 prompt tokens, 60 s later.
+	later := strings.Replace(string(readFile(t, fixtures+"split-50-50.prom")), "scraped_at=2026-11-30T12:00:00Z", "scraped_at=2026-11-30T12:01:00Z", 1)
+	later = strings.Replace(later, "tabbyapi:prompt_tokens_total 20000.0", "tabbyapi:prompt_tokens_total 30000.0", 1)
+	later = strings.Replace(later, "tabbyapi:requests_total 20.0", "tabbyapi:requests_total 30.0", 1)
+	after := filepath.Join(dir, "after.prom")
+	os.WriteFile(after, []byte(later), 0o644)
+	out, errOut, code := runCLI(t, "", "--json", "--since", before, after)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Rates map[string]map[string]*float64
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var col map[string]*float64
+	for _, c := range doc.Rates {
+		col = c
+	}
+	// 10000 tokens and 10 requests over 60 s.
+	if col == nil || col["prompt_computed"] == nil || *col["prompt_computed"] != 10000.0/60 || *col["requests"] != 10.0/60 {
+		t.Fatalf("rates = %v", doc.Rates)
+	}
+	// The wrong way round is an error, not negative rates.
+	_, errOut, code = runCLI(t, "", "--since", after, before)
+	if code != ExitError || !strings.Contains(errOut, "earlier scrape") {
+		t.Fatalf("reversed --since: exit %d: %s", code, errOut)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestColorRule(t *testing.T) {
+	io, out, _ := iostreams.Test("", true, 120)
+	run(context.Background(), []string{fixtures + "busy.prom"}, io)
+	if !strings.Contains(out.String(), "\x1b[") {
+		t.Error("no colour on a terminal")
+	}
+	io, out, _ = iostreams.Test("", true, 120)
+	io.Getenv = func(k string) string {
+		if k == "NO_COLOR" {
+			return "1"
+		}
+		return ""
+	}
+	run(context.Background(), []string{fixtures + "busy.prom"}, io)
+	if strings.Contains(out.String(), "\x1b") {
+		t.Error("colour under NO_COLOR")
+	}
+	io, out, _ = iostreams.Test("", true, 120)
+	run(context.Background(), []string{"--no-color", fixtures + "busy.prom"}, io)
+	if strings.Contains(out.String(), "\x1b") {
+		t.Error("colour under --no-color")
+	}
+}
+
+// FuzzPipeline: parse + analyze + render never panics on any body, and the
+// text never carries an escape byte when colour is off.
+func FuzzPipeline(f *testing.F) {
+	for _, name := range []string{"idle", "drafter", "hybrid-raise", "offload-healthy", "no-requests"} {
+		body, err := os.ReadFile(fixtures + name + ".prom")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
+	f.Add([]byte("tabbyapi:requests_total -nan\ntabbyapi:kv_cache_max_tokens 0\ntabbyapi:kv_cache_tokens 5\n"))
+	f.Add([]byte("tabbyapi:prompt_seconds_total -1\ntabbyapi:tokens_predicted_seconds_total 1e308\ntabbyapi:process_start_time_seconds +Inf\n"))
+	f.Add([]byte("# TYPE tabbyapi:request_prompt_tokens histogram\ntabbyapi:request_prompt_tokens_bucket{le=\"10\"} 5\ntabbyapi:request_prompt_tokens_bucket{le=\"+Inf\"} 3\ntabbyapi:request_prompt_tokens_count 3\ntabbyapi:request_prompt_tokens_sum NaN\ntabbyapi:n_tokens_max 2\n"))
+	f.Add([]byte("tabbyapi:x{model=\"\x1b]0;pwned\x07\"} 1\n"))
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		format, err := exposition.DetectFormat("", body)
+		if err != nil {
+			return
+		}
+		fams, err := exposition.Parse(body, format)
+		if err != nil {
+			return
+		}
+		snap, err := dialect.Map(fams, dialect.Options{})
+		if err != nil {
+			return
+		}
+		snap.ScrapedAt = now
+		rep := analysis.Analyze(snap, analysis.Options{Hist: true})
+		var buf bytes.Buffer
+		if err := render.Text(&buf, rep, render.Options{Width: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.IndexByte(buf.Bytes(), 0x1b) >= 0 {
+			t.Fatal("escape byte in colourless output")
+		}
+		buf.Reset()
+		if err := render.JSON(&buf, rep); err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(buf.Bytes()) {
+			t.Fatal("invalid JSON")
+		}
+	})
+}
