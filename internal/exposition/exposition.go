@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -68,9 +67,35 @@ func DetectFormat(contentType string, body []byte) (Format, error) {
 	return Text, nil
 }
 
-// negNaN matches a sample whose value is "-nan" (llama.cpp and some C++
-// servers print it before the first request); Go's ParseFloat rejects it.
-var negNaN = regexp.MustCompile(`(?mi)([ \t])[-+]nan([ \t]|\r?$)`)
+// fixSignedNaN rewrites a sample value of "-nan" or "+nan" (any case) to
+// " NaN": llama.cpp and other C++ servers print -nan before the first
+// request, and Go's ParseFloat rejects it. The rewrite keeps the length (the
+// parser skips the extra blank), and body is copied only when a value needs it.
+func fixSignedNaN(body []byte) []byte {
+	out := body
+	for i := 1; i+4 <= len(body); i++ {
+		c := body[i]
+		if c != '-' && c != '+' {
+			continue
+		}
+		if p := body[i-1]; p != ' ' && p != '\t' {
+			continue
+		}
+		if (body[i+1]|0x20) != 'n' || (body[i+2]|0x20) != 'a' || (body[i+3]|0x20) != 'n' {
+			continue
+		}
+		if i+4 < len(body) {
+			if n := body[i+4]; n != ' ' && n != '\t' && n != '\n' && n != '\r' {
+				continue
+			}
+		}
+		if &out[0] == &body[0] {
+			out = bytes.Clone(body)
+		}
+		copy(out[i:], " NaN")
+	}
+	return out
+}
 
 // Parse reads body in format f and returns its families sorted by name,
 // without _created series (prometheus_client emits them as separate gauge
@@ -82,7 +107,7 @@ func Parse(body []byte, f Format) ([]*dto.MetricFamily, error) {
 	if !utf8Valid(body) {
 		return nil, &Error{Reason: "the body is not UTF-8 text"}
 	}
-	body = negNaN.ReplaceAll(body, []byte("${1}NaN${2}"))
+	body = fixSignedNaN(body)
 	var fams []*dto.MetricFamily
 	switch f {
 	case OpenMetrics:

@@ -181,3 +181,23 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func TestFixSignedNaN(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a -nan\n", "a  NaN\n"},
+		{"a +NaN", "a  NaN"},
+		{"a\t-nan 123\r\n", "a\t NaN 123\r\n"},
+		{"a -nano\n", "a -nano\n"},                 // not a value
+		{"a{b=\"-nan\"} 1\n", "a{b=\"-nan\"} 1\n"}, // inside a quoted label: preceded by a quote
+		{"a 1\n", "a 1\n"},
+	}
+	for _, tt := range tests {
+		in := []byte(tt.in)
+		if got := string(fixSignedNaN(in)); got != tt.want {
+			t.Errorf("fixSignedNaN(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if string(in) != tt.in {
+			t.Errorf("input %q modified in place", tt.in)
+		}
+	}
+}
