@@ -1,0 +1,146 @@
+package render
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Sanitize makes server-provided text safe to print on a terminal. It drops
+// every escape sequence whole (CSI, OSC, DCS, SOS, PM, APC and two-byte ESC
+// sequences, in their 7-bit ESC forms and their 8-bit C1 forms), every other
+// C0 and C1 control (BEL, backspace, CR, DEL, …) and the Unicode bidi
+// embedding, override and isolate controls, which can make a line read other
+// than it is. Tab, newline and the Unicode line and paragraph separators
+// become a space so that words do not run together and a string stays on one
+// line. Bytes that are not UTF-8 become U+FFFD: a terminal must not be left
+// to decide what a stray 0x9b means.
+//
+// A sequence is dropped with its payload (the text of an OSC title, the
+// parameters of a CSI) because printing the remains ("[2J", "0;pwned")
+// would only be noise; an unterminated string sequence swallows the rest of
+// s, as it would on the terminal.
+func Sanitize(s string) string {
+	if isPlainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == 0x1b:
+				i = skipEscape(s, i+1)
+				continue
+			case c == '\t' || c == '\n':
+				b.WriteByte(' ')
+			case c < 0x20 || c == 0x7f:
+				// Dropped: BEL, BS, CR, VT, FF, SO/SI, DEL and the rest.
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case r == 0x9b: // C1 CSI
+			i = skipCSI(s, i)
+		case r == 0x9d, r == 0x90, r == 0x98, r == 0x9e, r == 0x9f: // C1 OSC, DCS, SOS, PM, APC
+			i = skipString(s, i)
+		case r >= 0x80 && r <= 0x9f:
+			// Other C1 controls: dropped.
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			// Bidi embeddings, overrides and isolates: dropped.
+		case r == 0x2028 || r == 0x2029:
+			b.WriteByte(' ')
+		default:
+			b.WriteString(s[i-size : i])
+		}
+	}
+	return b.String()
+}
+
+// isPlainASCII reports whether s is printable ASCII only, the common case,
+// which needs no copy.
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// skipEscape returns the index just past the escape sequence whose ESC
+// preceded s[i].
+func skipEscape(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch c := s[i]; {
+	case c == '[':
+		return skipCSI(s, i+1)
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		return skipString(s, i+1)
+	case c >= 0x20 && c <= 0x2f:
+		// nF sequence (e.g. ESC ( B): intermediates, then one final byte.
+		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+			i++
+		}
+		if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+			i++
+		}
+		return i
+	case c >= 0x30 && c <= 0x7e:
+		// Two-byte sequence such as ESC c (full reset) or ESC 7.
+		return i + 1
+	}
+	// ESC before a control or non-ASCII: the ESC alone is dropped and the
+	// next character is judged on its own.
+	return i
+}
+
+// skipCSI returns the index past a control sequence's parameter and
+// intermediate bytes and its final byte. Anything else ends the sequence
+// where a terminal would abort it, and is judged on its own.
+func skipCSI(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c <= 0x3f:
+			i++
+		case c >= 0x40 && c <= 0x7e:
+			return i + 1
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index past a string sequence (OSC, DCS, SOS, PM,
+// APC): up to and including BEL, ESC \ or the C1 string terminator. A bare
+// ESC ends the string too and is left to start the next sequence.
+func skipString(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case 0x07:
+			return i + 1
+		case 0x1b:
+			if i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+			return i
+		case 0xc2:
+			if i+1 < len(s) && s[i+1] == 0x9c {
+				return i + 2
+			}
+		}
+		i++
+	}
+	return i
+}

@@ -1,0 +1,235 @@
+package render
+
+import (
+	"math"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/report"
+)
+
+// partials are the left eighth blocks, index = eighths filled.
+var partials = [8]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+
+// bar draws v (0..1) as w cells: full blocks, one partial block, then the
+// ░ track. NaN draws empty. A value above 0 shows at least one eighth and a
+// value below 1 never fills the bar, so neither reads as its extreme.
+func bar(v float64, w int) (fill, track string) {
+	switch {
+	case math.IsNaN(v) || v < 0:
+		v = 0
+	case v > 1:
+		v = 1
+	}
+	total := w * 8
+	e := int(math.Round(v * float64(total)))
+	if e == 0 && v > 0 {
+		e = 1
+	}
+	if e == total && v < 1 {
+		e = total - 1
+	}
+	full, part := e/8, e%8
+	fill = strings.Repeat("█", full) + partials[part]
+	used := full
+	if part > 0 {
+		used++
+	}
+	return fill, strings.Repeat("░", w-used)
+}
+
+// row is a report row with its strings sanitized.
+type row struct {
+	label, value, note string
+	bar                *float64
+	sev                report.Severity
+}
+
+// renderSection draws a section in width cells: its title, its rows and
+// its table. Every line is at most width cells.
+func renderSection(sec report.Section, width int) []line {
+	var out []line
+	if t := Sanitize(sec.Title); t != "" {
+		out = append(out, line{}.add(fit(t, width), bold))
+	}
+	out = append(out, renderRows(sec.Rows, width)...)
+	if sec.Table != nil {
+		out = append(out, renderTable(sec.Table, width)...)
+	}
+	return out
+}
+
+// renderRows lays rows out: label column, bar, value, note. See the package
+// documentation. A row with only a note is a footnote: it takes the whole
+// width, wrapped.
+func renderRows(in []report.Row, width int) []line {
+	if len(in) == 0 {
+		return nil
+	}
+	avail := width - indent
+	rows := make([]row, len(in))
+	maxLabel, hasBar := 0, false
+	for i, r := range in {
+		rows[i] = row{Sanitize(r.Label), Sanitize(r.Value), Sanitize(r.Note), r.Bar, r.Severity}
+		maxLabel = max(maxLabel, cells(rows[i].label))
+		hasBar = hasBar || r.Bar != nil
+	}
+	labelW := min(maxLabel, max(10, avail*2/5))
+	barW := 0 // the bar and the space after it
+	if hasBar && avail >= labelW+gap+BarWidth+1+6 {
+		barW = BarWidth + 1
+	}
+	valueStart := indent + labelW + gap
+	valueCells := func(r row) int {
+		w := min(cells(r.value), width-valueStart)
+		if r.bar != nil {
+			w += barW
+		}
+		return w
+	}
+	valueW := valueColumn(rows, valueCells, valueStart, width)
+
+	out := make([]line, 0, len(rows))
+	for _, r := range rows {
+		st := severityStyle(r.sev)
+		labelSt, noteSt := plain, plain
+		switch r.sev {
+		case report.Dim:
+			labelSt, noteSt = dim, dim
+		case report.Warn, report.Bad:
+			noteSt = st
+		}
+		if isFootnote(r) {
+			for _, t := range wrap(r.note, avail, maxFootnoteLines) {
+				out = append(out, line{}.add(strings.Repeat(" ", indent), plain).add(t, noteSt))
+			}
+			continue
+		}
+		l := line{}.add(strings.Repeat(" ", indent), plain)
+		l = l.addLeft(r.label, labelW, labelSt).add(strings.Repeat(" ", gap), plain)
+		if r.bar != nil && barW > 0 {
+			fill, track := bar(*r.bar, BarWidth)
+			l = l.add(fill, st).add(track, dim).add(" ", plain)
+		}
+		l = l.add(fit(r.value, width-l.width()), st)
+		if r.note != "" {
+			start := max(valueStart+valueW+gap, l.width()+gap)
+			room := width - start
+			if room >= cells(r.note) || room >= 3 {
+				l = l.pad(start).add(fit(r.note, room), noteSt)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// maxFootnoteLines bounds a footnote row's wrapped text.
+const maxFootnoteLines = 3
+
+// isFootnote reports whether a row has nothing but a note.
+func isFootnote(r row) bool { return r.label == "" && r.value == "" && r.bar == nil && r.note != "" }
+
+// spillCost is what valueColumn counts for a note pushed out of line by a
+// value wider than the column, in cells of note lost to truncation.
+const spillCost = 3
+
+// valueColumn picks the width of the value column (bar included), at most
+// 2/5 of the width: the candidate that loses the fewest cells of notes to
+// truncation, counting spillCost for each note pushed out of line; on a
+// tie the wider. A single long value (the exchange rate) then pushes only
+// its own note instead of squeezing every note of the section.
+func valueColumn(rows []row, valueCells func(row) int, valueStart, width int) int {
+	capW := max(16, (width-indent)*2/5)
+	best, bestCost := 0, -1
+	for _, c := range rows {
+		if isFootnote(c) {
+			continue
+		}
+		cand := min(valueCells(c), capW)
+		cost := 0
+		for _, r := range rows {
+			if r.note == "" || isFootnote(r) {
+				continue
+			}
+			vw := valueCells(r)
+			if vw > cand {
+				cost += spillCost
+			}
+			room := width - (valueStart + max(vw, cand) + gap)
+			cost += max(0, cells(r.note)-max(room, 0))
+		}
+		if bestCost < 0 || cost < bestCost || (cost == bestCost && cand > best) {
+			best, bestCost = cand, cost
+		}
+	}
+	return best
+}
+
+// renderTable draws a table: a label column, then right-aligned cells of
+// one fixed width under the header. Columns that do not fit are left out
+// from the right and a … ends the header to say so.
+func renderTable(t *report.Table, width int) []line {
+	avail := width - indent
+	header := make([]string, len(t.Header))
+	for i, h := range t.Header {
+		header[i] = Sanitize(h)
+	}
+	ncols := max(len(header)-1, 0)
+	labels := make([]string, len(t.Rows))
+	cellText := make([][]string, len(t.Rows))
+	labelW, cellW := 0, 1
+	if len(header) > 0 {
+		labelW = cells(header[0])
+	}
+	for i := 1; i < len(header); i++ {
+		cellW = max(cellW, cells(header[i]))
+	}
+	for i, r := range t.Rows {
+		labels[i] = Sanitize(r.Label)
+		labelW = max(labelW, cells(labels[i]))
+		cellText[i] = make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			cellText[i][j] = Sanitize(c)
+			cellW = max(cellW, cells(cellText[i][j]))
+		}
+		ncols = max(ncols, len(r.Cells))
+	}
+	// The label column keeps up to a third of the width (a rate without
+	// its name is unreadable); when the cells do not all fit beside it,
+	// the rightmost (longest) windows are left out first.
+	labelW = min(labelW, max(8, avail*2/5))
+	if need := labelW + ncols*(gap+cellW); need > avail {
+		labelW = max(min(labelW, max(8, avail/3)), avail-ncols*(gap+cellW))
+	}
+	shown := ncols
+	if labelW+ncols*(gap+cellW) > avail {
+		// Room for the marker "  …" after the cells that fit.
+		shown = max(0, (avail-labelW-gap-1)/(gap+cellW))
+	}
+
+	cellAt := func(cs []string, j int) string {
+		if j < len(cs) {
+			return cs[j]
+		}
+		return ""
+	}
+	var out []line
+	if len(header) > 0 {
+		l := line{}.add(strings.Repeat(" ", indent), plain).addLeft(header[0], labelW, bold)
+		for j := 0; j < shown; j++ {
+			l = l.add(strings.Repeat(" ", gap), plain).addRight(cellAt(header[1:], j), cellW, bold)
+		}
+		if shown < ncols {
+			l = l.add(strings.Repeat(" ", gap)+ellipsis, plain)
+		}
+		out = append(out, l)
+	}
+	for i := range t.Rows {
+		l := line{}.add(strings.Repeat(" ", indent), plain).addLeft(labels[i], labelW, plain)
+		for j := 0; j < shown; j++ {
+			l = l.add(strings.Repeat(" ", gap), plain).addRight(cellAt(cellText[i], j), cellW, plain)
+		}
+		out = append(out, l)
+	}
+	return out
+}
