@@ -367,3 +367,30 @@ func FuzzPipeline(f *testing.F) {
 		}
 	})
 }
+
+func TestAuthHeaders(t *testing.T) {
+	body := readFile(t, fixtures+"idle.prom")
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	env := func(k string) string {
+		if k == "INFERSCOPE_BEARER_TOKEN" {
+			return "from-env"
+		}
+		return ""
+	}
+	for _, args := range [][]string{{srv.URL}, {"--header", "Authorization: Bearer from-flag", srv.URL}} {
+		io, _, errb := iostreams.Test("", false, 0)
+		io.Getenv = env
+		if code := run(context.Background(), args, io); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errb)
+		}
+	}
+	if len(got) != 2 || got[0] != "Bearer from-env" || got[1] != "Bearer from-flag" {
+		t.Fatalf("Authorization sent: %q", got)
+	}
+}

@@ -131,15 +131,16 @@ func parseInspect(args []string) (*inspectOptions, error) {
 
 func (o *inspectOptions) scrapeOptions(io *iostreams.IO) (scrape.Options, error) {
 	h := http.Header{}
-	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" {
-		h.Set("Authorization", "Bearer "+tok)
-	}
 	for _, s := range o.headers {
 		k, v, err := scrape.ParseHeader(s)
 		if err != nil {
 			return scrape.Options{}, err
 		}
 		h.Add(k, v)
+	}
+	// An explicit --header Authorization wins over the environment.
+	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+tok)
 	}
 	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}, nil
 }
@@ -245,7 +246,11 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	snap.Source = res.Source
 	snap.ScrapedAt = res.ScrapedAt
 	snap.ScrapeSeconds = res.Waited.Seconds()
-	snap.HeaderStart = res.HeaderStart
+	// Only tabbyAPI's Process-Start-Time-Unix is an epoch; llama.cpp sends
+	// microseconds of a monotonic clock under the same name.
+	if snap.Dialect == "tabbyapi" {
+		snap.HeaderStart = res.HeaderStart
+	}
 	return snap, nil
 }
 

@@ -1,0 +1,128 @@
+package scrape
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// errCap reports a body over the byte cap.
+var errCap = errors.New("over the byte cap")
+
+// unsupportedEncodingError names a Content-Encoding we did not offer.
+type unsupportedEncodingError struct{ enc string }
+
+func (e *unsupportedEncodingError) Error() string { return "unsupported Content-Encoding " + e.enc }
+
+// gzipError wraps a corrupt gzip stream.
+type gzipError struct{ err error }
+
+func (e *gzipError) Error() string { return "corrupt gzip data: " + e.err.Error() }
+func (e *gzipError) Unwrap() error { return e.err }
+
+// readCapped reads r to the end, failing with errCap as soon as it holds more
+// than max bytes. sizeHint (a Content-Length, or a file's size) presizes the
+// buffer when it is within the cap.
+func readCapped(r io.Reader, max, sizeHint int64) ([]byte, error) {
+	lr := io.LimitReader(r, max+1)
+	var b []byte
+	var err error
+	if sizeHint > 0 && sizeHint <= max {
+		var buf bytes.Buffer
+		buf.Grow(int(sizeHint) + bytes.MinRead)
+		_, err = buf.ReadFrom(lr)
+		b = buf.Bytes()
+	} else {
+		b, err = io.ReadAll(lr)
+	}
+	if int64(len(b)) > max {
+		return nil, errCap
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// gzipMagic starts every gzip stream; no exposition text can start with it.
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// decode undoes a Content-Encoding ("" for files), capping the result at max
+// bytes so that a small compressed bomb cannot fill memory. A body that
+// starts with the gzip magic is decompressed even when nothing says so: a
+// saved scrape.prom.gz, or a server serving a pre-compressed file.
+func decode(wire []byte, contentEncoding string, max int64) ([]byte, error) {
+	var codings []string
+	for c := range strings.SplitSeq(contentEncoding, ",") {
+		c = strings.ToLower(strings.TrimSpace(c))
+		if c != "" && c != "identity" {
+			codings = append(codings, c)
+		}
+	}
+	switch {
+	case len(codings) == 0:
+		if bytes.HasPrefix(wire, gzipMagic) {
+			return gunzip(wire, max)
+		}
+		return wire, nil
+	case len(codings) == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip"):
+		return gunzip(wire, max)
+	}
+	return nil, &unsupportedEncodingError{enc: clean(contentEncoding, 40)}
+}
+
+func gunzip(wire []byte, max int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(wire))
+	if err != nil {
+		return nil, &gzipError{err}
+	}
+	// The gzip trailer holds the size mod 2³²: a hint to size the buffer,
+	// trusted only as far as the cap and gzip's best ratio (~1032:1) allow.
+	hint := int64(0)
+	if n := len(wire); n >= 18 {
+		if isize := int64(binary.LittleEndian.Uint32(wire[n-4:])); isize <= 1032*int64(n) {
+			hint = isize
+		}
+	}
+	body, err := readCapped(zr, max, hint)
+	if err != nil {
+		if errors.Is(err, errCap) {
+			return nil, err
+		}
+		return nil, &gzipError{err}
+	}
+	return body, nil
+}
+
+// tooLarge names the cap and the flag that raises it; src names the body.
+func tooLarge(src string, max int64, decompressed bool) *Error {
+	what := "is larger than"
+	if decompressed {
+		what = "decompresses to more than"
+	}
+	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap", src, what, fmtBytes(max)),
+		"raise the cap with --max-bytes if the body is meant to be that large")
+}
+
+// decodeError explains a failure of decode; src names the body ("the answer
+// from URL", a file path).
+func decodeError(src string, max int64, err error) *Error {
+	var ue *unsupportedEncodingError
+	switch {
+	case errors.Is(err, errCap):
+		return tooLarge(src, max, true)
+	case errors.As(err, &ue):
+		return newError(Read, err, fmt.Sprintf("%s came with Content-Encoding %q, which inferscope did not ask for", src, ue.enc),
+			"a proxy in between may be recompressing; inferscope reads gzip and plain bodies")
+	}
+	reason := err.Error()
+	var ge *gzipError
+	if errors.As(err, &ge) {
+		reason = ge.err.Error()
+	}
+	return newError(Read, err, fmt.Sprintf("%s holds gzip data that is corrupt: %s", src, clean(reason, 80)))
+}

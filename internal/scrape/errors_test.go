@@ -1,0 +1,202 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// render prints an error as the CLI does.
+func render(err error) string {
+	var e *Error
+	if !errors.As(err, &e) {
+		return fmt.Sprintf("not an *Error: %v\n", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] inferscope: error: %s\n", e.Kind, e.Msg)
+	for _, h := range e.Hints {
+		fmt.Fprintf(&b, "inferscope: hint: %s\n", h)
+	}
+	return b.String()
+}
+
+// dialErr builds the error Go's client returns when a connection fails.
+func dialErr(u string, inner error) error {
+	return &url.Error{Op: "Get", URL: u, Err: &net.OpError{Op: "dial", Net: "tcp", Err: inner}}
+}
+
+func mustResolve(t *testing.T, s string) Target {
+	t.Helper()
+	tg, err := resolve(s, fakeStat())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// TestErrorCatalogue renders every kind of failure a user can meet into
+// testdata/errors.golden, so the wording can be reviewed in one place. The
+// assertions on each kind live in the other tests; this one guards the text.
+func TestErrorCatalogue(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/metrics", "/404":
+			http.NotFound(w, r)
+		case "/401":
+			w.WriteHeader(401)
+		case "/500":
+			w.WriteHeader(500)
+			fmt.Fprint(w, "Traceback: \x1b[31mKeyError\x1b[0m 'tabbyapi'\n  File \"main.py\"")
+		case "/501":
+			w.WriteHeader(501)
+			fmt.Fprint(w, `{"error":{"code":501,"message":"This server does not support metrics endpoint. Start it with `+"`--metrics`"+`"}}`)
+		case "/503":
+			w.WriteHeader(503)
+			fmt.Fprint(w, `{"detail":"Model is still loading"}`)
+		}
+	}))
+	defer srv.Close()
+	bg := context.Background()
+	o := testOptions()
+	o.Timeout = DefaultTimeout
+	withKey := o
+	withKey.Headers = http.Header{"Authorization": {"Bearer secret"}}
+
+	expired, cancel := context.WithDeadline(bg, time.Unix(0, 0)) // the --timeout deadline, passed
+	defer cancel()
+	fetch := func(target string, o Options) error {
+		_, err := Fetch(bg, target, o)
+		return err
+	}
+	t.Chdir(t.TempDir())
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"no target, nothing on 5000", requestError(bg, bg, mustResolve(t, ""), o,
+			dialErr(DefaultURL, os.NewSyscallError("connect", syscall.ECONNREFUSED)), 0)},
+		{"host:port refused", requestError(bg, bg, mustResolve(t, "gpu-box:5000"), o,
+			dialErr("http://gpu-box:5000/metrics", os.NewSyscallError("connect", syscall.ECONNREFUSED)), 0)},
+		{"bare word, unknown host", requestError(bg, bg, mustResolve(t, "scrape"), o,
+			dialErr("http://scrape/metrics", &net.DNSError{Err: "no such host", Name: "scrape", IsNotFound: true}), 0)},
+		{"url with query refused", requestError(bg, bg, mustResolve(t, "http://gpu-box:5000/metrics?a=1&b=2"), o,
+			dialErr("http://gpu-box:5000/metrics?a=1&b=2", os.NewSyscallError("connect", syscall.ECONNREFUSED)), 0)},
+		{"timeout", timeoutError(bg, expired, mustResolve(t, "gpu-box:5000"), o, context.DeadlineExceeded, DefaultTimeout, false)},
+		{"timeout in body", timeoutError(bg, expired, mustResolve(t, "gpu-box:5000"), o, context.DeadlineExceeded, DefaultTimeout, true)},
+		{"redirect away with credentials", requestError(bg, bg, mustResolve(t, "gpu-box:5000"), withKey,
+			&url.Error{Op: "Get", URL: "http://gpu-box:5000/metrics", Err: &redirectError{to: &url.URL{Scheme: "http", Host: "elsewhere:80", Path: "/metrics"}}}, 0)},
+		{"404 at /metrics", fetch(srv.URL+"/metrics", o)},
+		{"404 at another path", fetch(srv.URL+"/404", o)},
+		{"401 without a key", fetch(srv.URL+"/401", o)},
+		{"401 with a key", fetch(srv.URL+"/401", withKey)},
+		{"500 with a hostile page", fetch(srv.URL+"/500", o)},
+		{"501 from llama.cpp without --metrics", fetch(srv.URL+"/501", o)},
+		{"503 while loading", fetch(srv.URL+"/503", o)},
+		{"too large", tooLarge("the answer from http://gpu-box:5000/metrics", DefaultMaxBytes, false)},
+		{"gzip bomb", tooLarge("the answer from http://gpu-box:5000/metrics", DefaultMaxBytes, true)},
+		{"missing .prom file", fetch("before.prom", o)},
+		{"missing path-like file", fetch("runs/before", o)},
+		{"directory", fetch(".", o)},
+		{"bad port", fetch("gpu-box:50OO", o)},
+		{"unsupported scheme", fetch("ftp://gpu-box/metrics", o)},
+	}
+	var b strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&b, "== %s\n%s\n", c.name, strings.ReplaceAll(render(c.err), srv.URL, "http://SERVER"))
+	}
+	got := b.String()
+	path := filepath.Join(testdataDir(t), "errors.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("error catalogue differs from %s (run go test -update and review the diff):\n%s", path, got)
+	}
+}
+
+// testdataDir is the package's testdata directory, even after t.Chdir.
+func testdataDir(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(pkgDir, "testdata")
+}
+
+var pkgDir = func() string {
+	d, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
+func TestUnreachableHints(t *testing.T) {
+	dns := dialErr("http://x/metrics", &net.DNSError{Err: "no such host", Name: "gpu-box", IsNotFound: true})
+	refused := dialErr("http://x/metrics", os.NewSyscallError("connect", syscall.ECONNREFUSED))
+	tests := []struct {
+		target string
+		err    error
+		msg    string
+		hints  []string
+		not    []string
+	}{
+		{"", refused, "cannot reach http://127.0.0.1:5000/metrics: connection refused",
+			[]string{"tabbyAPI's default address", "curl -s http://127.0.0.1:5000/metrics | head"}, []string{"no port was given"}},
+		{"gpu-box", dns, "no such host gpu-box",
+			[]string{`"gpu-box" was taken for a host because no file of that name exists`, "./gpu-box", "tabbyAPI listens on 5000", "so 80 was used"}, nil},
+		{"gpu-box.lan", dns, "no such host gpu-box",
+			[]string{"so 80 was used"}, []string{"taken for a host"}},
+		{"https://gpu-box.lan", dns, "no such host", []string{"so 443 was used"}, nil},
+		{"gpu-box:5000", refused, "connection refused", []string{"curl -s http://gpu-box:5000/metrics | head"},
+			[]string{"no port", "taken for a host", "default address"}},
+		{"http://u:pw@h:1/m?a=b", refused, "cannot reach http://u:xxxxx@h:1/m?a=b", []string{"curl -s 'http://u:xxxxx@h:1/m?a=b' | head"}, []string{"pw"}},
+	}
+	for _, tc := range tests {
+		tg := mustResolve(t, tc.target)
+		e := requestError(context.Background(), context.Background(), tg, testOptions(), tc.err, time.Second)
+		wantError(t, e, Unreachable, tc.msg)
+		for _, h := range tc.hints {
+			if !hasHint(e, h) {
+				t.Errorf("%q: no hint with %q in %q", tc.target, h, e.Hints)
+			}
+		}
+		for _, h := range tc.not {
+			if hasHint(e, h) || strings.Contains(e.Msg, h) {
+				t.Errorf("%q: %q should not appear in %q / %q", tc.target, h, e.Msg, e.Hints)
+			}
+		}
+		if e.Waited != time.Second {
+			t.Errorf("waited %v", e.Waited)
+		}
+	}
+}
+
+func TestErrorUnwrap(t *testing.T) {
+	cause := errors.New("cause")
+	e := newError(Read, cause, "reading")
+	if !errors.Is(e, cause) || e.Error() != "reading" {
+		t.Errorf("Unwrap/Error: %v", e)
+	}
+	var wrapped error = fmt.Errorf("scrape: %w", e)
+	var got *Error
+	if !errors.As(wrapped, &got) || got.Kind != Read {
+		t.Error("errors.As through a wrap")
+	}
+}

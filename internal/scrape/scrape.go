@@ -1,0 +1,173 @@
+// Package scrape turns a user's target into an exposition body to parse.
+//
+// A target is an HTTP URL, a host with or without a port, a file (a scrape
+// saved with [Save], or any exposition text) or "-" for stdin; [Resolve]
+// documents how an ambiguous one is judged. [Fetch] reads it within a time
+// limit and a byte cap and reports when the data was taken ([Result.ScrapedAt]
+// and [Result.TimeSource]) and how long the server made us wait.
+//
+// # Untrusted input
+//
+// Everything a server sends is treated as hostile: bodies are capped on the
+// wire and again after gzip decompression, any server text quoted in an
+// [Error] is stripped of control characters and escape sequences and
+// truncated, and a redirect to another host is refused when the request
+// carries credentials (user headers or URL user info). [Result.Body] and
+// [Result.Header] are returned as received: whoever prints from them must
+// clean them.
+//
+// # Errors
+//
+// Every failure is an [*Error] with a [Kind], a one-line lower-case message
+// and hints saying what to try.
+package scrape
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// Defaults for zero Options fields.
+const (
+	// DefaultTimeout is generous because a busy tabbyAPI holds scrapes for
+	// seconds while its event loop serves generation.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxBytes bounds a body; real scrapes are tens of kilobytes.
+	DefaultMaxBytes int64 = 64 << 20
+)
+
+// Accept asks for the text format only. Python's prometheus_client answers
+// OpenMetrics whenever the header names it, whatever its q value, and every
+// server we read speaks text; an OpenMetrics answer is still read.
+const Accept = "text/plain;version=0.0.4;q=1,text/plain;q=0.9,*/*;q=0.1"
+
+// Options controls one fetch. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the whole scrape, headers and body (DefaultTimeout when ≤ 0).
+	Timeout time.Duration
+	// MaxBytes caps the body on the wire and after decompression, and a
+	// file's size (DefaultMaxBytes when ≤ 0).
+	MaxBytes int64
+	// Headers are sent with every request (from --header and
+	// INFERSCOPE_BEARER_TOKEN). A "Host" entry sets the request's host.
+	Headers http.Header
+	// Stdin is read for the target "-".
+	Stdin io.Reader
+	// Client replaces the default client (tests, custom TLS). Its redirect
+	// policy is replaced by inferscope's own.
+	Client *http.Client
+	// Now reads the clock (time.Now when nil).
+	Now func() time.Time
+	// UserAgent replaces "inferscope/<version>".
+	UserAgent string
+}
+
+// Where Result.ScrapedAt comes from.
+const (
+	TimeScrape = "scrape" // an HTTP scrape: when the answer arrived
+	TimeSaved  = "saved"  // the time Save recorded in the file's first line
+	TimeMtime  = "mtime"  // a file without that line: its modification time
+	TimeNow    = "now"    // stdin or a pipe without that line: when it was read
+)
+
+// Result is one scrape's body and what is known about it.
+type Result struct {
+	// Source names where the body came from, for display: the URL with any
+	// password redacted, the file path, or "-" for stdin.
+	Source string
+	// Body is the exposition, decompressed, without a saved-scrape line.
+	Body []byte
+	// ContentType is the response's Content-Type ("" for files and stdin).
+	ContentType string
+	// Header is the response's header as received (untrusted; nil for files).
+	Header http.Header
+	// ScrapedAt is when the data was taken; TimeSource says how it is known.
+	ScrapedAt  time.Time
+	TimeSource string
+	// Waited is how long the scrape took, request to last byte (0 for files).
+	Waited time.Duration
+	// HeaderStart is the Process-Start-Time-Unix header in Unix seconds when
+	// it holds a plausible time, else 0. See ParseStartHeader.
+	HeaderStart float64
+	// StartToken is that header's raw value, cleaned and cut to 64 runes:
+	// llama.cpp sends a monotonic clock that is no time at all but still
+	// changes when the server restarts, so compare tokens to spot restarts.
+	StartToken string
+	// FromFile reports a body read from a file or stdin, not a live scrape.
+	FromFile bool
+	// SavedSource is the source recorded by Save, when the file had one.
+	SavedSource string
+}
+
+// Fetch resolves target (see Resolve) and reads it.
+func Fetch(ctx context.Context, target string, o Options) (*Result, error) {
+	t, err := Resolve(target)
+	if err != nil {
+		return nil, err
+	}
+	return FetchTarget(ctx, t, o)
+}
+
+// FetchTarget reads an already resolved target; a watch loop resolves once
+// and fetches many times.
+func FetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
+	o = o.withDefaults()
+	if err := ctx.Err(); err != nil {
+		return nil, canceledError(t, err, 0)
+	}
+	switch {
+	case t.URL != nil:
+		return fetchHTTP(ctx, t, o)
+	case t.Stdin:
+		return readStdin(t, o)
+	case t.Path != "":
+		return readFile(t, o)
+	}
+	return nil, newError(BadTarget, nil, "empty target")
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "inferscope/" + version()
+	}
+	return o
+}
+
+// version is the module version stamped by `go install …@vX`, else "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+	}
+	return "dev"
+}
+
+func canceledError(t Target, err error, waited time.Duration) *Error {
+	e := newError(Canceled, err, "scrape of "+sourceOf(t)+" canceled")
+	e.Waited = waited
+	return e
+}
+
+// sourceOf names a target for messages: redacted, cleaned, one line.
+func sourceOf(t Target) string {
+	switch {
+	case t.URL != nil:
+		return clean(t.URL.Redacted(), 200)
+	case t.Stdin:
+		return "stdin"
+	}
+	return clean(t.Path, 200)
+}
