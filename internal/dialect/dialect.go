@@ -3,6 +3,49 @@
 // names without the prefix, whatever server published them. Each dialect
 // handles its server's semantic traps (what a counter includes, what unit it
 // counts in), not just its names.
+//
+// A canonical scalar or histogram is set only when the server publishes that
+// quantity with the same meaning (or it follows exactly from published
+// counters, as tabbyAPI's own prefix_cache_queries does); nothing is ever
+// filled with 0 for want of a series. What a person would expect and the
+// server lacks is a line in Snapshot.Missing.
+//
+// # Extra keys
+//
+// Figures with no canonical counterpart go to Snapshot.Extra under these
+// names (NaN samples are left out):
+//
+//   - num_preemptions_total: requests preempted (vLLM num_preemptions_total;
+//     SGLang num_retracted_requests_total, its name for the same event).
+//   - finished_reason:<reason>: vLLM request_success_total by finished_reason
+//     (stop, length, abort, error, repetition); they sum to requests_total.
+//   - failed_reason:<err>: TGI tgi_request_failure by err (validation,
+//     overloaded, generation, …); failures are not in requests_total.
+//   - kv_block_size: tokens per KV block (vLLM cache_config_info block_size,
+//     SGLang cache_config_info page_size); the largest when several caches
+//     differ.
+//   - kv_num_blocks: KV blocks over all engines or ranks (vLLM num_gpu_blocks,
+//     SGLang num_pages).
+//   - spec_decode_num_drafts_total: speculative drafts, i.e. verification
+//     steps (vLLM, llama.cpp); mean acceptance length = 1 + accepted / drafts.
+//   - spec_decode_accepted_per_pos:<N>: accepted draft tokens at draft
+//     position N, from 0 (vLLM, llama.cpp).
+//   - n_busy_slots_per_decode: llama.cpp's mean busy slots per
+//     llama_decode() call (batch occupancy).
+//   - n_decode_total: llama.cpp's llama_decode() calls.
+//   - largest_sequence_tokens: llama.cpp n_tokens_max (old n_past_max), the
+//     longest prompt + generation seen; never a largest prompt.
+//   - cache_hit_rate_gauge: SGLang's cache_hit_rate, a per-batch gauge (mean
+//     over data-parallel ranks); the lifetime rate is prefix_cache_hits /
+//     prefix_cache_queries.
+//   - prompt_tokens_seconds_gauge, predicted_tokens_seconds_gauge: llama.cpp's
+//     throughput since the previous scrape (each scrape resets them).
+//   - num_aborted_requests_total: SGLang aborted requests.
+//   - gen_throughput_gauge: SGLang's generation tokens/s over its last log
+//     interval, summed over data-parallel ranks.
+//
+// Inter-token latency, where published per step or per token, is the
+// histogram inter_token_latency_seconds.
 package dialect
 
 import (
@@ -10,6 +53,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/histogram"
@@ -52,7 +96,7 @@ type dialect struct {
 
 // all lists the supported dialects; detection prefers the one with most
 // families when a scrape mixes them.
-var all = []dialect{tabbyAPI}
+var all = []dialect{tabbyAPI, vllm, llamaCpp, sglang, tgi}
 
 // Names lists the supported dialect names.
 func Names() []string {
@@ -168,11 +212,16 @@ func Sum(mf *dto.MetricFamily, keep func(*dto.Metric) bool) (v float64, ok bool)
 	return v, ok
 }
 
-// Hist merges a family's histogram series (summing buckets with equal
-// bounds across label sets, as sum by (le) would), or returns nil when it
-// has none.
+// Hist merges a family's histogram series, or returns nil when it has none.
+// Series with equal bucket bounds add bound by bound, as sum by (le) would.
+// Where their ladders differ (vLLM sizes its token buckets by each model's
+// context length) the merged ladder is the union of bounds, and a series
+// that lacks a bound counts what it has at its next lower bound: a lower
+// estimate, exact at every bound all series share, instead of leaving the
+// series out of that bucket altogether.
 func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogram {
 	var h *histogram.Histogram
+	var series [][]histogram.Bucket
 	for _, m := range mf.GetMetric() {
 		if keep != nil && !keep(m) {
 			continue
@@ -184,33 +233,315 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 		if h == nil {
 			h = &histogram.Histogram{}
 		}
-		h.Count += float64(dh.GetSampleCount())
+		n := float64(dh.GetSampleCount())
 		if dh.SampleCountFloat != nil {
-			h.Count += dh.GetSampleCountFloat()
+			n += dh.GetSampleCountFloat()
 		}
+		h.Count += n
 		if s := dh.GetSampleSum(); !math.IsNaN(s) {
 			h.Sum += s
 		}
+		bs := make([]histogram.Bucket, 0, len(dh.GetBucket())+1)
 		for _, b := range dh.GetBucket() {
+			if math.IsNaN(b.GetUpperBound()) {
+				continue
+			}
 			c := float64(b.GetCumulativeCount())
 			if b.CumulativeCountFloat != nil {
 				c += b.GetCumulativeCountFloat()
 			}
-			merged := false
-			for i := range h.Buckets {
-				if h.Buckets[i].UpperBound == b.GetUpperBound() {
-					h.Buckets[i].Count += c
-					merged = true
-					break
-				}
+			bs = append(bs, histogram.Bucket{UpperBound: b.GetUpperBound(), Count: c})
+		}
+		sort.SliceStable(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
+		if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+			bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: n})
+		}
+		series = append(series, bs)
+	}
+	if h == nil {
+		return nil
+	}
+	var bounds []float64
+	for _, bs := range series {
+		for _, b := range bs {
+			bounds = append(bounds, b.UpperBound)
+		}
+	}
+	sort.Float64s(bounds)
+	for i, u := range bounds {
+		if i > 0 && u == bounds[i-1] {
+			continue
+		}
+		c := 0.0
+		for _, bs := range series {
+			// The count at the largest own bound not above u.
+			j := sort.Search(len(bs), func(k int) bool { return bs[k].UpperBound > u })
+			if j > 0 {
+				c += bs[j-1].Count
 			}
-			if !merged {
-				h.Buckets = append(h.Buckets, histogram.Bucket{UpperBound: b.GetUpperBound(), Count: c})
+		}
+		h.Buckets = append(h.Buckets, histogram.Bucket{UpperBound: u, Count: c})
+	}
+	h.Normalize()
+	return h
+}
+
+// ModelError is a --model the scrape does not serve.
+type ModelError struct {
+	Model  string
+	Models []string // the models the scrape does serve; empty when unlabelled
+}
+
+func (e *ModelError) Error() string {
+	if len(e.Models) == 0 {
+		return fmt.Sprintf("model %q: this server does not label its series by model", e.Model)
+	}
+	return fmt.Sprintf("model %q is not served here (models: %s)", e.Model, strings.Join(e.Models, ", "))
+}
+
+// labelValue returns a series' label value and whether it has the label.
+func labelValue(m *dto.Metric, name string) (string, bool) {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue(), true
+		}
+	}
+	return "", false
+}
+
+// withLabel keeps series whose label name has one of values.
+func withLabel(name string, values ...string) func(*dto.Metric) bool {
+	return func(m *dto.Metric) bool {
+		v, ok := labelValue(m, name)
+		if !ok {
+			return false
+		}
+		for _, want := range values {
+			if v == want {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// both keeps series that a and b keep; a nil filter keeps everything.
+func both(a, b func(*dto.Metric) bool) func(*dto.Metric) bool {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(m *dto.Metric) bool { return a(m) && b(m) }
+}
+
+// scalarValue is a counter, gauge or untyped sample's value.
+func scalarValue(m *dto.Metric) (float64, bool) {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue(), true
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue(), true
+	case m.Untyped != nil:
+		return m.GetUntyped().GetValue(), true
+	}
+	return 0, false
+}
+
+// mean averages a family's samples across series, skipping NaN; ok is false
+// when no sample is a number.
+func mean(mf *dto.MetricFamily, keep func(*dto.Metric) bool) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, m := range mf.GetMetric() {
+		if keep != nil && !keep(m) {
+			continue
+		}
+		if v, ok := scalarValue(m); ok && !math.IsNaN(v) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// labelNumber parses a label value as a positive finite number ("None",
+// "0" and garbage are not numbers here: an info series' unset field).
+func labelNumber(m *dto.Metric, name string) (float64, bool) {
+	s, ok := labelValue(m, name)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// counterNames lists the names a counter may be exposed under: with _total
+// (text format) and without (OpenMetrics family names, TGI).
+func counterNames(base string) []string {
+	return []string{base + "_total", base}
+}
+
+// servedModels lists the distinct values of the model_name label across the
+// families a dialect owns, sorted.
+func servedModels(fams []*dto.MetricFamily, owns func(string) bool) []string {
+	seen := map[string]bool{}
+	for _, mf := range fams {
+		if !owns(mf.GetName()) {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if v, ok := labelValue(m, "model_name"); ok && v != "" {
+				seen[v] = true
 			}
 		}
 	}
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// modelFilter resolves Options.Model against the models served: nil keeps
+// everything; otherwise series labelled with another model are dropped and
+// unlabelled ones (process series, info series) kept.
+func modelFilter(models []string, model string) (func(*dto.Metric) bool, error) {
+	if model == "" {
+		return nil, nil
+	}
+	i := sort.SearchStrings(models, model)
+	if i == len(models) || models[i] != model {
+		return nil, &ModelError{Model: model, Models: models}
+	}
+	return func(m *dto.Metric) bool {
+		v, ok := labelValue(m, "model_name")
+		return !ok || v == model
+	}, nil
+}
+
+// mapper fills one snapshot from indexed families through a model filter.
+type mapper struct {
+	byName map[string]*dto.MetricFamily
+	keep   func(*dto.Metric) bool
+	s      *snapshot.Snapshot
+}
+
+func newMapper(fams []*dto.MetricFamily, keep func(*dto.Metric) bool, s *snapshot.Snapshot) *mapper {
+	p := &mapper{byName: make(map[string]*dto.MetricFamily, len(fams)), keep: keep, s: s}
+	for _, mf := range fams {
+		if _, dup := p.byName[mf.GetName()]; !dup {
+			p.byName[mf.GetName()] = mf
+		}
+	}
+	return p
+}
+
+// fam returns the first of names present with a series the filter keeps.
+func (p *mapper) fam(names ...string) *dto.MetricFamily {
+	for _, n := range names {
+		mf := p.byName[n]
+		if mf == nil {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if p.keep == nil || p.keep(m) {
+				return mf
+			}
+		}
+	}
+	return nil
+}
+
+// sum is Sum over the first family of names present.
+func (p *mapper) sum(names ...string) (float64, bool) {
+	mf := p.fam(names...)
+	if mf == nil {
+		return 0, false
+	}
+	return Sum(mf, p.keep)
+}
+
+// scalar sets a canonical scalar from the first family of names present
+// (NaN included: the series exists, its value does not yet).
+func (p *mapper) scalar(canon string, names ...string) bool {
+	v, ok := p.sum(names...)
+	if ok {
+		p.s.Scalars[canon] = v
+	}
+	return ok
+}
+
+// hist sets a canonical histogram from the first family of names present.
+func (p *mapper) hist(canon string, names ...string) *histogram.Histogram {
+	mf := p.fam(names...)
+	if mf == nil {
+		return nil
+	}
+	h := Hist(mf, p.keep)
 	if h != nil {
-		h.Normalize()
+		p.s.Histograms[canon] = h
 	}
 	return h
+}
+
+// extra sets a dialect-only figure, leaving NaN out.
+func (p *mapper) extra(key string, v float64) {
+	if !math.IsNaN(v) {
+		p.s.Extra[key] = v
+	}
+}
+
+// extraSum sets an Extra figure from the first family of names present.
+func (p *mapper) extraSum(key string, names ...string) {
+	if v, ok := p.sum(names...); ok {
+		p.extra(key, v)
+	}
+}
+
+// extraByLabel sets Extra[prefix+value] to the sum of each value of label.
+func (p *mapper) extraByLabel(prefix, label string, names ...string) {
+	mf := p.fam(names...)
+	if mf == nil {
+		return
+	}
+	sums := map[string]float64{}
+	for _, m := range mf.GetMetric() {
+		if p.keep != nil && !p.keep(m) {
+			continue
+		}
+		lv, ok := labelValue(m, label)
+		if !ok {
+			continue
+		}
+		if v, ok := scalarValue(m); ok && !math.IsNaN(v) {
+			sums[lv] += v
+		}
+	}
+	for lv, v := range sums {
+		p.extra(prefix+lv, v)
+	}
+}
+
+// missing adds a line about a quantity the server does not publish.
+func (p *mapper) missing(format string, a ...any) {
+	p.s.Missing = append(p.s.Missing, fmt.Sprintf(format, a...))
+}
+
+// processStart copies the standard process_start_time_seconds series when
+// the server's registry has one, and says why when it does not.
+func (p *mapper) processStart(why string) {
+	if p.scalar("process_start_time_seconds", "process_start_time_seconds") {
+		return
+	}
+	if why != "" {
+		p.missing("%s", why)
+	}
 }

@@ -1,0 +1,834 @@
+package dialect
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/snapshot"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// parse reads an exposition the way the inspector does.
+func parse(t testing.TB, body string) []*dto.MetricFamily {
+	t.Helper()
+	f, err := exposition.DetectFormat("text/plain; version=0.0.4; charset=utf-8", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := exposition.Parse([]byte(body), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// dropLines removes every line containing any of subs.
+func dropLines(subs ...string) func(string) string {
+	return func(body string) string {
+		var out []string
+	lines:
+		for _, l := range strings.Split(body, "\n") {
+			for _, s := range subs {
+				if strings.Contains(l, s) {
+					continue lines
+				}
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, "\n")
+	}
+}
+
+// with returns a copy of m with the changes applied; a NaN value deletes.
+func with(m map[string]float64, changes map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range changes {
+		if math.IsNaN(v) {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+var del = math.NaN()
+
+type fixtureCase struct {
+	name    string
+	file    string
+	edit    func(string) string
+	opts    Options
+	dialect string
+	models  []string
+	scalars map[string]float64
+	hists   map[string]float64 // canonical histogram → observations
+	extra   map[string]float64
+	missing []string // each Missing line's quantity (the part before ": ")
+}
+
+const (
+	llama8B   = "meta-llama/Llama-3.1-8B-Instruct"
+	llama70B  = "meta-llama/Llama-3.3-70B-Instruct"
+	qwenNext  = "Qwen/Qwen3-Next-80B-A3B-Instruct"
+	qwen30B   = "Qwen/Qwen3-30B-A3B"
+	qwen30B25 = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+)
+
+// vLLM 0.10: data parallel 2 (engines "0" and "1"), one model.
+var vllm010Scalars = map[string]float64{
+	"requests_processing":            5 + 4,
+	"requests_deferred":              2 + 0,
+	"kv_cache_usage_ratio":           (0.42 + 0.38) / 2, // mean over engines: 0.40
+	"tokens_predicted_total":         310500 + 305700,   // 616,200
+	"requests_total":                 1500 + 1485,       // (1400+95+5) + (1380+102+3)
+	"prefix_cache_queries":           1204224 + 1190016, // 2,394,240 tokens
+	"prefix_cache_hits":              602112 + 583680,   // 1,185,792 tokens
+	"prompt_seconds_total":           310.5 + 298.25,    // prefill histogram sums: 608.75
+	"tokens_predicted_seconds_total": 9120.0 + 9034.5,   // decode histogram sums: 18,154.5
+	"kv_cache_max_tokens":            2 * 35482 * 16,    // two engines × blocks × block size: 1,135,424
+	"process_start_time_seconds":     1754380790.07,     // process_start_time_seconds
+}
+
+var vllm010Hists = map[string]float64{
+	"time_to_first_token_seconds":  1505 + 1489,     // finished + running that had a first token
+	"inter_token_latency_seconds":  308995 + 304211, // old time_per_output_token_seconds
+	"e2e_request_latency_seconds":  2985,
+	"request_queue_time_seconds":   2985,
+	"request_prefill_time_seconds": 2985,
+	"request_decode_time_seconds":  2985,
+	"request_prompt_tokens":        2985,
+	"request_generation_tokens":    2985,
+}
+
+var vllm010Extra = map[string]float64{
+	"finished_reason:stop":   1400 + 1380,
+	"finished_reason:length": 95 + 102,
+	"finished_reason:abort":  5 + 3,
+	"num_preemptions_total":  0 + 7,
+	"kv_block_size":          16,
+	"kv_num_blocks":          2 * 35482,
+}
+
+// vLLM newest: two models (L = Llama 70B, Q = Qwen3-Next) × engines 0 and 1,
+// in the order L0, L1, Q0, Q1 below.
+var vllmNewScalars = map[string]float64{
+	"requests_processing":  12 + 10 + 4 + 6,
+	"requests_deferred":    3 + 1 + 0 + 2,
+	"kv_cache_usage_ratio": (0.81 + 0.77 + 0.25 + 0.31) / 4, // 0.535
+	// by_source local_compute, not prompt_tokens_total (which holds cached too)
+	"prompt_tokens_total": 2150000 + 2050000 + 880000 + 910000, // 5,990,000
+	// prompt_tokens_cached_total = local_cache_hit + external (0)
+	"cached_tokens_total":                   1350000 + 1420000 + 2112000 + 2006400,  // 6,888,400
+	"prefix_cache_queries":                  3512000 + 3470400 + 2992000 + 2917000,  // 12,891,400
+	"prefix_cache_hits":                     1351200 + 1420000 + 2112000 + 2006400,  // 6,889,600
+	"tokens_predicted_total":                820000 + 801500 + 655000 + 671250,      // 2,947,750
+	"requests_total":                        4343 + 4274 + 3462 + 3521,              // 15,600
+	"prompt_seconds_total":                  1302.5 + 1250.25 + 401.0 + 415.75,      // 3,369.5
+	"tokens_predicted_seconds_total":        38950.0 + 37800.5 + 14200.25 + 14650.0, // 105,600.75
+	"spec_decode_num_draft_tokens_total":    630000 + 645000,                        // Q only
+	"spec_decode_num_accepted_tokens_total": 392000 + 401000,
+	// kv_cache_size_tokens per engine: L 393,216 (24576 × 16); Q 1,253,316
+	// (the engine's own figure, a little under 1190 × 1056 = 1,256,640)
+	"kv_cache_max_tokens":        2*393216 + 2*1253316, // 3,293,064
+	"process_start_time_seconds": 1780012790.5,
+}
+
+var vllmNewHists = map[string]float64{
+	"time_to_first_token_seconds":  4355 + 4284 + 3466 + 3527,         // 15,632
+	"inter_token_latency_seconds":  815645 + 797216 + 300000 + 310000, // 2,222,861
+	"e2e_request_latency_seconds":  15600,
+	"request_queue_time_seconds":   15600,
+	"request_prefill_time_seconds": 15600,
+	"request_decode_time_seconds":  15600,
+	"request_prompt_tokens":        15600,
+	"request_generation_tokens":    15600,
+}
+
+var vllmNewExtra = map[string]float64{
+	"finished_reason:stop":           4100 + 4050 + 3300 + 3350, // 14,800
+	"finished_reason:length":         230 + 215 + 140 + 150,     // 735
+	"finished_reason:abort":          12 + 9 + 20 + 18,          // 59
+	"finished_reason:error":          1 + 0 + 0 + 2,
+	"finished_reason:repetition":     0 + 0 + 2 + 1,
+	"num_preemptions_total":          14 + 9 + 0 + 3,
+	"spec_decode_num_drafts_total":   210000 + 215000,
+	"spec_decode_accepted_per_pos:0": 168000 + 172000,
+	"spec_decode_accepted_per_pos:1": 131000 + 134000,
+	"spec_decode_accepted_per_pos:2": 93000 + 95000,
+	"kv_block_size":                  1056, // the larger of 16 and 1056
+	"kv_num_blocks":                  2*24576 + 2*1190,
+}
+
+// SGLang newest: two DP ranks (dp_rank/tp_rank 0 and 1), one model.
+var sglangNewScalars = map[string]float64{
+	// realtime_tokens_total, summed over the two DP ranks
+	"prompt_tokens_total":  5400000 + 5250000, // prefill_compute: 10,650,000
+	"cached_tokens_total":  8100000 + 8350000, // prefill_cache: 16,450,000
+	"prefix_cache_queries": 10650000 + 16450000,
+	"prefix_cache_hits":    16450000,
+	// tokenizer side, is_streaming false + true
+	"tokens_predicted_total": 1900000 + 6950000,
+	"requests_total":         2700 + 9800,
+	"requests_processing":    37 + 41,
+	"requests_deferred":      5 + 0,
+	"kv_cache_usage_ratio":   (0.2457 + 0.2883) / 2, // 0.267
+	"kv_cache_tokens":        101234 + 118766,
+	"kv_cache_max_tokens":    412000 + 412000,
+}
+
+var sglangNewHists = map[string]float64{
+	"time_to_first_token_seconds": 2705 + 9830,
+	"e2e_request_latency_seconds": 2700 + 9800,
+	"request_queue_time_seconds":  6300 + 6250,
+	"inter_token_latency_seconds": 8837465, // counts tokens, not steps
+	"request_prompt_tokens":       12500,
+	"request_generation_tokens":   12500,
+}
+
+var sglangNewExtra = map[string]float64{
+	"cache_hit_rate_gauge":       (0.61 + 0.55) / 2,
+	"gen_throughput_gauge":       1520.5 + 1610.25,
+	"num_aborted_requests_total": 42,
+	"num_preemptions_total":      3 + 5, // num_retracted_requests_total
+	"kv_block_size":              1,
+	"kv_num_blocks":              412000 + 412000,
+}
+
+var fixtureCases = []fixtureCase{
+	{
+		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", models: []string{llama8B},
+		scalars: map[string]float64{
+			"requests_processing":                   3,
+			"requests_deferred":                     1,
+			"kv_cache_usage_ratio":                  0.3125, // gpu_cache_usage_perc, a fraction
+			"tokens_predicted_total":                18944,
+			"requests_total":                        118 + 9 + 1,
+			"prompt_seconds_total":                  21.76,
+			"tokens_predicted_seconds_total":        912.4,
+			"spec_decode_num_draft_tokens_total":    0, // published, zero: no drafter configured
+			"spec_decode_num_accepted_tokens_total": 0,
+			"kv_cache_max_tokens":                   27264 * 16, // 436,224
+			"process_start_time_seconds":            1743301795.42,
+			// no prompt_tokens_total (includes cached, no cached counter) and
+			// no prefix_cache_* (blocks, not tokens)
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds":  131,
+			"inter_token_latency_seconds":  18813, // time_per_output_token_seconds
+			"e2e_request_latency_seconds":  128,
+			"request_queue_time_seconds":   128,
+			"request_prefill_time_seconds": 128,
+			"request_decode_time_seconds":  128,
+			"request_prompt_tokens":        128,
+			"request_generation_tokens":    128,
+		},
+		extra: map[string]float64{
+			"finished_reason:stop":   118,
+			"finished_reason:length": 9,
+			"finished_reason:abort":  1,
+			"num_preemptions_total":  2,
+			"kv_block_size":          16,
+			"kv_num_blocks":          27264,
+		},
+		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// Without HELP lines the block unit is inferred: 3072 lookups
+		// against 52,480 prompt tokens can only be blocks.
+		name: "vllm 0.8 without HELP", file: "vllm-0.8.prom", edit: dropLines("# HELP"), dialect: "vllm", models: []string{llama8B},
+		scalars: map[string]float64{
+			"requests_processing": 3, "requests_deferred": 1, "kv_cache_usage_ratio": 0.3125,
+			"tokens_predicted_total": 18944, "requests_total": 128, "prompt_seconds_total": 21.76,
+			"tokens_predicted_seconds_total": 912.4, "spec_decode_num_draft_tokens_total": 0,
+			"spec_decode_num_accepted_tokens_total": 0, "kv_cache_max_tokens": 436224,
+			"process_start_time_seconds": 1743301795.42,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 131, "inter_token_latency_seconds": 18813, "e2e_request_latency_seconds": 128,
+			"request_queue_time_seconds": 128, "request_prefill_time_seconds": 128, "request_decode_time_seconds": 128,
+			"request_prompt_tokens": 128, "request_generation_tokens": 128,
+		},
+		extra: map[string]float64{
+			"finished_reason:stop": 118, "finished_reason:length": 9, "finished_reason:abort": 1,
+			"num_preemptions_total": 2, "kv_block_size": 16, "kv_num_blocks": 27264,
+		},
+		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "vllm 0.10", file: "vllm-0.10.prom", dialect: "vllm", models: []string{qwen30B},
+		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// The deprecated names alone (as 0.9.x had them): tokens by their HELP text.
+		name: "vllm 0.10 deprecated names only", file: "vllm-0.10.prom",
+		edit:    dropLines("vllm:prefix_cache_", "vllm:kv_cache_usage_perc"),
+		dialect: "vllm", models: []string{qwen30B},
+		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "vllm 0.10 multiprocess", file: "vllm-0.10.prom", edit: dropLines("process_start_time_seconds"),
+		dialect: "vllm", models: []string{qwen30B},
+		scalars: with(vllm010Scalars, map[string]float64{"process_start_time_seconds": del}),
+		hists:   vllm010Hists, extra: vllm010Extra,
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "vllm newest, all models", file: "vllm-new.prom", dialect: "vllm", models: []string{qwenNext, llama70B},
+		scalars: vllmNewScalars, hists: vllmNewHists, extra: vllmNewExtra,
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// Without by_source, computed = prompt_tokens_total − cached: that is
+		// local_compute − recomputed, 295 tokens (120+80+40+55) less.
+		name: "vllm newest without by_source", file: "vllm-new.prom", edit: dropLines("prompt_tokens_by_source"),
+		dialect: "vllm", models: []string{qwenNext, llama70B},
+		scalars: with(vllmNewScalars, map[string]float64{
+			// (3,499,880 + 3,469,920 + 2,991,960 + 2,916,345) − 6,888,400
+			"prompt_tokens_total": 12878105 - 6888400, // 5,989,705
+		}),
+		hists: vllmNewHists, extra: vllmNewExtra,
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "vllm newest, --model Llama", file: "vllm-new.prom", opts: Options{Model: llama70B},
+		dialect: "vllm", models: []string{qwenNext, llama70B},
+		scalars: map[string]float64{
+			"requests_processing":            12 + 10,
+			"requests_deferred":              3 + 1,
+			"kv_cache_usage_ratio":           (0.81 + 0.77) / 2,
+			"prompt_tokens_total":            2150000 + 2050000,
+			"cached_tokens_total":            1350000 + 1420000,
+			"prefix_cache_queries":           3512000 + 3470400,
+			"prefix_cache_hits":              1351200 + 1420000,
+			"tokens_predicted_total":         820000 + 801500,
+			"requests_total":                 4343 + 4274,
+			"prompt_seconds_total":           1302.5 + 1250.25,
+			"tokens_predicted_seconds_total": 38950.0 + 37800.5,
+			"process_start_time_seconds":     1780012790.5,
+			// no spec decode (no drafter on this model) and no KV capacity
+			// (cache_config_info names no model)
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds":  4355 + 4284,
+			"inter_token_latency_seconds":  815645 + 797216,
+			"e2e_request_latency_seconds":  8617,
+			"request_queue_time_seconds":   8617,
+			"request_prefill_time_seconds": 8617,
+			"request_decode_time_seconds":  8617,
+			"request_prompt_tokens":        8617,
+			"request_generation_tokens":    8617,
+		},
+		extra: map[string]float64{
+			"finished_reason:stop":       4100 + 4050,
+			"finished_reason:length":     230 + 215,
+			"finished_reason:abort":      12 + 9,
+			"finished_reason:error":      1 + 0,
+			"finished_reason:repetition": 0, // published, zero
+			"num_preemptions_total":      14 + 9,
+		},
+		missing: []string{"KV capacity", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "llama.cpp old", file: "llamacpp-old.prom", dialect: "llamacpp",
+		scalars: map[string]float64{
+			"prompt_tokens_total":            48213,
+			"prompt_seconds_total":           31.415,
+			"tokens_predicted_total":         1234570, // printed "1.23457e+06": six significant digits
+			"tokens_predicted_seconds_total": 25123.6,
+			"requests_processing":            3,
+			"requests_deferred":              0,
+			"kv_cache_usage_ratio":           0.4375,
+			"kv_cache_tokens":                14336,
+		},
+		extra: map[string]float64{
+			"n_decode_total":                 402117,
+			"n_busy_slots_per_decode":        3.07,
+			"largest_sequence_tokens":        7168, // n_past_max
+			"predicted_tokens_seconds_gauge": 47.9,
+			// prompt_tokens_seconds is -nan: left out
+		},
+		missing: []string{"prompt cache reuse", "time to first token", "end-to-end latency", "prompt and generation sizes",
+			"requests finished", "largest prompt", "uptime"},
+	},
+	{
+		name: "llama.cpp newest", file: "llamacpp-new.prom", dialect: "llamacpp",
+		scalars: map[string]float64{
+			"prompt_tokens_total":                   812345,
+			"cached_tokens_total":                   655360,
+			"prefix_cache_queries":                  812345 + 655360, // 1,467,705
+			"prefix_cache_hits":                     655360,
+			"prompt_seconds_total":                  402.117,
+			"tokens_predicted_total":                298765,
+			"tokens_predicted_seconds_total":        6123.45,
+			"requests_processing":                   2,
+			"requests_deferred":                     1,
+			"spec_decode_num_draft_tokens_total":    489872,
+			"spec_decode_num_accepted_tokens_total": 301230,
+		},
+		extra: map[string]float64{
+			"n_decode_total":                 187654,
+			"n_busy_slots_per_decode":        1.84,
+			"largest_sequence_tokens":        40960, // n_tokens_max: prompt + generation
+			"prompt_tokens_seconds_gauge":    0,
+			"predicted_tokens_seconds_gauge": 52.3,
+			"spec_decode_num_drafts_total":   61234,
+			"spec_decode_accepted_per_pos:0": 55000,
+			"spec_decode_accepted_per_pos:1": 48000,
+			"spec_decode_accepted_per_pos:2": 42000,
+			"spec_decode_accepted_per_pos:3": 37000,
+			"spec_decode_accepted_per_pos:4": 33000,
+			"spec_decode_accepted_per_pos:5": 31000,
+			"spec_decode_accepted_per_pos:6": 28500,
+			"spec_decode_accepted_per_pos:7": 26730,
+		},
+		missing: []string{"KV-cache usage", "time to first token", "end-to-end latency", "prompt and generation sizes",
+			"requests finished", "largest prompt", "uptime"},
+	},
+	{
+		name: "sglang old", file: "sglang-old.prom", dialect: "sglang", models: []string{llama8B},
+		scalars: map[string]float64{
+			"prompt_tokens_total":    8128902 - 1920512, // prompt (cached included) − cached: 6,208,390
+			"cached_tokens_total":    1920512,
+			"prefix_cache_queries":   8128902,
+			"prefix_cache_hits":      1920512,
+			"tokens_predicted_total": 7557572,
+			"requests_total":         11228,
+			"requests_processing":    162,
+			"requests_deferred":      2826,
+			"kv_cache_usage_ratio":   0.28,
+			"kv_cache_tokens":        123859,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 11008,
+			"e2e_request_latency_seconds": 11228,
+			"inter_token_latency_seconds": 7400757, // time_per_output_token_seconds
+		},
+		extra: map[string]float64{
+			"cache_hit_rate_gauge": 0.007507552643049313,
+			"gen_throughput_gauge": 86.50814177726902,
+		},
+		missing: []string{"prefill and decode time", "queue time", "prompt and generation sizes", "KV capacity",
+			"largest prompt and generation", "uptime"},
+	},
+	{
+		name: "sglang newest", file: "sglang-new.prom", dialect: "sglang", models: []string{qwen30B25},
+		scalars: sglangNewScalars, hists: sglangNewHists, extra: sglangNewExtra,
+		missing: []string{"prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "sglang newest, sglang_ prefix", file: "sglang-new.prom",
+		edit:    func(s string) string { return strings.ReplaceAll(s, "sglang:", "sglang_") },
+		dialect: "sglang", models: []string{qwen30B25},
+		scalars: sglangNewScalars, hists: sglangNewHists, extra: sglangNewExtra,
+		missing: []string{"prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Without realtime_tokens_total: tokenizer-side prompt − cached, the
+		// cached counter summed over cache_source device + host.
+		name: "sglang newest without realtime counters", file: "sglang-new.prom", edit: dropLines("realtime_tokens"),
+		dialect: "sglang", models: []string{qwen30B25},
+		scalars: with(sglangNewScalars, map[string]float64{
+			"prompt_tokens_total":  (6050000 + 20900000) - (15200000 + 1050000), // 10,700,000
+			"cached_tokens_total":  15200000 + 1050000,                          // 16,250,000
+			"prefix_cache_queries": 6050000 + 20900000,                          // 26,950,000
+			"prefix_cache_hits":    15200000 + 1050000,
+		}),
+		hists: sglangNewHists, extra: sglangNewExtra,
+		missing: []string{"prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "tgi", file: "tgi.prom", dialect: "tgi",
+		scalars: map[string]float64{
+			"requests_total":         5120,
+			"requests_processing":    12,
+			"requests_deferred":      4,
+			"tokens_predicted_total": 1433600, // tgi_request_generated_tokens_sum
+		},
+		hists: map[string]float64{
+			"e2e_request_latency_seconds": 5120,
+			"request_queue_time_seconds":  5120,
+			"request_prompt_tokens":       5169, // observed at validation, so failures after it count too
+			"request_generation_tokens":   5120,
+		},
+		extra: map[string]float64{
+			"failed_reason:generation": 2,
+			"failed_reason:overloaded": 35,
+			"failed_reason:validation": 61,
+		},
+		missing: []string{"time to first token", "prefill and decode time", "prompt tokens computed", "KV-cache usage",
+			"prefix cache", "inter-token latency", "largest prompt and generation", "uptime"},
+	},
+}
+
+func near(a, b float64) bool {
+	if a == b {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// compareFigures checks got against want key for key, both ways.
+func compareFigures(t *testing.T, what string, got, want map[string]float64) {
+	t.Helper()
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			t.Errorf("%s[%q] missing, want %v", what, k, w)
+		case !near(g, w):
+			t.Errorf("%s[%q] = %v, want %v", what, k, g, w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s[%q] = %v, not expected", what, k, g)
+		}
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	for _, tc := range fixtureCases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fixture(t, tc.file)
+			if tc.edit != nil {
+				body = tc.edit(body)
+			}
+			s, err := Map(parse(t, body), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Dialect != tc.dialect {
+				t.Errorf("dialect = %q, want %q", s.Dialect, tc.dialect)
+			}
+			if strings.Join(s.Models, "|") != strings.Join(tc.models, "|") {
+				t.Errorf("models = %q, want %q", s.Models, tc.models)
+			}
+			if s.Model != tc.opts.Model {
+				t.Errorf("model = %q, want %q", s.Model, tc.opts.Model)
+			}
+			compareFigures(t, "Scalars", s.Scalars, tc.scalars)
+			counts := map[string]float64{}
+			for k, h := range s.Histograms {
+				counts[k] = h.Count
+				if h.Total() != h.Count {
+					t.Errorf("histogram %q: +Inf bucket %v ≠ count %v", k, h.Total(), h.Count)
+				}
+			}
+			compareFigures(t, "Histograms", counts, tc.hists)
+			compareFigures(t, "Extra", s.Extra, tc.extra)
+			var quantities []string
+			for _, line := range s.Missing {
+				q, why, ok := strings.Cut(line, ": ")
+				if !ok || why == "" {
+					t.Errorf("Missing line %q is not `quantity: why`", line)
+				}
+				quantities = append(quantities, q)
+			}
+			if strings.Join(quantities, "|") != strings.Join(tc.missing, "|") {
+				t.Errorf("Missing = %q\nwant quantities %q", s.Missing, tc.missing)
+			}
+			if len(s.Raw) == 0 {
+				t.Error("Raw is empty")
+			}
+		})
+	}
+}
+
+// The block hit rate survives in the Missing line: 1288 of 3072 blocks.
+func TestVLLMBlockHitRateLine(t *testing.T) {
+	s, err := Map(parse(t, fixture(t, "vllm-0.8.prom")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "block hit rate 41.9%, 1288 of 3072 blocks" // 1288/3072 = 0.41927
+	for _, l := range s.Missing {
+		if strings.Contains(l, want) {
+			return
+		}
+	}
+	t.Errorf("no Missing line contains %q: %q", want, s.Missing)
+}
+
+// Two models' prompt-length ladders differ (32768 vs 131072 context): the
+// merge keeps every bound and counts the shorter ladder at its top bound.
+func TestVLLMMergedLadders(t *testing.T) {
+	s, err := Map(parse(t, fixture(t, "vllm-new.prom")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Histograms["request_prompt_tokens"]
+	if h == nil {
+		t.Fatal("no request_prompt_tokens")
+	}
+	// Cumulative counts per series at 20000: L0 4313, L1 4240, Q0 3361, Q1 3422.
+	// Q at 50000: 3441 and 3492; at 100000: 3460 and 3517. L stops at 20000.
+	want := map[float64]float64{
+		20000:       4313 + 4240 + 3361 + 3422, // 15,336
+		50000:       4313 + 4240 + 3441 + 3492, // 15,486
+		100000:      4313 + 4240 + 3460 + 3517, // 15,530
+		math.Inf(1): 15600,
+		10:          3 + 2 + 1 + 2,
+		1:           0,
+	}
+	got := map[float64]float64{}
+	for _, b := range h.Buckets {
+		got[b.UpperBound] = b.Count
+	}
+	for ub, w := range want {
+		if got[ub] != w {
+			t.Errorf("bucket le=%v = %v, want %v", ub, got[ub], w)
+		}
+	}
+	if n := len(h.Buckets); n != 17 { // 1,2,5,…,50000,100000 and +Inf
+		t.Errorf("%d buckets, want 17", n)
+	}
+}
+
+// Ranks that differ only in tp_rank replicate one scheduler: their values
+// are not added.
+func TestSGLangReplicatedRanks(t *testing.T) {
+	const body = `# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 12.0
+sglang:num_running_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 12.0
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 3.0
+sglang:num_queue_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 2.0
+# TYPE sglang:num_used_tokens gauge
+sglang:num_used_tokens{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 5000.0
+sglang:num_used_tokens{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 5000.0
+# TYPE sglang:token_usage gauge
+sglang:token_usage{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0.5
+sglang:token_usage{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 0.5
+# TYPE sglang:queue_time_seconds histogram
+sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0",le="1.0"} 8.0
+sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0",le="+Inf"} 10.0
+sglang:queue_time_seconds_count{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 10.0
+sglang:queue_time_seconds_sum{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 4.5
+sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1",le="1.0"} 7.0
+sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1",le="+Inf"} 9.0
+sglang:queue_time_seconds_count{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 9.0
+sglang:queue_time_seconds_sum{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 4.0
+`
+	s, err := Map(parse(t, body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareFigures(t, "Scalars", s.Scalars, map[string]float64{
+		"requests_processing":  12,   // not 24
+		"requests_deferred":    3,    // the later of two readings of one queue: the larger
+		"kv_cache_tokens":      5000, // not 10,000
+		"kv_cache_usage_ratio": 0.5,
+	})
+	if h := s.Histograms["request_queue_time_seconds"]; h == nil || h.Count != 10 || h.Sum != 4.5 {
+		t.Errorf("queue histogram = %+v, want the fuller replica (10 observations, sum 4.5)", h)
+	}
+}
+
+func TestDetection(t *testing.T) {
+	// A scrape with both llama.cpp (16 families) and TGI (21) series.
+	mixed := fixture(t, "llamacpp-new.prom") + "\n" + fixture(t, "tgi.prom")
+	unrelated := `# TYPE go_goroutines gauge
+go_goroutines 12
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds 1.7e+09
+# TYPE http_requests_total counter
+http_requests_total{code="200"} 5
+# TYPE python_info gauge
+python_info{version="3.12.1"} 1
+`
+	tests := []struct {
+		name    string
+		body    string
+		dialect string // forced
+		want    string
+		check   func(*testing.T, *snapshot.Snapshot)
+		err     func(error) bool
+	}{
+		{name: "majority wins", body: mixed, want: "tgi"},
+		{name: "--dialect overrides", body: mixed, dialect: "llamacpp", want: "llamacpp",
+			check: func(t *testing.T, s *snapshot.Snapshot) {
+				if s.Scalars["prompt_tokens_total"] != 812345 {
+					t.Errorf("prompt_tokens_total = %v, want llama.cpp's 812345", s.Scalars["prompt_tokens_total"])
+				}
+			}},
+		{name: "unrelated families only", body: unrelated, err: func(err error) bool {
+			var u *UnknownError
+			return errors.As(err, &u) && strings.Join(u.Prefixes, " ") == "go_ http_ process_ python_"
+		}},
+		{name: "unrelated families do not outvote", body: unrelated + fixture(t, "llamacpp-old.prom"), want: "llamacpp"},
+		{name: "unknown --dialect", body: mixed, dialect: "ollama", err: func(err error) bool {
+			return errors.Is(err, ErrUnknownDialect) && strings.Contains(err.Error(), "vllm")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Map(parse(t, tc.body), Options{Dialect: tc.dialect})
+			if tc.err != nil {
+				if err == nil || !tc.err(err) {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Dialect != tc.want {
+				t.Errorf("dialect = %q, want %q", s.Dialect, tc.want)
+			}
+			if tc.check != nil {
+				tc.check(t, s)
+			}
+		})
+	}
+}
+
+func TestModelErrors(t *testing.T) {
+	tests := []struct {
+		file, model string
+		models      []string
+	}{
+		{"vllm-new.prom", "gpt-4o", []string{qwenNext, llama70B}},
+		{"sglang-new.prom", "llama", []string{qwen30B25}},
+		{"llamacpp-new.prom", "any", nil},
+		{"tgi.prom", "any", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := Map(parse(t, fixture(t, tc.file)), Options{Model: tc.model})
+			var me *ModelError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v, want *ModelError", err)
+			}
+			if me.Model != tc.model || strings.Join(me.Models, "|") != strings.Join(tc.models, "|") {
+				t.Errorf("ModelError = %+v", me)
+			}
+			for _, m := range tc.models {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not list %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+// Every fixture maps under every dialect without error (a forced wrong
+// dialect reads nothing, never garbage), and the detected one owns most
+// families.
+func TestForcedDialects(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.prom"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no fixtures", err)
+	}
+	for _, f := range files {
+		fams := parse(t, fixture(t, filepath.Base(f)))
+		for _, d := range Names() {
+			s, err := Map(fams, Options{Dialect: d})
+			if err != nil {
+				t.Errorf("%s as %s: %v", f, d, err)
+				continue
+			}
+			if s.Dialect != d {
+				t.Errorf("%s as %s: dialect %q", f, d, s.Dialect)
+			}
+		}
+	}
+	if got := strings.Join(Names(), " "); got != "tabbyapi vllm llamacpp sglang tgi" {
+		t.Errorf("Names() = %q", got)
+	}
+}
+
+// No dialect says the same thing twice about what it lacks.
+func TestMissingUnique(t *testing.T) {
+	for _, tc := range fixtureCases {
+		body := fixture(t, tc.file)
+		if tc.edit != nil {
+			body = tc.edit(body)
+		}
+		s, err := Map(parse(t, body), tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := append([]string(nil), s.Missing...)
+		sort.Strings(lines)
+		for i := 1; i < len(lines); i++ {
+			if lines[i] == lines[i-1] {
+				t.Errorf("%s: Missing repeats %q", tc.name, lines[i])
+			}
+		}
+	}
+}
+
+func FuzzMap(f *testing.F) {
+	// Each fixture's head: whole fixtures (up to 200 KB) make mutation slow,
+	// and TestForcedDialects maps them in full already.
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.prom"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		f.Add([]byte(strings.Join(lines[:min(len(lines), 120)], "")))
+	}
+	f.Add([]byte("sglang:cache_config_info{page_size=\"NaN\",num_pages=\"-1\"} 1\n"))
+	f.Add([]byte("vllm:cache_config_info{block_size=\"1e400\",num_gpu_blocks=\"None\"} 1\nvllm:gpu_prefix_cache_queries_total 0\n"))
+	f.Add([]byte("# TYPE vllm:x histogram\nvllm:x_bucket{le=\"NaN\"} 1\nvllm:x_bucket{le=\"1\"} -5\nvllm:x_count 1\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		format, err := exposition.DetectFormat("", body)
+		if err != nil {
+			return
+		}
+		fams, err := exposition.Parse(body, format)
+		if err != nil {
+			return
+		}
+		for _, o := range []Options{{}, {Model: "m"}, {Dialect: "vllm"}, {Dialect: "llamacpp"}, {Dialect: "sglang"}, {Dialect: "tgi"}, {Dialect: "sglang", Model: "m"}} {
+			s, err := Map(fams, o)
+			if err != nil {
+				continue
+			}
+			for k, h := range s.Histograms {
+				if h == nil || len(h.Buckets) == 0 {
+					t.Fatalf("histogram %q empty", k)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkMap maps the largest fixture (two models × two engines, about
+// 1,700 lines), parsed once.
+func BenchmarkMap(b *testing.B) {
+	for _, file := range []string{"vllm-new.prom", "sglang-new.prom", "llamacpp-new.prom"} {
+		b.Run(file, func(b *testing.B) {
+			fams := parse(b, fixture(b, file))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Map(fams, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,300 @@
+package dialect
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/snapshot"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// sglang reads SGLang's series (--enable-metrics), under the upstream
+// "sglang:" prefix or the "sglang_" spelling some builds use. Tokenizer-side
+// series (tokens, requests, latency histograms) carry model_name; scheduler
+// series (queue, KV pool, throughput) add rank labels, one series per
+// scheduler.
+//
+// Ranks: by default only each data-parallel group's first attention rank
+// publishes, so series that differ in dp_rank (or engine_type) are separate
+// batches and are summed (counters, request and token gauges) or averaged
+// (ratios). Ranks that differ only in tp_rank, pp_rank or moe_ep_rank
+// (--enable-metrics-for-all-schedulers) report the same scheduler state,
+// so within such a group the largest value is taken, never the sum.
+//
+// Traps handled:
+//   - sglang:prompt_tokens_total is the whole prompt, cached tokens included,
+//     counted when a request finishes. Computed tokens are
+//     realtime_tokens_total{mode="prefill_compute"} where published (with
+//     mode="prefill_cache" as the cached ones), else prompt_tokens_total −
+//     cached_tokens_total. Either way queries = computed + cached and
+//     hits = cached: the lifetime hit rate from counters.
+//   - cached_tokens_total is split by cache_source in newer versions (each
+//     request is counted under its sources, or under "total" when it has no
+//     breakdown), so all its series add. It and each realtime mode appear
+//     only after their first increment: absent next to prompt tokens means 0.
+//   - cache_hit_rate is the last batch's rate, gen_throughput the last log
+//     interval's: Extra *_gauge only.
+//   - token_usage is a fraction 0..1; num_used_tokens and
+//     max_total_num_tokens are tokens.
+//   - time_per_output_token_seconds was the per-token latency histogram
+//     before inter_token_latency_seconds.
+var sglang = dialect{
+	name:  "sglang",
+	match: isSGLang,
+	read:  readSGLang,
+}
+
+func isSGLang(name string) bool {
+	return strings.HasPrefix(name, "sglang:") || strings.HasPrefix(name, "sglang_")
+}
+
+// sgNames spells a gauge or histogram under both prefixes.
+func sgNames(base string) []string {
+	return []string{"sglang:" + base, "sglang_" + base}
+}
+
+// sgCounter spells a counter under both prefixes, with and without _total.
+func sgCounter(base string) []string {
+	return append(counterNames("sglang:"+base), counterNames("sglang_"+base)...)
+}
+
+// replicaLabels tell apart ranks that replicate one scheduler (and the pid a
+// multiprocess gauge may add); dp_rank and engine_type do not.
+var replicaLabels = map[string]bool{"tp_rank": true, "pp_rank": true, "moe_ep_rank": true, "attn_tp_rank": true, "pid": true}
+
+// rankGroups buckets the kept series of mf by their labels minus the replica
+// labels.
+func rankGroups(mf *dto.MetricFamily, keep func(*dto.Metric) bool) map[string][]*dto.Metric {
+	groups := map[string][]*dto.Metric{}
+	for _, m := range mf.GetMetric() {
+		if keep != nil && !keep(m) {
+			continue
+		}
+		var key []string
+		for _, lp := range m.GetLabel() {
+			if !replicaLabels[lp.GetName()] {
+				key = append(key, lp.GetName()+"\xff"+lp.GetValue())
+			}
+		}
+		sort.Strings(key)
+		k := strings.Join(key, "\xfe")
+		groups[k] = append(groups[k], m)
+	}
+	return groups
+}
+
+// rankValues is one value per rank group: the group's largest number.
+func rankValues(mf *dto.MetricFamily, keep func(*dto.Metric) bool) []float64 {
+	var out []float64
+	for _, ms := range rankGroups(mf, keep) {
+		best, ok := math.Inf(-1), false
+		for _, m := range ms {
+			if v, isScalar := scalarValue(m); isScalar && !math.IsNaN(v) {
+				best, ok = math.Max(best, v), true
+			}
+		}
+		if ok {
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+// rankSum adds the rank groups' values.
+func rankSum(mf *dto.MetricFamily, keep func(*dto.Metric) bool) (float64, bool) {
+	vs := rankValues(mf, keep)
+	sum := 0.0
+	for _, v := range vs {
+		sum += v
+	}
+	return sum, len(vs) > 0
+}
+
+// rankMean averages the rank groups' values.
+func rankMean(mf *dto.MetricFamily, keep func(*dto.Metric) bool) (float64, bool) {
+	vs := rankValues(mf, keep)
+	if len(vs) == 0 {
+		return 0, false
+	}
+	sum := 0.0
+	for _, v := range vs {
+		sum += v
+	}
+	return sum / float64(len(vs)), true
+}
+
+// rankHist merges one histogram per rank group: the group's fullest one.
+func rankHist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogram {
+	chosen := map[*dto.Metric]bool{}
+	for _, ms := range rankGroups(mf, keep) {
+		var best *dto.Metric
+		for _, m := range ms {
+			if m.GetHistogram() == nil {
+				continue
+			}
+			if best == nil || m.GetHistogram().GetSampleCount() > best.GetHistogram().GetSampleCount() {
+				best = m
+			}
+		}
+		if best != nil {
+			chosen[best] = true
+		}
+	}
+	return Hist(mf, func(m *dto.Metric) bool { return chosen[m] })
+}
+
+func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
+	s.Models = servedModels(fams, isSGLang)
+	keep, err := modelFilter(s.Models, o.Model)
+	if err != nil {
+		return err
+	}
+	p := newMapper(fams, keep, s)
+	sum := func(names ...string) (float64, bool) {
+		if mf := p.fam(names...); mf != nil {
+			return rankSum(mf, keep)
+		}
+		return 0, false
+	}
+	set := func(canon string, names ...string) bool {
+		v, ok := sum(names...)
+		if ok {
+			s.Scalars[canon] = v
+		}
+		return ok
+	}
+	hist := func(canon string, names ...string) bool {
+		if mf := p.fam(names...); mf != nil {
+			if h := rankHist(mf, keep); h != nil {
+				s.Histograms[canon] = h
+				return true
+			}
+		}
+		return false
+	}
+
+	sglangPromptTokens(p, sum)
+	set("tokens_predicted_total", sgCounter("generation_tokens")...)
+	set("requests_total", sgCounter("num_requests")...)
+	set("requests_processing", sgNames("num_running_reqs")...)
+	set("requests_deferred", sgNames("num_queue_reqs")...)
+	if mf := p.fam(sgNames("token_usage")...); mf != nil {
+		if v, ok := rankMean(mf, keep); ok {
+			s.Scalars["kv_cache_usage_ratio"] = v
+		}
+	}
+	set("kv_cache_tokens", sgNames("num_used_tokens")...)
+	haveMax := set("kv_cache_max_tokens", sgNames("max_total_num_tokens")...)
+
+	hist("time_to_first_token_seconds", sgNames("time_to_first_token_seconds")...)
+	hist("e2e_request_latency_seconds", sgNames("e2e_request_latency_seconds")...)
+	haveQueue := hist("request_queue_time_seconds", sgNames("queue_time_seconds")...)
+	hist("inter_token_latency_seconds", append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
+	haveSizes := hist("request_prompt_tokens", sgNames("prompt_tokens_histogram")...)
+	if hist("request_generation_tokens", sgNames("generation_tokens_histogram")...) {
+		haveSizes = true
+	}
+
+	if mf := p.fam(sgNames("cache_hit_rate")...); mf != nil {
+		if v, ok := rankMean(mf, keep); ok {
+			p.extra("cache_hit_rate_gauge", v)
+		}
+	}
+	if v, ok := sum(sgNames("gen_throughput")...); ok {
+		p.extra("gen_throughput_gauge", v)
+	}
+	if v, ok := sum(sgCounter("num_aborted_requests")...); ok {
+		p.extra("num_aborted_requests_total", v)
+	}
+	if v, ok := sum(sgCounter("num_retracted_requests")...); ok {
+		p.extra("num_preemptions_total", v)
+	}
+	sglangCacheConfig(p)
+
+	p.missing("prefill and decode time: SGLang publishes no per-phase time sums")
+	if !haveQueue {
+		p.missing("queue time: this SGLang publishes no queue-time histogram")
+	}
+	if !haveSizes {
+		p.missing("prompt and generation sizes: SGLang publishes them only with --collect-tokens-histogram")
+	}
+	if !haveMax {
+		p.missing("KV capacity: this SGLang does not publish max_total_num_tokens")
+	}
+	if v, ok := sum(sgNames("spec_accept_length")...); ok && v > 0 {
+		p.missing("speculative decoding totals: SGLang publishes per-batch acceptance gauges only")
+	}
+	p.missing("largest prompt and generation: SGLang publishes no peak series")
+	p.processStart("uptime: no process_start_time_seconds (SGLang's multiprocess registry drops it)")
+	return nil
+}
+
+// sglangPromptTokens sets computed and cached prompt tokens and the
+// lifetime prefix-cache queries and hits, from one source so they agree.
+func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
+	var computed, cached float64
+	ok := false
+	if rt := p.fam(sgCounter("realtime_tokens")...); rt != nil {
+		var okCompute bool
+		computed, okCompute = rankSum(rt, both(p.keep, withLabel("mode", "prefill_compute")))
+		if okCompute {
+			var okCache bool
+			if cached, okCache = rankSum(rt, both(p.keep, withLabel("mode", "prefill_cache"))); !okCache {
+				cached = 0 // no cache hit logged yet
+			}
+			ok = true
+		}
+	}
+	if !ok {
+		prompt, okPrompt := sum(sgCounter("prompt_tokens")...)
+		if !okPrompt {
+			return
+		}
+		var okCached bool
+		if cached, okCached = sum(sgCounter("cached_tokens")...); !okCached {
+			cached = 0 // the counter appears with the first cache hit
+		}
+		if prompt < cached || math.IsNaN(prompt) || math.IsNaN(cached) {
+			return
+		}
+		computed, ok = prompt-cached, true
+	}
+	p.s.Scalars["prompt_tokens_total"] = computed
+	p.s.Scalars["cached_tokens_total"] = cached
+	p.s.Scalars["prefix_cache_queries"] = computed + cached
+	p.s.Scalars["prefix_cache_hits"] = cached
+}
+
+// sglangCacheConfig reads page size and page count from cache_config_info.
+func sglangCacheConfig(p *mapper) {
+	mf := p.fam(sgNames("cache_config_info")...)
+	if mf == nil {
+		return
+	}
+	var pageSize, pages float64
+	allPages := true
+	for _, ms := range rankGroups(mf, p.keep) {
+		groupPages, ok := 0.0, false
+		for _, m := range ms {
+			if v, okPS := labelNumber(m, "page_size"); okPS && v > pageSize {
+				pageSize = v
+			}
+			if v, okNP := labelNumber(m, "num_pages"); okNP {
+				groupPages, ok = math.Max(groupPages, v), true
+			}
+		}
+		if ok {
+			pages += groupPages
+		} else {
+			allPages = false
+		}
+	}
+	if pageSize > 0 {
+		p.extra("kv_block_size", pageSize)
+	}
+	if allPages && pages > 0 {
+		p.extra("kv_num_blocks", pages)
+	}
+}

@@ -1,0 +1,54 @@
+package dialect
+
+import (
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// tgi reads Hugging Face text-generation-inference's router series. Its
+// counters carry no _total suffix (both spellings are accepted) and no
+// series names a model.
+//
+// What maps: finished requests (tgi_request_success; failures go to Extra
+// by err), running batch size and queue size, generated tokens (the sum of
+// the per-request generated-tokens histogram), and the request histograms
+// for end-to-end latency, queue time, input length and generated tokens.
+// What does not: TGI times whole prefill and decode batches, not requests,
+// its per-token histogram holds each request's mean, and it publishes no
+// first-token latency, KV usage or cache counters.
+var tgi = dialect{
+	name:  "tgi",
+	match: func(n string) bool { return strings.HasPrefix(n, "tgi_") },
+	read:  readTGI,
+}
+
+func readTGI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
+	if o.Model != "" {
+		return &ModelError{Model: o.Model}
+	}
+	p := newMapper(fams, nil, s)
+
+	p.scalar("requests_total", "tgi_request_success", "tgi_request_success_total")
+	p.extraByLabel("failed_reason:", "err", "tgi_request_failure", "tgi_request_failure_total")
+	p.scalar("requests_processing", "tgi_batch_current_size")
+	p.scalar("requests_deferred", "tgi_queue_size")
+
+	p.hist("e2e_request_latency_seconds", "tgi_request_duration")
+	p.hist("request_queue_time_seconds", "tgi_request_queue_duration")
+	p.hist("request_prompt_tokens", "tgi_request_input_length")
+	if h := p.hist("request_generation_tokens", "tgi_request_generated_tokens"); h != nil {
+		s.Scalars["tokens_predicted_total"] = h.Sum
+	}
+
+	p.missing("time to first token: TGI does not publish it")
+	p.missing("prefill and decode time: TGI times whole batches, not requests")
+	p.missing("prompt tokens computed: TGI publishes request input lengths only, with no cache split")
+	p.missing("KV-cache usage: TGI does not publish it")
+	p.missing("prefix cache: TGI publishes no cache counters")
+	p.missing("inter-token latency: TGI publishes only each request's mean time per token")
+	p.missing("largest prompt and generation: TGI publishes no peak series")
+	p.processStart("uptime: TGI publishes no process start time")
+	return nil
+}
