@@ -80,6 +80,30 @@ func TestGoldenReports(t *testing.T) {
 	golden(t, "long-context.hist.txt", out)
 }
 
+var dialectFixtures = []string{
+	"vllm-0.8", "vllm-0.10", "vllm-new", "llamacpp-old", "llamacpp-new", "sglang-old", "sglang-new", "tgi",
+}
+
+// Every dialect fixture as text and JSON, and vLLM's two models one at a time.
+func TestGoldenDialects(t *testing.T) {
+	for _, name := range dialectFixtures {
+		file := "../dialect/testdata/" + name + ".prom"
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", file, "--width", "160")
+			if code != ExitOK || errOut != "" {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, name+".2col.txt", out)
+			out, _, _ = runCLI(t, "", "--json", file)
+			golden(t, name+".json", out)
+		})
+	}
+	_, errOut, code := runCLI(t, "", "../dialect/testdata/vllm-new.prom", "--model", "nope")
+	if code != ExitError || !strings.Contains(errOut, "--model takes one of: ") {
+		t.Fatalf("unknown model: exit %d: %s", code, errOut)
+	}
+}
+
 // Text and JSON are two renderings of one report: every row value of the
 // text appears in the JSON sections, and the JSON has the schema's fields.
 func TestJSONSchema(t *testing.T) {

@@ -50,6 +50,7 @@ func explain(err error, target string) (string, []string) {
 		se *scrape.Error
 		ee *exposition.Error
 		ue *dialect.UnknownError
+		me *dialect.ModelError
 		us *usageError
 	)
 	switch {
@@ -64,6 +65,11 @@ func explain(err error, target string) (string, []string) {
 			"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?",
 			"--dialect NAME reads the series as one server's anyway (" + strings.Join(dialect.Names(), ", ") + ")",
 		}
+	case errors.As(err, &me):
+		if len(me.Models) == 0 {
+			return me.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
+		}
+		return me.Error(), []string{"--model takes one of: " + strings.Join(me.Models, ", ")}
 	case errors.Is(err, dialect.ErrUnknownDialect):
 		return err.Error(), []string{"--dialect takes one of: " + strings.Join(dialect.Names(), ", ")}
 	case errors.Is(err, context.Canceled):

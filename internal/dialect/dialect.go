@@ -73,11 +73,15 @@ type Options struct {
 // UnknownError is an exposition with no series of any known server.
 type UnknownError struct {
 	Prefixes []string // the name prefixes it did have
+	Wanted   string   // the dialect --dialect asked for, if any
 }
 
 func (e *UnknownError) Error() string {
 	if len(e.Prefixes) == 0 {
 		return "the exposition has no series at all"
+	}
+	if e.Wanted != "" {
+		return "no " + e.Wanted + " series found (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 	}
 	return "no inference-server series found (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 }
@@ -132,9 +136,16 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 func pick(fams []*dto.MetricFamily, name string) (dialect, error) {
 	if name != "" {
 		for _, d := range all {
-			if d.name == name {
-				return d, nil
+			if d.name != name {
+				continue
 			}
+			for _, mf := range fams {
+				if d.match(mf.GetName()) {
+					return d, nil
+				}
+			}
+			// A forced dialect with none of its series would be an empty report.
+			return dialect{}, &UnknownError{Prefixes: Prefixes(fams), Wanted: name}
 		}
 		return dialect{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownDialect, name, strings.Join(Names(), ", "))
 	}

@@ -732,9 +732,8 @@ func TestModelErrors(t *testing.T) {
 	}
 }
 
-// Every fixture maps under every dialect without error (a forced wrong
-// dialect reads nothing, never garbage), and the detected one owns most
-// families.
+// Every fixture maps under its own dialect when forced, and a forced wrong
+// dialect is an UnknownError naming it (never an empty report).
 func TestForcedDialects(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.prom"))
 	if err != nil || len(files) == 0 {
@@ -742,14 +741,21 @@ func TestForcedDialects(t *testing.T) {
 	}
 	for _, f := range files {
 		fams := parse(t, fixture(t, filepath.Base(f)))
+		own, err := Map(fams, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 		for _, d := range Names() {
 			s, err := Map(fams, Options{Dialect: d})
-			if err != nil {
-				t.Errorf("%s as %s: %v", f, d, err)
+			if d == own.Dialect {
+				if err != nil || s.Dialect != d {
+					t.Errorf("%s as %s: %v", f, d, err)
+				}
 				continue
 			}
-			if s.Dialect != d {
-				t.Errorf("%s as %s: dialect %q", f, d, s.Dialect)
+			var ue *UnknownError
+			if !errors.As(err, &ue) || ue.Wanted != d {
+				t.Errorf("%s as %s: err = %v, want UnknownError", f, d, err)
 			}
 		}
 	}

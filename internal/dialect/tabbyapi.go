@@ -16,7 +16,10 @@ var tabbyAPI = dialect{
 	read:  readTabbyAPI,
 }
 
-func readTabbyAPI(fams []*dto.MetricFamily, _ Options, s *snapshot.Snapshot) error {
+func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
+	if o.Model != "" {
+		return &ModelError{Model: o.Model}
+	}
 	for _, mf := range fams {
 		name, ok := strings.CutPrefix(mf.GetName(), "tabbyapi:")
 		if !ok {

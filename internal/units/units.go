@@ -30,7 +30,7 @@ func Seconds(s float64) string {
 		return trim(s*1000, 2) + " ms"
 	case s < 0.01:
 		return trim(s*1000, 1) + " ms"
-	case s < 1:
+	case s < 0.9995:
 		return strconv.FormatFloat(math.Round(s*1000), 'f', 0, 64) + " ms"
 	case s < 10:
 		return strconv.FormatFloat(s, 'f', 2, 64) + " s"
@@ -105,9 +105,17 @@ func Bytes(v float64) string {
 
 // Percent formats a fraction as a percentage with one decimal: 0.133 →
 // "13.3%".
+// A share below 0.1% that is not zero keeps two decimals ("0.02%", or
+// "<0.01%"), so a real count never reads as 0.0%.
 func Percent(f float64) string {
 	if bad(f) {
 		return Missing
+	}
+	if f > 0 && f < 0.0005 {
+		if f < 0.00005 {
+			return "<0.01%"
+		}
+		return strconv.FormatFloat(f*100, 'f', 2, 64) + "%"
 	}
 	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 }
