@@ -264,6 +264,10 @@ func (a *analyzer) throughput() {
 	if len(rows) == 0 || a.get("requests_total") == 0 && a.get("tokens_predicted_total") == 0 {
 		return
 	}
+	if !a.has("prompt_seconds_total") && !a.has("tokens_predicted_seconds_total") {
+		a.section("throughput", "Throughput (cumulative)", rows)
+		return
+	}
 	rows = append(rows, report.Row{ID: "no_rate", Severity: report.Dim,
 		Note: "summed request time, not a rate: see --watch"})
 	a.section("throughput", "Throughput (cumulative)", rows)
