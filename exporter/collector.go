@@ -1,0 +1,420 @@
+package exporter
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Scalar series, in the reference's order. Names are without the prefix.
+const (
+	sPromptTokens = iota
+	sCachedTokens
+	sPrefixQueries
+	sPrefixHits
+	sPromptSeconds
+	sPredictedTokens
+	sPredictedSeconds
+	sRequests
+	sNTokensMax
+	sPredictedMax
+	sPredictedPerSecond
+	sProcessStart
+
+	sSpecDraft
+	sSpecAccepted
+	sSpecSteps
+	sSpecRequests
+	sSpecAcceptanceRate
+	sSpecMeanAccepted
+	sSpecTokensPerStep
+
+	sRequestsProcessing
+	sRequestsDeferred
+	sKVTokens
+	sKVMaxTokens
+	sKVUsage
+
+	sOffloadTokens
+	sOffloadMaxTokens
+	sOffloadUsage
+	sOffloadBytes
+	sOffloadMaxBytes
+	sOffloadRestoredTokens
+	sOffloadStores
+	sOffloadDeduped
+	sOffloadEvictions
+	sOffloadColdAllocs
+	sOffloadReadBytes
+	sOffloadWrittenBytes
+
+	sRecurrentCheckpoints
+	sRecurrentBytes
+	sRecurrentMaxBytes
+	sRecurrentUsage
+	sRecurrentCheckpointBytes
+	sRecurrentEvictions
+	sRecurrentStranded
+	sRecurrentLiveKV
+	sRecurrentPruned
+	sRecurrentStrandedByKV
+	sRecurrentCapped
+
+	sLiveAge
+	sLiveFailures
+
+	numScalars
+)
+
+type kind uint8
+
+const (
+	gauge kind = iota
+	counter
+	engineCounter // a counter kept by the engine: it restarts with the generator, so no created time
+)
+
+type scalarDef struct {
+	name string
+	kind kind
+	help string
+}
+
+// scalars holds name, type and help of every scalar series. Help texts of
+// names shared with llama.cpp and vLLM are theirs, so dashboards built on
+// them read the same.
+var scalars = [numScalars]scalarDef{
+	sPromptTokens:       {"prompt_tokens_total", counter, "Number of prompt tokens processed."},
+	sCachedTokens:       {"cached_tokens_total", counter, "Number of prompt tokens skipped via the prefix cache."},
+	sPrefixQueries:      {"prefix_cache_queries", counter, "Prefix cache queries, in terms of number of queried tokens."},
+	sPrefixHits:         {"prefix_cache_hits", counter, "Prefix cache hits, in terms of number of cached tokens."},
+	sPromptSeconds:      {"prompt_seconds_total", counter, "Prompt process time"},
+	sPredictedTokens:    {"tokens_predicted_total", counter, "Number of generation tokens processed."},
+	sPredictedSeconds:   {"tokens_predicted_seconds_total", counter, "Predict process time"},
+	sRequests:           {"requests_total", counter, "Number of finished generation requests."},
+	sNTokensMax:         {"n_tokens_max", counter, "Largest observed n_tokens."},
+	sPredictedMax:       {"tokens_predicted_max", counter, "Largest observed number of generation tokens in one request."},
+	sPredictedPerSecond: {"predicted_tokens_seconds", gauge, "Average generation throughput in tokens/s."},
+	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since unix epoch in seconds."},
+
+	sSpecDraft:          {"spec_decode_num_draft_tokens_total", counter, "Number of tokens proposed by the drafter."},
+	sSpecAccepted:       {"spec_decode_num_accepted_tokens_total", counter, "Number of drafted tokens accepted by the target model."},
+	sSpecSteps:          {"spec_decode_num_decode_steps_total", counter, "Number of decode steps over requests served with a drafter."},
+	sSpecRequests:       {"spec_decode_requests_total", counter, "Number of finished requests served with a drafter."},
+	sSpecAcceptanceRate: {"spec_decode_draft_acceptance_rate", gauge, "Fraction of drafted tokens accepted. 1 means every draft was accepted."},
+	sSpecMeanAccepted:   {"spec_decode_mean_accepted_length", gauge, "Average drafted tokens accepted per decode step."},
+	sSpecTokensPerStep:  {"spec_decode_tokens_per_step", gauge, "Average tokens emitted per decode step, including the target model's own."},
+
+	sRequestsProcessing: {"requests_processing", gauge, "Number of requests processing."},
+	sRequestsDeferred:   {"requests_deferred", gauge, "Number of requests deferred."},
+	sKVTokens:           {"kv_cache_tokens", gauge, "KV-cache tokens."},
+	sKVMaxTokens:        {"kv_cache_max_tokens", gauge, "Total KV-cache token capacity."},
+	sKVUsage:            {"kv_cache_usage_ratio", gauge, "KV-cache usage. 1 means 100 percent usage."},
+
+	sOffloadTokens:         {"kv_offload_tokens", gauge, "Tokens of KV cache currently held in system RAM."},
+	sOffloadMaxTokens:      {"kv_offload_max_tokens", gauge, "Total KV offload cache token capacity."},
+	sOffloadUsage:          {"kv_offload_usage_ratio", gauge, "KV offload cache usage. 1 means 100 percent usage."},
+	sOffloadBytes:          {"kv_offload_bytes", gauge, "System RAM currently holding cache pages, in bytes."},
+	sOffloadMaxBytes:       {"kv_offload_max_bytes", gauge, "Configured size of the KV offload cache, in bytes."},
+	sOffloadRestoredTokens: {"kv_offload_restored_tokens_total", engineCounter, "Prompt tokens read back from system RAM instead of being prefilled again."},
+	sOffloadStores:         {"kv_offload_stores_total", engineCounter, "Pages copied from VRAM into the KV offload cache."},
+	sOffloadDeduped:        {"kv_offload_deduped_stores_total", engineCounter, "Page stores skipped because the page was already held in system RAM."},
+	sOffloadEvictions:      {"kv_offload_evictions_total", engineCounter, "Pages dropped from the KV offload cache to make room."},
+	sOffloadColdAllocs:     {"kv_offload_cold_allocs_total", engineCounter, "Page stores that had to pin system memory synchronously."},
+	sOffloadReadBytes:      {"kv_offload_read_bytes_total", engineCounter, "Bytes transferred from system RAM to VRAM restoring cache pages."},
+	sOffloadWrittenBytes:   {"kv_offload_written_bytes_total", engineCounter, "Bytes transferred from VRAM to system RAM evicting cache pages."},
+
+	sRecurrentCheckpoints:     {"recurrent_checkpoints", gauge, "Recurrent state checkpoints currently held in system RAM."},
+	sRecurrentBytes:           {"recurrent_cache_bytes", gauge, "System RAM currently holding recurrent checkpoints, in bytes."},
+	sRecurrentMaxBytes:        {"recurrent_cache_max_bytes", gauge, "Configured size of the recurrent checkpoint cache, in bytes."},
+	sRecurrentUsage:           {"recurrent_cache_usage_ratio", gauge, "Recurrent checkpoint cache usage. 1 means 100 percent usage."},
+	sRecurrentCheckpointBytes: {"recurrent_checkpoint_bytes", gauge, "Mean size of one recurrent checkpoint, in bytes."},
+	sRecurrentEvictions:       {"recurrent_cache_evictions_total", engineCounter, "Recurrent checkpoints dropped to make room."},
+	sRecurrentStranded:        {"recurrent_cache_stranded_evictions_total", engineCounter, "Recurrent checkpoints dropped that were already unresumable."},
+	sRecurrentLiveKV:          {"recurrent_cache_live_kv_evictions_total", engineCounter, "Recurrent checkpoints dropped while their anchor KV page was still cached."},
+	sRecurrentPruned:          {"recurrent_cache_pruned_total", engineCounter, "Unresumable recurrent checkpoints reclaimed while the generator was idle."},
+	sRecurrentStrandedByKV:    {"recurrent_stranded_by_kv_total", engineCounter, "Recurrent checkpoints stranded by eviction of the KV page anchoring them."},
+	sRecurrentCapped:          {"recurrent_capped_tokens_total", engineCounter, "Tokens with valid KV that were re-prefilled anyway, for lack of recurrent state."},
+
+	sLiveAge:      {"live_state_age_seconds", gauge, "Age of the engine's live state in this scrape, in seconds; 0 when read fresh, more when the engine did not answer in time and the last good reading was served."},
+	sLiveFailures: {"live_state_failures_total", counter, "Scrapes that served an earlier live state because the engine timed out or failed."},
+}
+
+// Histogram series.
+const (
+	hQueue = iota
+	hPrefill
+	hDecode
+	hTTFT
+	hE2E
+	hPromptTokens
+	hGenerationTokens
+	hAcceptance
+	numHists
+)
+
+type histDef struct{ name, help string }
+
+var hists = [numHists]histDef{
+	hQueue:            {"request_queue_time_seconds", "Histogram of time spent in the queue before prefill, in seconds."},
+	hPrefill:          {"request_prefill_time_seconds", "Histogram of prefill (prompt processing) time in seconds."},
+	hDecode:           {"request_decode_time_seconds", "Histogram of decode (generation) time in seconds."},
+	hTTFT:             {"time_to_first_token_seconds", "Histogram of time to first token in seconds."},
+	hE2E:              {"e2e_request_latency_seconds", "Histogram of end to end request latency in seconds."},
+	hPromptTokens:     {"request_prompt_tokens", "Histogram of number of prompt tokens per request."},
+	hGenerationTokens: {"request_generation_tokens", "Histogram of number of generation tokens per request."},
+	hAcceptance:       {"spec_decode_acceptance_rate", "Histogram of per-request draft acceptance rate."},
+}
+
+// collector is the prometheus.Collector behind the registry: it declares
+// every descriptor once and builds constant metrics from one reading of the
+// shards and the engine per scrape.
+type collector struct {
+	m      *Metrics
+	scalar [numScalars]*prometheus.Desc
+	hist   [numHists]*prometheus.Desc
+}
+
+func newCollector(m *Metrics) *collector {
+	c := &collector{m: m}
+	for i, d := range scalars {
+		c.scalar[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, nil, nil)
+	}
+	for i, d := range hists {
+		c.hist[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, nil, nil)
+	}
+	return c
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.scalar {
+		ch <- d
+	}
+	for _, d := range c.hist {
+		ch <- d
+	}
+}
+
+// reading is everything one scrape publishes, before it becomes metrics.
+type reading struct {
+	t         tally
+	live      Live
+	liveAge   float64
+	liveFails uint64
+}
+
+// read takes one reading: the engine first, then the shards.
+func (m *Metrics) read() *reading {
+	r := &reading{}
+	r.live, r.liveAge, r.liveFails = m.readLive()
+	r.t = m.readTally()
+	return r
+}
+
+// scalarValues computes every scalar series from a reading, by the
+// reference's rules.
+func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
+	var v [numScalars]float64
+	t := &r.t
+	v[sPromptTokens] = float64(t.prefilled)
+	v[sCachedTokens] = float64(t.cached)
+	v[sPrefixQueries] = float64(t.prefilled + t.cached)
+	v[sPrefixHits] = float64(t.cached)
+	v[sPromptSeconds] = t.prefillNs.seconds()
+	v[sPredictedTokens] = float64(t.generated)
+	v[sPredictedSeconds] = t.decodeNs.seconds()
+	v[sRequests] = float64(t.requests)
+	v[sNTokensMax] = float64(t.peakPrompt)
+	v[sPredictedMax] = float64(t.peakGen)
+	v[sPredictedPerSecond] = ratio(v[sPredictedTokens], v[sPredictedSeconds])
+	v[sProcessStart] = float64(start.UnixNano()) / 1e9
+
+	drafted := float64(t.specAccepted + t.specRejected)
+	v[sSpecDraft] = drafted
+	v[sSpecAccepted] = float64(t.specAccepted)
+	v[sSpecSteps] = float64(t.specSteps)
+	v[sSpecRequests] = float64(t.specRequests)
+	v[sSpecAcceptanceRate] = ratio(v[sSpecAccepted], drafted)
+	v[sSpecMeanAccepted] = ratio(v[sSpecAccepted], v[sSpecSteps])
+	if t.specSteps > 0 {
+		v[sSpecTokensPerStep] = 1 + v[sSpecMeanAccepted]
+	}
+
+	l := &r.live
+	page := float64(l.PageSize)
+	v[sRequestsProcessing] = float64(l.ActiveJobs)
+	v[sRequestsDeferred] = float64(l.PendingJobs)
+	v[sKVTokens] = float64(l.KVReferencedPages) * page
+	v[sKVMaxTokens] = float64(l.KVPages) * page
+	v[sKVUsage] = ratio(v[sKVTokens], v[sKVMaxTokens])
+
+	if o := l.Offload; o != nil {
+		slot := float64(o.SlotBytes)
+		v[sOffloadTokens] = float64(o.Slots) * page
+		v[sOffloadMaxTokens] = float64(o.MaxSlots) * page
+		// Pages held over slots available, as the reference computes it:
+		// meaningful even when the page size is unknown.
+		v[sOffloadUsage] = ratio(float64(o.Slots), float64(o.MaxSlots))
+		v[sOffloadBytes] = float64(o.Slots) * slot
+		v[sOffloadMaxBytes] = float64(o.MaxSlots) * slot
+		v[sOffloadRestoredTokens] = float64(o.Restores) * page
+		v[sOffloadStores] = float64(o.Stores)
+		v[sOffloadDeduped] = float64(o.DedupedStores)
+		v[sOffloadEvictions] = float64(o.Evictions)
+		v[sOffloadColdAllocs] = float64(o.ColdAllocs)
+		v[sOffloadReadBytes] = float64(o.Restores) * slot
+		v[sOffloadWrittenBytes] = float64(o.Stores) * slot
+	}
+
+	// The page-table counters behind the recurrent cap are published even
+	// when the checkpoint cache cannot be read: they report the waste.
+	v[sRecurrentCapped] = float64(l.KVOnlyPages) * page
+	v[sRecurrentStrandedByKV] = float64(l.StrandedByKV)
+	if rc := l.Recurrent; rc != nil {
+		v[sRecurrentCheckpoints] = float64(rc.Checkpoints)
+		v[sRecurrentBytes] = float64(rc.Bytes)
+		v[sRecurrentMaxBytes] = float64(rc.MaxBytes)
+		v[sRecurrentUsage] = ratio(float64(rc.Bytes), float64(rc.MaxBytes))
+		if rc.Checkpoints > 0 {
+			// Whole bytes, as the reference's floor division gives.
+			v[sRecurrentCheckpointBytes] = float64(rc.Bytes / int64(rc.Checkpoints))
+		}
+		v[sRecurrentEvictions] = float64(rc.Evictions)
+		v[sRecurrentStranded] = float64(rc.StrandedEvictions)
+		v[sRecurrentLiveKV] = float64(rc.LiveKVEvictions)
+		v[sRecurrentPruned] = float64(rc.Pruned)
+	}
+
+	v[sLiveAge] = r.liveAge
+	v[sLiveFailures] = float64(r.liveFails)
+	return v
+}
+
+// ratio is a/b, 0 when b is 0: the reference's rule for every ratio gauge.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// histValue is one histogram of a reading: per-bucket counts with a final
+// overflow slot, and the sum of observations.
+type histValue struct {
+	bounds []float64
+	counts []uint64
+	sum    float64
+}
+
+func (r *reading) histValues() [numHists]histValue {
+	t := &r.t
+	q, p, d := t.queueNs.seconds(), t.prefillNs.seconds(), t.decodeNs.seconds()
+	// TTFT and end-to-end are q+p and q+p+d per request, so their sums are
+	// the phase sums added (in nanoseconds, exactly).
+	ttft := t.queueNs
+	ttft.addWide(t.prefillNs)
+	e2e := ttft
+	e2e.addWide(t.decodeNs)
+	return [numHists]histValue{
+		hQueue:            {latencyBuckets[:], t.queue[:], q},
+		hPrefill:          {latencyBuckets[:], t.prefill[:], p},
+		hDecode:           {latencyBuckets[:], t.decode[:], d},
+		hTTFT:             {ttftBuckets[:], t.ttft[:], ttft.seconds()},
+		hE2E:              {latencyBuckets[:], t.e2e[:], e2e.seconds()},
+		hPromptTokens:     {t.ladder.bounds, t.promptHist, float64(t.promptSum)},
+		hGenerationTokens: {t.ladder.bounds, t.genHist, float64(t.genSum)},
+		hAcceptance:       {acceptanceBuckets[:], t.accept[:], t.acceptSum},
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	r := m.read()
+	vals := r.scalarValues(m.start)
+	created := timestamppb.New(m.created)
+	// One block for all scalars: a scrape is a handful of allocations, not
+	// several per series.
+	out := make([]scalarMetric, numScalars)
+	for i, d := range scalars {
+		out[i] = scalarMetric{desc: c.scalar[i], kind: d.kind, v: vals[i]}
+		// Created timestamps only on counters named _total: OpenMetrics
+		// writes the others as "unknown", where a _created sample is not
+		// allowed (the encoder would emit it anyway).
+		if d.kind == counter && strings.HasSuffix(d.name, "_total") {
+			out[i].created = created
+		}
+		ch <- &out[i]
+	}
+	tokensCreated := timestamppb.New(r.t.tokensSince)
+	hv := r.histValues()
+	hs := make([]histMetric, numHists)
+	for i, h := range hv {
+		hs[i] = newHistMetric(c.hist[i], h, created)
+		if i == hPromptTokens || i == hGenerationTokens {
+			hs[i].created = tokensCreated
+		}
+		ch <- &hs[i]
+	}
+}
+
+// scalarMetric is one counter or gauge of a scrape. It stands in for
+// prometheus.NewConstMetric, which allocates several objects per series.
+type scalarMetric struct {
+	desc    *prometheus.Desc
+	kind    kind
+	v       float64
+	created *timestamppb.Timestamp // shared, read-only
+}
+
+func (s *scalarMetric) Desc() *prometheus.Desc { return s.desc }
+
+func (s *scalarMetric) Write(out *dto.Metric) error {
+	if s.kind == gauge {
+		out.Gauge = &dto.Gauge{Value: &s.v}
+	} else {
+		out.Counter = &dto.Counter{Value: &s.v, CreatedTimestamp: s.created}
+	}
+	return nil
+}
+
+// histMetric is one histogram of a scrape, in place of
+// prometheus.NewConstHistogram, whose Write allocates three objects per
+// bucket; here the buckets of a histogram share one block.
+type histMetric struct {
+	desc    *prometheus.Desc
+	bounds  []float64
+	cum     []uint64 // cumulative count per finite bound
+	count   uint64   // the +Inf bucket
+	sum     float64
+	created *timestamppb.Timestamp
+}
+
+func newHistMetric(desc *prometheus.Desc, h histValue, created *timestamppb.Timestamp) histMetric {
+	n := len(h.bounds)
+	hm := histMetric{desc: desc, bounds: make([]float64, n), cum: make([]uint64, n), sum: h.sum, created: created}
+	copy(hm.bounds, h.bounds) // dto will point into these: keep them private
+	var total uint64
+	for i := range n {
+		total += h.counts[i]
+		hm.cum[i] = total
+	}
+	hm.count = total + h.counts[n]
+	return hm
+}
+
+func (h *histMetric) Desc() *prometheus.Desc { return h.desc }
+
+func (h *histMetric) Write(out *dto.Metric) error {
+	buckets := make([]dto.Bucket, len(h.bounds))
+	ptrs := make([]*dto.Bucket, len(h.bounds))
+	for i := range buckets {
+		buckets[i].UpperBound = &h.bounds[i]
+		buckets[i].CumulativeCount = &h.cum[i]
+		ptrs[i] = &buckets[i]
+	}
+	out.Histogram = &dto.Histogram{SampleCount: &h.count, SampleSum: &h.sum, Bucket: ptrs, CreatedTimestamp: h.created}
+	return nil
+}

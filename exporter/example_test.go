@@ -1,0 +1,73 @@
+package exporter_test
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/exporter"
+)
+
+// engine is a server's view of its own state, read at scrape time.
+type engine struct{}
+
+func (engine) Live() exporter.Live {
+	return exporter.Live{
+		ActiveJobs: 1, PageSize: 256,
+		KVPages: 512, KVReferencedPages: 128, // a quarter of the KV cache in use
+	}
+}
+
+// Record one finished generation and serve /metrics.
+func Example() {
+	m := exporter.New(exporter.Options{Engine: engine{}, MaxSeqLen: 32768})
+
+	// A request whose 1200-token prompt was 1000 tokens in the prefix cache,
+	// generating 300 tokens with a drafter that had 240 of its 320 guesses
+	// accepted.
+	m.RecordGeneration(exporter.Generation{
+		PromptTokens: 1200, CachedTokens: 1000, GeneratedTokens: 300,
+		Queue: 20 * time.Millisecond, Prefill: 150 * time.Millisecond, Decode: 6 * time.Second,
+		Draft: &exporter.DraftTally{Accepted: 240, Rejected: 80},
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	show := []string{
+		"tabbyapi:prompt_tokens_total ",
+		"tabbyapi:cached_tokens_total ",
+		"tabbyapi:predicted_tokens_seconds ",
+		"tabbyapi:spec_decode_tokens_per_step ",
+		"tabbyapi:kv_cache_usage_ratio ",
+		`tabbyapi:request_prompt_tokens_bucket{le="2000"} `,
+		`tabbyapi:time_to_first_token_seconds_bucket{le="0.25"} `,
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		for _, prefix := range show {
+			if strings.HasPrefix(sc.Text(), prefix) {
+				fmt.Println(sc.Text())
+			}
+		}
+	}
+	// Output:
+	// tabbyapi:cached_tokens_total 1000
+	// tabbyapi:kv_cache_usage_ratio 0.25
+	// tabbyapi:predicted_tokens_seconds 50
+	// tabbyapi:prompt_tokens_total 200
+	// tabbyapi:request_prompt_tokens_bucket{le="2000"} 1
+	// tabbyapi:spec_decode_tokens_per_step 5
+	// tabbyapi:time_to_first_token_seconds_bucket{le="0.25"} 1
+}

@@ -1,0 +1,288 @@
+package exporter
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+)
+
+// DefaultNamespace is the series prefix used when [Options.Namespace] is empty.
+const DefaultNamespace = "tabbyapi"
+
+// DefaultLiveTimeout is how long a scrape waits for [Engine.Live] when
+// [Options.LiveTimeout] is zero.
+const DefaultLiveTimeout = 100 * time.Millisecond
+
+// Options configure [New].
+//
+// Namespace characters outside [a-zA-Z0-9_:] become underscores.
+type Options struct {
+	Namespace   string        // series prefix before the colon; "" means "tabbyapi"
+	MaxSeqLen   int           // token-ladder limit; 0 means 1,000,000 until ConfigureTokenBuckets
+	Engine      Engine        // live state; nil reads as an idle engine with no model
+	LiveTimeout time.Duration // how long a scrape waits for Engine.Live; 0 means 100ms
+
+	// StartTime is published as <ns>:process_start_time_seconds and in the
+	// Process-Start-Time-Unix header; zero means the time New is called.
+	StartTime time.Time
+}
+
+// Metrics accumulates finished generations and serves them, with the
+// engine's live state, as the reference metric set. Its methods are safe for
+// concurrent use.
+type Metrics struct {
+	ns      string
+	start   time.Time // published process start
+	created time.Time // when New ran: the start of the exporter's own counters
+	engine  Engine
+	timeout time.Duration
+	now     func() time.Time // replaced in tests
+
+	shards []shard
+	mask   uint32
+	// acceptSum is Σ a/(a+r) as float64 bits, the one float the exporter
+	// accumulates. It is shared rather than sharded: float addition does not
+	// commute in the last digits, and one recorder (a simulator) must get the
+	// same sum every run. Only drafted requests touch it.
+	acceptSum atomic.Uint64
+
+	// tokens holds the token histograms on their current ladder. A ladder
+	// change swaps in a fresh set, which is how both histograms restart.
+	tokens atomic.Pointer[tokenHists]
+	cfgMu  sync.Mutex // serializes ConfigureTokenBuckets
+
+	live liveState
+
+	reg     *prometheus.Registry
+	err     error // a registration failure, reported by every scrape
+	handler http.Handler
+}
+
+// New returns a Metrics with every series at zero, on a registry of its own
+// with no Go runtime or process collectors (see [Metrics.Registry]).
+func New(opts Options) *Metrics {
+	now := time.Now()
+	m := &Metrics{
+		ns:      namespace(opts.Namespace),
+		start:   opts.StartTime,
+		created: now,
+		engine:  opts.Engine,
+		timeout: opts.LiveTimeout,
+		now:     time.Now,
+	}
+	if m.start.IsZero() {
+		m.start = now
+	}
+	if m.timeout <= 0 {
+		m.timeout = DefaultLiveTimeout
+	}
+	maxSeqLen := opts.MaxSeqLen
+	if maxSeqLen < 1 {
+		maxSeqLen = DefaultMaxSeqLen
+	}
+	n := shardCount(runtime.GOMAXPROCS(0))
+	m.shards = make([]shard, n)
+	m.mask = uint32(n - 1)
+	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), n, now))
+	m.live.at = now
+
+	m.reg = prometheus.NewRegistry()
+	// The names come from a sanitized namespace and fixed suffixes, so this
+	// cannot fail; if it ever did, scrapes report it instead of a panic here.
+	if err := m.reg.Register(newCollector(m)); err != nil {
+		m.err = fmt.Errorf("exporter: registering the metric set: %w", err)
+	}
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics:                   true,
+		EnableOpenMetricsTextCreatedSamples: true,
+		ProcessStartTime:                    m.start,
+		ErrorHandling:                       promhttp.ContinueOnError,
+	})
+	m.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if m.err != nil {
+			http.Error(w, m.err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	return m
+}
+
+// namespace returns a prefix that makes valid metric names: "" becomes
+// DefaultNamespace and any other character outside [a-zA-Z0-9_:] becomes an
+// underscore, so a careless option cannot break registration.
+func namespace(s string) string {
+	if s == "" {
+		return DefaultNamespace
+	}
+	b := []byte(s)
+	for i, c := range b {
+		ok := c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// shardCount is a power of two a few times the processor count, so that
+// concurrent recorders rarely pick the same shard.
+func shardCount(procs int) int {
+	n := 8
+	for n < 4*procs && n < 256 {
+		n *= 2
+	}
+	return n
+}
+
+// Handler returns the HTTP handler for GET /metrics. It serves the text
+// format 0.0.4 by default and OpenMetrics 1.0 when the Accept header asks for
+// it, compresses when asked, and sets the Process-Start-Time-Unix header.
+// Other methods get 405.
+func (m *Metrics) Handler() http.Handler { return m.handler }
+
+// Registry returns the registry the handler and WriteText serve. It holds
+// only the metric set; register the caller's own collectors on it (Go
+// runtime, process) to publish them alongside.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// WriteText writes the exposition in the Prometheus text format 0.0.4, as
+// the handler serves it to a client that does not ask for OpenMetrics.
+func (m *Metrics) WriteText(w io.Writer) error {
+	if m.err != nil {
+		return m.err
+	}
+	fams, err := m.reg.Gather()
+	if err != nil {
+		return fmt.Errorf("exporter: gathering metrics: %w", err)
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range fams {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("exporter: writing %s: %w", mf.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Limits on one generation's figures. Larger values are garbage from the
+// caller; clamping them keeps the counters monotonic (no uint64 wrap).
+const (
+	maxTokens   = 1 << 40         // tokens in one request
+	maxDuration = uint64(1) << 60 // nanoseconds in one phase (36 years)
+)
+
+func tokens(n int) uint64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n > maxTokens:
+		return maxTokens
+	}
+	return uint64(n)
+}
+
+func nanos(d time.Duration) uint64 {
+	switch {
+	case d <= 0:
+		return 0
+	case uint64(d) > maxDuration:
+		return maxDuration
+	}
+	return uint64(d)
+}
+
+// RecordGeneration accounts one finished generation. It is safe to call from
+// many goroutines, does not allocate and takes no lock: every figure is an
+// atomic addition to one of several shards, so neither other recorders nor
+// a scrape can hold it up. Negative figures count as 0 and CachedTokens is
+// held to PromptTokens, so the counters never fall.
+func (m *Metrics) RecordGeneration(g Generation) {
+	p := tokens(g.PromptTokens)
+	c := min(tokens(g.CachedTokens), p)
+	gen := tokens(g.GeneratedTokens)
+	q, pf, d := nanos(g.Queue), nanos(g.Prefill), nanos(g.Decode)
+
+	iq := bucketOf(latencyNs, q)
+	ip := bucketOf(latencyNs, pf)
+	id := bucketOf(latencyNs, d)
+	ittft := bucketOf(ttftNs, q+pf)
+	ie2e := bucketOf(latencyNs, q+pf+d)
+	var accepted, rejected, steps uint64
+	iacc, rate := -1, 0.0
+	if g.Draft != nil {
+		accepted, rejected = tokens(g.Draft.Accepted), tokens(g.Draft.Rejected)
+		if gen > accepted {
+			steps = gen - accepted
+		}
+		if drafted := accepted + rejected; drafted > 0 {
+			rate = float64(accepted) / float64(drafted)
+			iacc = bucketOf(acceptanceBuckets[:], rate)
+		}
+	}
+
+	i := rand.Uint32() & m.mask
+	s := &m.shards[i]
+	s.prefilled.Add(p - c)
+	s.cached.Add(c)
+	s.generated.Add(gen)
+	s.queueNs.add(q)
+	s.prefillNs.add(pf)
+	s.decodeNs.add(d)
+	raise(&s.peakPrompt, p)
+	raise(&s.peakGen, gen)
+	s.queue[iq].Add(1)
+	s.prefill[ip].Add(1)
+	s.decode[id].Add(1)
+	s.ttft[ittft].Add(1)
+	s.e2e[ie2e].Add(1)
+	if g.Draft != nil {
+		s.specRequests.Add(1)
+		s.specAccepted.Add(accepted)
+		s.specRejected.Add(rejected)
+		s.specSteps.Add(steps)
+		if iacc >= 0 {
+			s.accept[iacc].Add(1)
+			addFloat(&m.acceptSum, rate)
+		}
+	}
+	th := m.tokens.Load()
+	ts := &th.shards[i]
+	ts.prompt[bucketOf(th.ladder.ints, p)].Add(1)
+	ts.gen[bucketOf(th.ladder.ints, gen)].Add(1)
+	ts.promptSum.Add(p)
+	ts.genSum.Add(gen)
+}
+
+// ConfigureTokenBuckets rebuilds the token ladder of request_prompt_tokens
+// and request_generation_tokens for a model's context length, as the
+// reference does when a model loads: a length < 1 is ignored; an unchanged
+// ladder keeps its samples; a changed one restarts both histograms empty,
+// since counts against one ladder cannot be carried to another. No other
+// series is touched (the peaks and counters keep counting). A generation
+// recorded at the very moment of the change lands on one side of it.
+func (m *Metrics) ConfigureTokenBuckets(maxSeqLen int) {
+	if maxSeqLen < 1 {
+		return
+	}
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	if m.tokens.Load().ladder.maxSeqLen == maxSeqLen {
+		return // the ladder is determined by its limit: unchanged
+	}
+	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), len(m.shards), m.now()))
+}
