@@ -1,0 +1,310 @@
+package watch
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// Resolution of the history: every sample for the last FullResolution, then
+// one per Thinned, and nothing older than Retention × the longest window.
+const (
+	FullResolution = 90 * time.Second
+	Thinned        = 30 * time.Second
+	Retention      = 1.1
+)
+
+// counter indexes the canonical counters the rates table reads.
+type counter int
+
+const (
+	cPromptTokens counter = iota
+	cCachedTokens
+	cGenerated
+	cRequests
+	cOffloadRestored
+	cOffloadRead
+	cOffloadWritten
+	cPrefixHits
+	cPrefixQueries
+	cDraftAccepted
+	cDrafted
+	cPrefillSeconds
+	cDecodeSeconds
+	nCounters
+)
+
+var counterNames = [nCounters]string{
+	cPromptTokens:    "prompt_tokens_total",
+	cCachedTokens:    "cached_tokens_total",
+	cGenerated:       "tokens_predicted_total",
+	cRequests:        "requests_total",
+	cOffloadRestored: "kv_offload_restored_tokens_total",
+	cOffloadRead:     "kv_offload_read_bytes_total",
+	cOffloadWritten:  "kv_offload_written_bytes_total",
+	cPrefixHits:      "prefix_cache_hits",
+	cPrefixQueries:   "prefix_cache_queries",
+	cDraftAccepted:   "spec_decode_num_accepted_tokens_total",
+	cDrafted:         "spec_decode_num_draft_tokens_total",
+	cPrefillSeconds:  "prompt_seconds_total",
+	cDecodeSeconds:   "tokens_predicted_seconds_total",
+}
+
+// hist indexes the histograms whose windowed percentiles the table shows.
+type hist int
+
+const (
+	hTTFT hist = iota
+	hE2E
+	nHists
+)
+
+var histNames = [nHists]string{
+	hTTFT: "time_to_first_token_seconds",
+	hE2E:  "e2e_request_latency_seconds",
+}
+
+// Sample is what the history keeps of one good scrape: its time and the
+// counters as running totals with resets already folded in, so that the
+// increase between any two samples is a subtraction even after thinning has
+// dropped the samples where a reset showed.
+type Sample struct {
+	At    time.Time
+	Start float64 // process start, Unix seconds; 0 when unknown
+
+	// total[c] is the counter's increase since the history began, counting
+	// a decrease as a restart from zero (as PromQL's rate() does); raw[c]
+	// is the value as scraped. has[c] says the scrape carried it.
+	total [nCounters]float64
+	raw   [nCounters]float64
+	has   [nCounters]bool
+
+	// hists are the histograms as scraped (shared with the previous sample
+	// when unchanged); hepoch[h] counts the histogram's resets so that a
+	// window spanning one is left blank.
+	hists  [nHists]*histogram.Histogram
+	hepoch [nHists]int
+
+	offload bool // offload capacity > 0
+	drafter bool // some request was served with a drafter
+}
+
+// History is the samples of one watch session, thinned as they age.
+type History struct {
+	// old holds the samples older than FullResolution, at least Thinned
+	// apart; recent holds every sample since. Both are in time order and old
+	// comes first.
+	old, recent []*Sample
+	retain      time.Duration // drop samples older than this; 0 keeps all
+	longest     time.Duration
+
+	// RestartedAt is when the server last restarted within this session
+	// (its new process start time); zero when it has not.
+	RestartedAt time.Time
+	// ResetAt is when counters last fell without a restart (a model reload
+	// recreates the engine's counters); zero when they have not.
+	ResetAt time.Time
+}
+
+// NewHistory returns an empty history sized for windows up to longest.
+func NewHistory(longest time.Duration) *History {
+	h := &History{}
+	h.SetLongest(longest)
+	return h
+}
+
+// SetLongest changes the longest window kept for; samples beyond
+// Retention × longest are dropped at the next Add.
+func (h *History) SetLongest(longest time.Duration) {
+	h.longest = longest
+	h.retain = time.Duration(float64(longest) * Retention)
+}
+
+// Len is the number of samples held.
+func (h *History) Len() int { return len(h.old) + len(h.recent) }
+
+// At returns the i-th sample, oldest first.
+func (h *History) At(i int) *Sample {
+	if i < len(h.old) {
+		return h.old[i]
+	}
+	return h.recent[i-len(h.old)]
+}
+
+// Newest is the latest sample, nil when empty.
+func (h *History) Newest() *Sample {
+	if n := h.Len(); n > 0 {
+		return h.At(n - 1)
+	}
+	return nil
+}
+
+// Reset forgets everything but the newest sample, which becomes the start
+// of a fresh history (the `r` key).
+func (h *History) Reset() {
+	n := h.Newest()
+	h.old, h.recent = nil, nil
+	h.RestartedAt, h.ResetAt = time.Time{}, time.Time{}
+	if n != nil {
+		h.recent = []*Sample{n}
+	}
+}
+
+// Event says what Add found besides a new sample.
+type Event int
+
+const (
+	Appended  Event = iota
+	Restarted       // the process start time changed: history restarted
+	Reset           // a counter fell without a restart: counted from zero
+	Skipped         // at was not after the newest sample: nothing kept
+)
+
+// Add records a scrape taken at at. A changed process start time means the
+// server restarted: the history starts over from this sample, since no
+// window may compare across a restart.
+func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
+	prev := h.Newest()
+	if prev != nil && !at.After(prev.At) {
+		return Skipped
+	}
+	smp := &Sample{At: at, Start: s.StartTime()}
+	ev := Appended
+	if prev != nil && restarted(prev.Start, smp.Start) {
+		h.old, h.recent = nil, nil
+		h.ResetAt = time.Time{}
+		h.RestartedAt = time.Unix(0, int64(smp.Start*1e9))
+		if h.RestartedAt.After(at) {
+			h.RestartedAt = at // the server's clock runs ahead of ours
+		}
+		prev, ev = nil, Restarted
+	}
+	if fold(smp, prev, s) && ev == Appended {
+		h.ResetAt, ev = at, Reset
+	}
+	h.recent = append(h.recent, smp)
+	h.thin(at)
+	return ev
+}
+
+// restarted compares two process start times; unknown (0) never counts, and
+// sub-second differences are float noise of one process's own start.
+func restarted(a, b float64) bool {
+	return a > 0 && b > 0 && math.Abs(a-b) >= 1
+}
+
+// fold fills smp from the scrape s, carrying running totals on from prev;
+// it reports whether some counter fell (a reset).
+func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
+	for c := range nCounters {
+		v, ok := s.Scalar(counterNames[c])
+		if !ok || v < 0 || math.IsInf(v, 0) {
+			if prev != nil {
+				// Carry the total so the next present value continues it.
+				smp.total[c], smp.raw[c] = prev.total[c], prev.raw[c]
+			}
+			continue
+		}
+		smp.has[c], smp.raw[c] = true, v
+		switch {
+		case prev == nil:
+			// The history begins here.
+		case v >= prev.raw[c]:
+			smp.total[c] = prev.total[c] + v - prev.raw[c]
+		default:
+			// A decrease is a restart from zero: the increase since is v.
+			smp.total[c] = prev.total[c] + v
+			reset = true
+		}
+	}
+	for i := range nHists {
+		cur := s.Hist(histNames[i])
+		if cur == nil {
+			if prev != nil {
+				smp.hepoch[i] = prev.hepoch[i] + 1
+			}
+			continue
+		}
+		switch {
+		case prev == nil:
+			smp.hists[i] = cloneHist(cur)
+		case prev.hists[i] == nil:
+			smp.hepoch[i] = prev.hepoch[i] + 1
+			smp.hists[i] = cloneHist(cur)
+		case sameHist(prev.hists[i], cur):
+			// Idle: share the previous copy instead of storing another.
+			smp.hists[i], smp.hepoch[i] = prev.hists[i], prev.hepoch[i]
+		default:
+			smp.hists[i], smp.hepoch[i] = cloneHist(cur), prev.hepoch[i]
+			if _, ok := cur.Sub(*prev.hists[i]); !ok {
+				smp.hepoch[i]++
+				reset = true
+			}
+		}
+	}
+	smp.offload = s.Get("kv_offload_max_tokens") > 0 || s.Get("kv_offload_max_bytes") > 0
+	smp.drafter = s.Get("spec_decode_requests_total") > 0
+	return reset
+}
+
+func cloneHist(h *histogram.Histogram) *histogram.Histogram {
+	c := *h
+	c.Buckets = append([]histogram.Bucket(nil), h.Buckets...)
+	return &c
+}
+
+func sameHist(a, b *histogram.Histogram) bool {
+	if a.Count != b.Count || a.Sum != b.Sum || len(a.Buckets) != len(b.Buckets) {
+		return false
+	}
+	for i := range a.Buckets {
+		if a.Buckets[i] != b.Buckets[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// thin moves samples older than FullResolution into the thinned part,
+// keeping one per Thinned, and drops what no window can reach.
+func (h *History) thin(now time.Time) {
+	for len(h.recent) > 1 && now.Sub(h.recent[0].At) > FullResolution {
+		s := h.recent[0]
+		h.recent[0] = nil
+		h.recent = h.recent[1:]
+		if n := len(h.old); n == 0 || s.At.Sub(h.old[n-1].At) >= Thinned {
+			h.old = append(h.old, s)
+		}
+	}
+	if h.retain <= 0 {
+		return
+	}
+	// Drop beyond the retention, but keep the newest sample at least the
+	// longest window old: with a coarse or jittery interval it can sit just
+	// past the cut, and the longest window needs it as its baseline.
+	for h.Len() > 1 && now.Sub(h.At(0).At) > h.retain && now.Sub(h.At(1).At) >= h.longest {
+		if len(h.old) > 0 {
+			h.old[0] = nil
+			h.old = h.old[1:]
+		} else {
+			h.recent[0] = nil
+			h.recent = h.recent[1:]
+		}
+	}
+}
+
+// baseline returns the index of the newest sample at least d older than
+// the newest one, or -1.
+func (h *History) baseline(d time.Duration) int {
+	n := h.Len()
+	if n < 2 {
+		return -1
+	}
+	t := h.At(n - 1).At.Add(-d)
+	// First index whose time is after t; the one before it is the answer.
+	i := sort.Search(n-1, func(i int) bool { return h.At(i).At.After(t) })
+	return i - 1
+}

@@ -1,0 +1,159 @@
+package watch
+
+import (
+	"testing"
+	"time"
+)
+
+// TestHistoryBounded feeds a virtual clock through two days at a 1 s
+// interval with the default windows and checks the history's length
+// against counts worked out by hand.
+func TestHistoryBounded(t *testing.T) {
+	ws, err := ParseWindows(DefaultWindows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(longest(ws, time.Second))
+	// The bound: every sample of the last 90 s (91 at a 1 s interval, both
+	// ends included), one per 30 s back to 1.1 × 24 h (95040 s / 30 s =
+	// 3168, plus one for the end), plus the baseline kept past the cut.
+	const bound = 91 + 3168 + 1 + 1
+	peak := 0
+	for sec := 0; sec <= 2*86400; sec++ {
+		h.Add(snap(start0, "requests_total", sec), at(float64(sec)))
+		peak = max(peak, h.Len())
+		switch sec {
+		case 86400:
+			// Nothing is old enough to drop yet: 91 samples from 86310 s
+			// on, and the multiples of 30 s in [0, 86310): 2877.
+			if got, want := h.Len(), 91+2877; got != want {
+				t.Errorf("after 24 h: %d samples, want %d", got, want)
+			}
+		case 2 * 86400:
+			// Kept: 91 recent, and multiples of 30 s from 172800-95040 =
+			// 77760 to 172680: 3165.
+			if got, want := h.Len(), 91+3165; got != want {
+				t.Errorf("after 48 h: %d samples, want %d", got, want)
+			}
+		}
+	}
+	if peak > bound {
+		t.Errorf("history peaked at %d samples, bound %d", peak, bound)
+	}
+	// The thinned part is 30 s apart and the recent part is complete.
+	for i := 1; i < h.Len(); i++ {
+		gap := h.At(i).At.Sub(h.At(i - 1).At)
+		old := h.At(h.Len()-1).At.Sub(h.At(i).At) > FullResolution
+		if (old && gap != Thinned) || (!old && gap != time.Second && gap != Thinned) {
+			t.Fatalf("sample %d: gap %v", i, gap)
+		}
+	}
+	// The 24 h window still finds an exact baseline.
+	b := h.baseline(24 * time.Hour)
+	if b < 0 || h.Newest().At.Sub(h.At(b).At) != 24*time.Hour {
+		t.Errorf("24 h baseline at %d", b)
+	}
+}
+
+// TestHistoryKeepsLongestBaseline: at a coarse, jittery interval the newest
+// sample at least the longest window old can sit just past 1.1× that
+// window; it is kept so the window has a baseline.
+func TestHistoryKeepsLongestBaseline(t *testing.T) {
+	h := NewHistory(30 * time.Second) // retention 33 s
+	for _, sec := range []float64{0, 17, 34.5, 51} {
+		h.Add(snap(start0, "requests_total", int(sec)), at(sec))
+	}
+	// At 51 s: 17 s is exactly 34 s old, beyond 33 s, but it is the
+	// newest sample at least 30 s old; 0 s is dropped.
+	if h.Len() != 3 || !h.At(0).At.Equal(at(17)) {
+		t.Fatalf("kept %d samples from %v", h.Len(), h.At(0).At)
+	}
+	if b := h.baseline(30 * time.Second); b != 0 {
+		t.Errorf("baseline %d, want 0", b)
+	}
+}
+
+func TestHistoryResetFolding(t *testing.T) {
+	// A counter at 10/s that restarts from zero at 100 s, read every
+	// second; the samples around the reset are thinned away long before
+	// the window is read at 300 s.
+	h := NewHistory(5 * time.Minute)
+	for sec := 0; sec <= 300; sec++ {
+		v := 10 * sec
+		if sec >= 100 {
+			v = 10 * (sec - 100)
+		}
+		ev := h.Add(snap(start0, "tokens_predicted_total", v), at(float64(sec)))
+		if want := Appended; sec == 100 {
+			if ev != Reset {
+				t.Errorf("at 100 s: event %v, want Reset", ev)
+			}
+		} else if ev != want {
+			t.Errorf("at %d s: event %v", sec, ev)
+		}
+	}
+	if h.ResetAt != at(100) {
+		t.Errorf("ResetAt = %v", h.ResetAt)
+	}
+	b := h.baseline(5 * time.Minute)
+	if b != 0 {
+		t.Fatalf("baseline %d", b)
+	}
+	// 0..99 s adds 990; the fall to 0 adds 0; 100..300 s adds 2000.
+	got := h.Newest().total[cGenerated] - h.At(b).total[cGenerated]
+	if got != 2990 {
+		t.Errorf("increase over 5 m = %v, want 2990", got)
+	}
+}
+
+func TestHistoryRestart(t *testing.T) {
+	h := NewHistory(time.Minute)
+	h.Add(snap(start0, "requests_total", 50), at(0))
+	h.Add(snap(start0, "requests_total", 60), at(10))
+	// The server came back 5 s before the scrape at 20 s.
+	newStart := float64(at(15).Unix())
+	if ev := h.Add(snap(newStart, "requests_total", 3), at(20)); ev != Restarted {
+		t.Fatalf("event %v, want Restarted", ev)
+	}
+	if h.Len() != 1 || !h.RestartedAt.Equal(at(15)) {
+		t.Fatalf("after restart: %d samples, RestartedAt %v", h.Len(), h.RestartedAt)
+	}
+	if !h.ResetAt.IsZero() {
+		t.Error("a restart is not also a reset")
+	}
+	// Start times that differ by float noise are one process.
+	if ev := h.Add(snap(newStart+0.3, "requests_total", 4), at(30)); ev != Appended {
+		t.Errorf("event %v, want Appended", ev)
+	}
+	// An unknown start time says nothing.
+	if ev := h.Add(snap(0, "requests_total", 5), at(40)); ev != Appended {
+		t.Errorf("event %v, want Appended", ev)
+	}
+	// A sample not after the newest is not kept.
+	if ev := h.Add(snap(newStart, "requests_total", 6), at(40)); ev != Skipped || h.Len() != 3 {
+		t.Errorf("event %v with %d samples, want Skipped and 3", ev, h.Len())
+	}
+	h.Reset()
+	if h.Len() != 1 || !h.RestartedAt.IsZero() || !h.Newest().At.Equal(at(40)) {
+		t.Errorf("after Reset: %d samples, newest %v", h.Len(), h.Newest().At)
+	}
+}
+
+func TestHistorySharesIdleHistograms(t *testing.T) {
+	h := NewHistory(time.Minute)
+	bounds := []float64{0.1, 1}
+	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 2})), at(0))
+	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 2})), at(1))
+	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 3})), at(2))
+	if h.At(0).hists[hTTFT] != h.At(1).hists[hTTFT] {
+		t.Error("an unchanged histogram is stored twice")
+	}
+	if h.At(1).hists[hTTFT] == h.At(2).hists[hTTFT] || h.At(2).hepoch[hTTFT] != 0 {
+		t.Error("a grown histogram is not stored as a new reading of the same series")
+	}
+	// A fall is a reset of the histogram: a new epoch.
+	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{0, 1})), at(3))
+	if h.At(3).hepoch[hTTFT] != 1 {
+		t.Errorf("epoch %d after a fall, want 1", h.At(3).hepoch[hTTFT])
+	}
+}

@@ -1,0 +1,175 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// SlowScrape is how long a scrape may wait before the view says so: longer
+// means the server's event loop was busy (tabbyAPI renders /metrics on the
+// loop that drives generation).
+const SlowScrape = time.Second
+
+// session is the state of a watch that the terminal and piped loops share:
+// the history, the last good scrape and what went wrong since. It does no
+// I/O; each refresh folds one scrape result in and [session.report] turns
+// the state into the report a frame shows.
+type session struct {
+	build    func(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report
+	windows  []time.Duration // as configured
+	interval time.Duration
+	showHist bool
+
+	h      *History
+	last   *snapshot.Snapshot // last good scrape
+	lastAt time.Time
+	waited time.Duration // how long the last good scrape waited
+	base   *report.Report
+	rates  report.Section
+	figs   map[string]map[string]*float64
+
+	failure string // the current frame's failure line, "" after a good scrape
+}
+
+func newSession(c Config) *session {
+	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist}
+	s.h = NewHistory(longest(c.Windows, c.Interval))
+	return s
+}
+
+// longest is the longest window shown at this interval.
+func longest(windows []time.Duration, interval time.Duration) time.Duration {
+	var l time.Duration
+	for _, w := range Effective(windows, interval) {
+		l = max(l, w)
+	}
+	return l
+}
+
+// effective is the windows shown at the current interval.
+func (s *session) effective() []time.Duration { return Effective(s.windows, s.interval) }
+
+// observe folds in a good scrape taken at at that waited took.
+func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Duration) {
+	s.h.Add(snap, at)
+	s.last, s.lastAt, s.failure = snap, at, ""
+	s.waited = took
+	if snap.ScrapeSeconds > 0 {
+		s.waited = time.Duration(snap.ScrapeSeconds * float64(time.Second))
+	}
+	s.rebuild()
+	s.rates, s.figs = s.h.Rates(s.effective())
+}
+
+// fail records a scrape that failed after took; the last good report stays.
+func (s *session) fail(err error, took time.Duration) {
+	reason := "unknown error"
+	if err != nil {
+		reason = firstLine(err.Error())
+	}
+	s.failure = fmt.Sprintf("scrape failed after %s (%s) — retrying", seconds(took), reason)
+}
+
+// setInterval changes the refresh interval, and with it which windows show.
+func (s *session) setInterval(d time.Duration) {
+	s.interval = d
+	s.h.SetLongest(longest(s.windows, d))
+	if s.h.Len() > 0 {
+		s.rates, s.figs = s.h.Rates(s.effective())
+	}
+}
+
+// toggleHist shows or hides the distributions.
+func (s *session) toggleHist() {
+	s.showHist = !s.showHist
+	s.rebuild()
+}
+
+// reset forgets the history but the last scrape.
+func (s *session) reset() {
+	s.h.Reset()
+	if s.h.Len() > 0 {
+		s.rates, s.figs = s.h.Rates(s.effective())
+	}
+}
+
+func (s *session) rebuild() {
+	if s.last != nil {
+		s.base = s.build(s.last, s.lastAt, s.showHist)
+	}
+}
+
+// report is the report a frame drawn at now shows: the one-shot report of
+// the last good scrape with the rates table first and the watch's own
+// header lines (failure, restart, reset, slow scrape) before its own. It
+// shares nothing mutable with the session's copy.
+func (s *session) report(now time.Time) *report.Report {
+	var r report.Report
+	if s.base != nil {
+		r = *s.base
+	}
+	var head []string
+	if s.failure != "" {
+		head = append(head, s.failure)
+	}
+	if s.last == nil {
+		if s.failure == "" {
+			head = append(head, "waiting for the first scrape")
+		}
+		r.Header = head
+		return &r
+	}
+	if !s.h.RestartedAt.IsZero() {
+		head = append(head, "server restarted "+ago(now.Sub(s.h.RestartedAt))+": windows start there")
+	}
+	if !s.h.ResetAt.IsZero() && now.Sub(s.h.ResetAt) <= longest(s.windows, s.interval) {
+		head = append(head, "counters reset "+ago(now.Sub(s.h.ResetAt))+" (model reload?): counted from zero, as rate() does")
+	}
+	if s.waited > SlowScrape && !mentions(r.Header, "waited") {
+		head = append(head, fmt.Sprintf("the scrape waited %s: the server's event loop was busy", seconds(s.waited)))
+	}
+	r.Header = append(head, r.Header...)
+	r.Sections = append([]report.Section{s.rates}, r.Sections...)
+	r.Rates = s.figs
+	return &r
+}
+
+// ago says how long ago something happened, "just now" within a second.
+func ago(d time.Duration) string {
+	if d < time.Second {
+		return "just now"
+	}
+	return Compact(d) + " ago"
+}
+
+func mentions(lines []string, word string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, word) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// seconds writes a wait the way the issue spells it: "3.2 s", "45 ms".
+func seconds(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Round(time.Millisecond)/time.Millisecond)
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

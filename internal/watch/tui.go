@@ -1,0 +1,249 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/render"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// steps are the intervals the + and - keys move between.
+var steps = []time.Duration{
+	250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+}
+
+// frameRate is the terminal renderer's frames per second at most.
+const frameRate = 10
+
+// fallbackHeight is the screen height when the output is not a terminal.
+const fallbackHeight = 50
+
+// Help is the key line at the foot of the terminal view.
+const Help = "q quit · h distributions · space pause · +/- interval · r reset history"
+
+// scrapedMsg is one scrape's result, folded in by Update.
+type scrapedMsg struct {
+	snap *snapshot.Snapshot
+	at   time.Time
+	took time.Duration
+	err  error
+}
+
+// tickMsg starts the next scrape unless gen is stale (the interval changed
+// or the view was paused since it was scheduled).
+type tickMsg struct{ gen int }
+
+// model is the terminal view. It does no I/O: scrapes run in tea.Cmds and
+// come back as scrapedMsg; View draws with the same renderer as the piped
+// mode.
+type model struct {
+	ctx   context.Context
+	cfg   Config
+	s     *session
+	color bool
+
+	width, height int
+	now           time.Time // the clock at the last message, for the frame
+	paused        bool
+	inflight      bool
+	gen           int
+}
+
+func newModel(ctx context.Context, c Config, color bool) *model {
+	return &model{ctx: ctx, cfg: c, s: newSession(c), color: color, now: c.Now()}
+}
+
+// Init starts the first scrape.
+func (m *model) Init() tea.Cmd {
+	m.inflight = true
+	return m.fetch()
+}
+
+func (m *model) fetch() tea.Cmd {
+	ctx, c := m.ctx, m.cfg
+	return func() tea.Msg {
+		snap, at, took, err := scrape(ctx, c)
+		return scrapedMsg{snap: snap, at: at, took: took, err: err}
+	}
+}
+
+func (m *model) tick(after time.Duration) tea.Cmd {
+	gen := m.gen
+	return tea.Tick(max(after, 0), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+}
+
+// Update folds a message into the state.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.now = m.cfg.Now()
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case tea.KeyPressMsg:
+		return m, m.key(msg.String())
+	case scrapedMsg:
+		m.inflight = false
+		if m.ctx.Err() != nil {
+			return m, nil
+		}
+		if msg.err != nil {
+			m.s.fail(msg.err, msg.took)
+		} else {
+			m.s.observe(msg.snap, msg.at, msg.took)
+		}
+		if !m.paused {
+			return m, m.tick(m.s.interval - msg.took)
+		}
+	case tickMsg:
+		if msg.gen != m.gen || m.paused || m.inflight {
+			return m, nil
+		}
+		m.inflight = true
+		return m, m.fetch()
+	}
+	return m, nil
+}
+
+func (m *model) key(k string) tea.Cmd {
+	switch k {
+	case "q", "ctrl+c":
+		return tea.Quit
+	case "h":
+		m.s.toggleHist()
+	case "r":
+		m.s.reset()
+	case "space":
+		m.paused = !m.paused
+		m.gen++
+		if !m.paused && !m.inflight {
+			m.inflight = true
+			return m.fetch()
+		}
+	case "+", "=":
+		return m.setInterval(stepUp(m.s.interval))
+	case "-", "_":
+		return m.setInterval(stepDown(m.s.interval))
+	}
+	return nil
+}
+
+func (m *model) setInterval(d time.Duration) tea.Cmd {
+	if d == m.s.interval {
+		return nil
+	}
+	m.s.setInterval(d)
+	m.gen++ // the tick already scheduled was for the old interval
+	if m.paused || m.inflight {
+		return nil
+	}
+	return m.tick(d)
+}
+
+// stepUp is the next longer step, stepDown the next shorter; an interval
+// between steps moves to the neighbouring one.
+func stepUp(d time.Duration) time.Duration {
+	i, _ := slices.BinarySearch(steps, d+1)
+	if i < len(steps) {
+		return steps[i]
+	}
+	return d
+}
+
+func stepDown(d time.Duration) time.Duration {
+	i, _ := slices.BinarySearch(steps, d)
+	if i > 0 {
+		return steps[i-1]
+	}
+	return d
+}
+
+// View draws the frame: a status line, the report, the key line, cut to
+// the terminal's height.
+func (m *model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	v.WindowTitle = "inferscope --watch"
+	return v
+}
+
+func (m *model) frame() string {
+	width := m.cfg.Width
+	if width <= 0 {
+		width = m.width
+	}
+	if width <= 0 {
+		width = 80 // until the terminal says its size
+	}
+	var b bytes.Buffer
+	o := render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color}
+	if err := m.cfg.Render(&b, m.s.report(m.now), o); err != nil {
+		fmt.Fprintf(&b, "cannot draw the report: %v\n", err)
+	}
+	status := fmt.Sprintf("%s · every %s", m.now.Format("15:04:05"), Compact(m.s.interval))
+	switch {
+	case m.paused:
+		status += " · paused"
+	case m.inflight:
+		status += " · scraping…"
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if m.height > 0 {
+		// Leave the status and key lines; what is cut is at the bottom,
+		// since the report puts the rates and live state first.
+		room := max(m.height-2, 0)
+		if len(lines) > room {
+			lines = lines[:room]
+		}
+	}
+	return strings.Join(append(append([]string{cut(status, width)}, lines...), cut(Help, width)), "\n")
+}
+
+// cut shortens a plain line to width cells (the status and help lines are
+// ASCII but for · and …, one cell each).
+func cut(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	if width <= 1 {
+		return string(r[:max(width, 0)])
+	}
+	return string(r[:width-1]) + "…"
+}
+
+// runTerminal runs the full-screen view until q, Ctrl-C or ctx ends.
+func runTerminal(ctx context.Context, ios *iostreams.IO, c Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := newModel(ctx, c, ios.ColorEnabled(c.NoColor))
+	// The view changes about once an interval, so a low frame rate loses
+	// nothing and saves the renderer waking 60 times a second.
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ios.Out), tea.WithFPS(frameRate)}
+	if _, ok := ios.In.(*os.File); !ok && ios.In != nil {
+		// Not the process's stdin (a test): read keys from it. For a real
+		// stdin Bubble Tea opens the terminal itself when stdin is a pipe.
+		opts = append(opts, tea.WithInput(ios.In))
+	}
+	if _, ok := ios.Out.(*os.File); !ok {
+		// No terminal to ask for its size (a test): a fixed one.
+		opts = append(opts, tea.WithWindowSize(ios.LayoutWidth(), fallbackHeight))
+	}
+	p := tea.NewProgram(m, opts...)
+	// Killed: ctx ended; interrupted: SIGINT from outside the terminal
+	// (kill -INT). Both are the way out, not failures.
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+		return fmt.Errorf("watch: terminal view: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+// Package watch is inferscope's live view: it re-scrapes a server on an
+// interval, keeps a bounded history of the counters, and adds to the
+// one-shot report a table of wall-clock rates, ratios and latency
+// percentiles over staggered windows.
+//
+// # Rates
+//
+// A window's figure is a counter's increase from a baseline sample (the
+// newest one at least the window old) to the newest sample, divided by the
+// true time between them. A counter that falls restarted from zero, as
+// PromQL's rate() assumes: the increase counts from zero. A changed process
+// start time means the server restarted: the history starts over there, so
+// no window compares across it. See [History.Rates] for the columns and
+// [Since] for the same figures between two saved scrapes.
+//
+// # Loops
+//
+// [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, space,
+// + and -, r) and, when stdout is not a terminal, prints one complete frame
+// per refresh, or with JSON one object per line. A failed scrape is a frame
+// that says so, never an exit.
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/render"
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// Config is one watch session's settings and the work it is given.
+type Config struct {
+	Interval time.Duration
+	// Windows are the configured windows (see [ParseWindows]); those not
+	// longer than the interval are not shown.
+	Windows []time.Duration
+	JSON    bool // one compact JSON object per line per refresh
+	Hist    bool // start with the distributions shown
+	Columns int  // render.Options.Columns
+	Width   int  // layout width; 0 follows the terminal
+	NoColor bool
+
+	// Fetch scrapes the target into a canonical snapshot.
+	Fetch func(context.Context) (*snapshot.Snapshot, error)
+	// Build makes the one-shot report of a scrape.
+	Build func(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Render draws a text frame; nil means render.Text.
+	Render func(w io.Writer, r *report.Report, o render.Options) error
+
+	// sleep waits d or until ctx ends (tests advance a fake clock).
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (c *Config) defaults() error {
+	if c.Fetch == nil || c.Build == nil {
+		return errors.New("watch: Fetch and Build are required")
+	}
+	if c.Interval <= 0 {
+		return fmt.Errorf("watch: the interval must be positive, not %s", c.Interval)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Render == nil {
+		c.Render = render.Text
+	}
+	if c.sleep == nil {
+		c.sleep = sleep
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Run watches until ctx ends (or the user quits the terminal view). It
+// returns an error only when it cannot go on: a bad Config or an output
+// that cannot be written. Scrape failures are shown, not returned.
+func Run(ctx context.Context, ios *iostreams.IO, c Config) error {
+	if err := c.defaults(); err != nil {
+		return err
+	}
+	if ios.OutTTY && !c.JSON {
+		return runTerminal(ctx, ios, c)
+	}
+	return runPiped(ctx, ios, c)
+}
+
+// scrape runs one Fetch, timing it on the session clock.
+func scrape(ctx context.Context, c Config) (snap *snapshot.Snapshot, at time.Time, took time.Duration, err error) {
+	start := c.Now()
+	snap, err = c.Fetch(ctx)
+	at = c.Now()
+	took = at.Sub(start)
+	if err == nil && snap == nil {
+		err = errors.New("the scrape returned nothing")
+	}
+	return snap, at, took, err
+}
+
+// runPiped prints one complete frame per refresh: text frames that start
+// with a timestamp line and hold no cursor movement, or compact JSON lines.
+// Each frame goes out in one Write, so a line-buffered reader never sees
+// half of one.
+func runPiped(ctx context.Context, ios *iostreams.IO, c Config) error {
+	s := newSession(c)
+	opts := render.Options{Width: c.Width, Columns: c.Columns, Color: ios.ColorEnabled(c.NoColor)}
+	if opts.Width <= 0 {
+		opts.Width = ios.LayoutWidth()
+	}
+	var buf bytes.Buffer
+	for {
+		snap, at, took, err := scrape(ctx, c)
+		if ctx.Err() != nil {
+			return nil // interrupted mid-scrape: not a failure to show
+		}
+		if err != nil {
+			s.fail(err, took)
+		} else {
+			s.observe(snap, at, took)
+		}
+		now := c.Now()
+		buf.Reset()
+		if err := pipedFrame(&buf, s.report(now), now, c, opts); err != nil {
+			return err
+		}
+		if _, err := ios.Out.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("watch: writing a frame: %w", err)
+		}
+		if f, ok := ios.Out.(interface{ Flush() error }); ok {
+			if err := f.Flush(); err != nil {
+				return fmt.Errorf("watch: writing a frame: %w", err)
+			}
+		}
+		// The next scrape starts an interval after this one started, or
+		// at once when the scrape itself took longer.
+		if c.sleep(ctx, c.Interval-took) != nil {
+			return nil
+		}
+	}
+}
+
+// pipedFrame writes one frame of the piped mode into w.
+func pipedFrame(w *bytes.Buffer, r *report.Report, now time.Time, c Config, o render.Options) error {
+	if c.JSON {
+		return writeJSON(w, r)
+	}
+	fmt.Fprintf(w, "=== %s · every %s\n", now.Format("2006-01-02 15:04:05 MST"), Compact(c.Interval))
+	if err := c.Render(w, r, o); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	w.WriteByte('\n')
+	return nil
+}
+
+// writeJSON writes r as one compact line with its rates as the top-level
+// "rates" field (an empty object before the first good scrape).
+func writeJSON(w io.Writer, r *report.Report) error {
+	rates := r.Rates
+	if rates == nil {
+		rates = map[string]map[string]*float64{}
+	}
+	// The rates go in through Extra, which places them after the report's
+	// own fields whatever the report's JSON form does with Rates.
+	cp := *r
+	cp.Rates = nil
+	if err := render.JSONWith(w, &cp, render.JSONOptions{Compact: true, Extra: map[string]any{"rates": rates}}); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package watch
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseWindows(t *testing.T) {
+	const s, m, h = time.Second, time.Minute, time.Hour
+	tests := []struct {
+		in   string
+		want []time.Duration
+		err  string
+	}{
+		{in: DefaultWindows, want: []time.Duration{30 * s, m, 5 * m, 15 * m, h, 24 * h}},
+		{in: "90", want: []time.Duration{90 * s}},
+		{in: "0.5,2.25", want: []time.Duration{500 * time.Millisecond, 2250 * time.Millisecond}},
+		{in: "1h30m, 2d ,1w", want: []time.Duration{90 * m, 48 * h, 168 * h}},
+		{in: "5m,30s", want: []time.Duration{30 * s, 5 * m}},
+		{in: "60s,1m,60", want: []time.Duration{m}},
+		{in: "250ms", want: []time.Duration{250 * time.Millisecond}},
+		{in: "5x", err: `--windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)`},
+		{in: "30s,,1m", err: `--windows: "" is not a duration`},
+		{in: "30s,-5", err: `"-5" is not a duration`},
+		{in: "1m30", err: `"1m30" is not a duration`},
+		{in: "30m1h", err: `"30m1h" is not a duration`},
+		{in: "1.5m", err: `"1.5m" is not a duration`},
+		{in: "inf", err: `"inf" is not a duration`},
+		{in: "1e400", err: `"1e400" is not a duration`},
+		{in: "0s", err: `--windows: "0s" is not longer than zero`},
+		{in: "0", err: `"0" is not longer than zero`},
+		{in: "  ", err: "no window given"},
+	}
+	for _, tt := range tests {
+		got, err := ParseWindows(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseWindows(%q) = %v, %v; want error containing %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseWindows(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{30 * time.Second, "30s"},
+		{time.Minute, "1m"},
+		{90 * time.Second, "1m30s"},
+		{24 * time.Hour, "24h"},
+		{90*time.Minute + 5*time.Second, "1h30m5s"},
+		{1500 * time.Millisecond, "1s500ms"},
+		{250 * time.Microsecond, "250µs"},
+	}
+	for _, tt := range tests {
+		if got := Label(tt.d); got != tt.want {
+			t.Errorf("Label(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestEffective(t *testing.T) {
+	const s = time.Second
+	ws := []time.Duration{30 * s, 60 * s, 300 * s}
+	tests := []struct {
+		interval time.Duration
+		want     []time.Duration
+	}{
+		{s, ws},
+		{30 * s, []time.Duration{60 * s, 300 * s}}, // not longer than the interval: dropped
+		{299 * s, []time.Duration{300 * s}},
+		{300 * s, []time.Duration{300 * s}}, // none would remain: the longest stays
+		{time.Hour, []time.Duration{300 * s}},
+	}
+	for _, tt := range tests {
+		if got := Effective(ws, tt.interval); !slices.Equal(got, tt.want) {
+			t.Errorf("Effective(%v) = %v, want %v", tt.interval, got, tt.want)
+		}
+	}
+}
+
+// FuzzParseWindows checks that any flag value either fails with a message
+// naming --windows or yields positive, sorted, distinct windows whose
+// labels read back as the same lengths.
+func FuzzParseWindows(f *testing.F) {
+	for _, s := range []string{DefaultWindows, "90", "1h30m", "5x", "0.001", "1y", ",", "1e9", "00000000000000000000001s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ws, err := ParseWindows(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--windows: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		if len(ws) == 0 {
+			t.Fatal("no error and no window")
+		}
+		for i, w := range ws {
+			if w <= 0 || (i > 0 && w <= ws[i-1]) {
+				t.Fatalf("windows %v not positive, sorted and distinct", ws)
+			}
+			if w%time.Millisecond == 0 {
+				back, err := ParseWindows(Label(w))
+				if err != nil || len(back) != 1 || back[0] != w {
+					t.Fatalf("Label(%v) = %q reads back as %v, %v", w, Label(w), back, err)
+				}
+			}
+		}
+	})
+}
