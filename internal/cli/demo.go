@@ -111,6 +111,9 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 		o.windows = watch.DefaultWindows
 	}
 	o.target = srv.URL()
+	if d.Speed != 1 {
+		o.header = []string{fmt.Sprintf("simulated at %gx speed: request times and rates run %gx faster than the wall clock, so utilization reads overlapped", d.Speed, d.Speed)}
+	}
 	o.timeout = 30 * time.Second
 	o.maxBytes = 64 << 20
 	return o.runWatch(ctx, io, scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes})

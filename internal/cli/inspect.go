@@ -66,6 +66,8 @@ type inspectOptions struct {
 	windows             string
 	since, save         string
 	target              string
+	// header lines every report of this run carries (set by the demo).
+	header []string
 }
 
 func parseInspect(args []string) (*inspectOptions, error) {

@@ -31,7 +31,7 @@ const frameRate = 10
 const fallbackHeight = 50
 
 // Help is the key line at the foot of the terminal view.
-const Help = "q quit · h distributions · space pause · +/- interval · r reset history"
+const Help = "q quit · h distributions · space pause · +/- interval · r reset · ↑↓ PgUp PgDn scroll"
 
 // scrapedMsg is one scrape's result, folded in by Update.
 type scrapedMsg struct {
@@ -59,6 +59,9 @@ type model struct {
 	paused        bool
 	inflight      bool
 	gen           int
+	// top is the first report line shown: the report scrolls when it is
+	// taller than the screen (distributions usually are).
+	top int
 }
 
 func newModel(ctx context.Context, c Config, color bool) *model {
@@ -121,6 +124,7 @@ func (m *model) key(k string) tea.Cmd {
 		return tea.Quit
 	case "h":
 		m.s.toggleHist()
+		m.top = 0
 	case "r":
 		m.s.reset()
 	case "space":
@@ -130,6 +134,18 @@ func (m *model) key(k string) tea.Cmd {
 			m.inflight = true
 			return m.fetch()
 		}
+	case "up", "k":
+		m.top--
+	case "down", "j":
+		m.top++
+	case "pgup", "b":
+		m.top -= m.page()
+	case "pgdown", "f":
+		m.top += m.page()
+	case "home", "g":
+		m.top = 0
+	case "end", "G":
+		m.top = 1 << 30 // clamped to the last page when drawn
 	case "+", "=":
 		return m.setInterval(stepUp(m.s.interval))
 	case "-", "_":
@@ -170,6 +186,14 @@ func stepDown(d time.Duration) time.Duration {
 
 // View draws the frame: a status line, the report, the key line, cut to
 // the terminal's height.
+// page is how many report lines fit between the status and key lines.
+func (m *model) page() int {
+	if m.height <= 0 {
+		return fallbackHeight
+	}
+	return max(m.height-2, 1)
+}
+
 func (m *model) View() tea.View {
 	v := tea.NewView(m.frame())
 	v.AltScreen = true
@@ -198,13 +222,14 @@ func (m *model) frame() string {
 		status += " · scraping…"
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if m.height > 0 {
-		// Leave the status and key lines; what is cut is at the bottom,
-		// since the report puts the rates and live state first.
-		room := max(m.height-2, 0)
-		if len(lines) > room {
-			lines = lines[:room]
-		}
+	if room := m.page(); m.height > 0 && len(lines) > room {
+		// Leave the status and key lines and show one screenful from top,
+		// clamped so the last page is full; the status says where it is.
+		m.top = min(max(m.top, 0), len(lines)-room)
+		status += fmt.Sprintf(" · lines %d–%d of %d", m.top+1, m.top+room, len(lines))
+		lines = lines[m.top : m.top+room]
+	} else {
+		m.top = 0
 	}
 	return strings.Join(append(append([]string{cut(status, width)}, lines...), cut(Help, width)), "\n")
 }

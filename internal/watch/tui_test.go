@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
@@ -237,6 +239,51 @@ func TestSteps(t *testing.T) {
 		}
 		if got := stepDown(tt.d); got != tt.down {
 			t.Errorf("stepDown(%v) = %v, want %v", tt.d, got, tt.down)
+		}
+	}
+}
+
+// A report taller than the screen scrolls: down, page down, end and home
+// move the window over it, clamped to the last full page.
+func TestModelScrolls(t *testing.T) {
+	m, _, _, _ := testModel(t)
+	m.cfg.Render = func(w io.Writer, r *report.Report, o render.Options) error {
+		for i := 1; i <= 30; i++ {
+			fmt.Fprintf(w, "line %d\n", i)
+		}
+		return nil
+	}
+	run(m, m.Init())
+	m.Update(tea.WindowSizeMsg{Width: 90, Height: 12}) // 10 report lines fit
+	first := func() string {
+		lines := strings.Split(m.View().Content, "\n")
+		return lines[1]
+	}
+	steps := []struct {
+		key, first, status string
+	}{
+		{"", "line 1", "lines 1–10 of 30"},
+		{"j", "line 2", "lines 2–11 of 30"},
+		{"pgdown", "line 12", "lines 12–21 of 30"},
+		{"pgdown", "line 21", "lines 21–30 of 30"}, // clamped: the last page is full
+		{"k", "line 20", "lines 20–29 of 30"},
+		{"home", "line 1", "lines 1–10 of 30"},
+		{"end", "line 21", "lines 21–30 of 30"},
+	}
+	for _, s := range steps {
+		switch s.key {
+		case "":
+		case "pgdown":
+			m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+		case "home":
+			m.Update(tea.KeyPressMsg{Code: tea.KeyHome})
+		case "end":
+			m.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+		default:
+			m.Update(press(s.key))
+		}
+		if got := first(); got != s.first || !strings.Contains(m.View().Content, s.status) {
+			t.Errorf("after %q: first line %q, want %q; view:\n%s", s.key, got, s.first, m.View().Content)
 		}
 	}
 }
