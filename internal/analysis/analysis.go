@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/histogram"
@@ -117,16 +118,7 @@ func (a *analyzer) header() {
 	}
 }
 
-func join(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
-}
+func join(xs []string) string { return strings.Join(xs, ", ") }
 
 // peaks names the peak series that bound each size histogram.
 var peaks = map[string]string{
@@ -636,16 +628,7 @@ func (a *analyzer) size() {
 // tokens formats a token count estimate as whole tokens.
 func tokens(v float64) string { return units.Count(math.Round(v)) }
 
-func joinDot(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += " · "
-		}
-		out += x
-	}
-	return out
-}
+func joinDot(xs []string) string { return strings.Join(xs, " · ") }
 
 // --- What the server does not publish --------------------------------------
 

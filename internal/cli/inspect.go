@@ -174,17 +174,9 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 	if o.since != "" {
 		return o.runSince(ctx, io, so)
 	}
-	snap, res, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect, Model: o.model})
-	if err != nil {
-		printError(io.Err, err, displayTarget(o.target))
+	snap, ok := o.loadTarget(ctx, io, so)
+	if !ok {
 		return ExitError
-	}
-	if o.save != "" {
-		if err := saveScrape(o.save, res); err != nil {
-			printError(io.Err, err, o.target)
-			return ExitError
-		}
-		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", o.save)
 	}
 	rep := analysis.Analyze(snap, analysis.Options{Now: snap.ScrapedAt, Hist: o.hist})
 	return o.emit(io, rep)
@@ -219,6 +211,24 @@ func (o *inspectOptions) failCode(rep *report.Report) int {
 		return ExitFailOn
 	}
 	return ExitOK
+}
+
+// loadTarget scrapes the target, saves the raw scrape when --save asks, and
+// reads it into a snapshot; on failure it has printed why.
+func (o *inspectOptions) loadTarget(ctx context.Context, io *iostreams.IO, so scrape.Options) (*snapshot.Snapshot, bool) {
+	snap, res, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect, Model: o.model})
+	if err != nil {
+		printError(io.Err, err, displayTarget(o.target))
+		return nil, false
+	}
+	if o.save != "" {
+		if err := saveScrape(o.save, res); err != nil {
+			printError(io.Err, err, o.target)
+			return nil, false
+		}
+		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", o.save)
+	}
+	return snap, true
 }
 
 // load scrapes a target and reads it into a canonical snapshot.

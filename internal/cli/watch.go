@@ -65,16 +65,9 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		printError(io.Err, fmt.Errorf("--since %s: %w", o.since, err), o.since)
 		return ExitError
 	}
-	after, res, err := load(ctx, o.target, so, do)
-	if err != nil {
-		printError(io.Err, err, displayTarget(o.target))
+	after, ok := o.loadTarget(ctx, io, so)
+	if !ok {
 		return ExitError
-	}
-	if o.save != "" {
-		if err := saveScrape(o.save, res); err != nil {
-			printError(io.Err, err, o.target)
-			return ExitError
-		}
 	}
 	if !after.ScrapedAt.After(before.ScrapedAt) {
 		printError(io.Err, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",

@@ -51,7 +51,9 @@ package dialect
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,12 +183,7 @@ func Prefixes(fams []*dto.MetricFamily) []string {
 			seen[n] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Sum adds a family's sample values across all its series (counters,
@@ -413,12 +410,7 @@ func servedModels(fams []*dto.MetricFamily, owns func(string) bool) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for v := range seen {
-		out = append(out, v)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // modelFilter resolves Options.Model against the models served: nil keeps
