@@ -55,6 +55,7 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Extra:         s.Extra,
 		Sections:      []report.Section{},
 		Notes:         []report.Note{},
+		Raw:           raw(s.Raw),
 	}}
 	a.header()
 	a.summaries()

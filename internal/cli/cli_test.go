@@ -418,3 +418,44 @@ func TestAuthHeaders(t *testing.T) {
 		t.Fatalf("Authorization sent: %q", got)
 	}
 }
+
+// JSON keeps the server's own series with their labels under "raw", next to
+// the canonical figures.
+func TestJSONRaw(t *testing.T) {
+	out, _, code := runCLI(t, "", "--json", "../dialect/testdata/vllm-new.prom")
+	if code != ExitOK {
+		t.Fatal(code)
+	}
+	var doc struct {
+		Raw []struct {
+			Name, Type string
+			Series     []struct {
+				Labels  map[string]string
+				Value   *float64
+				Buckets []struct{ LE string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var hist, preempt bool
+	for _, f := range doc.Raw {
+		switch f.Name {
+		case "vllm:num_preemptions_total":
+			preempt = true
+			if len(f.Series) == 0 || f.Series[0].Labels["model_name"] == "" || f.Series[0].Labels["engine"] == "" || f.Series[0].Value == nil {
+				t.Errorf("preemptions series lost its labels or value: %+v", f.Series)
+			}
+		case "vllm:e2e_request_latency_seconds":
+			hist = true
+			b := f.Series[0].Buckets
+			if f.Type != "histogram" || len(b) == 0 || b[len(b)-1].LE != "+Inf" {
+				t.Errorf("histogram raw: %s %+v", f.Type, b)
+			}
+		}
+	}
+	if !hist || !preempt {
+		t.Fatalf("raw lacks families (histogram %v, preemptions %v)", hist, preempt)
+	}
+}

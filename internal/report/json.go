@@ -108,6 +108,7 @@ type wireReport struct {
 	Extra         map[string]number        `json:"extra"`
 	Sections      []wireSection            `json:"sections"`
 	Notes         []Note                   `json:"notes"`
+	Raw           []wireRawFamily          `json:"raw"`
 	// Rates appears only when set (watch mode, --since).
 	Rates map[string]map[string]*number `json:"rates,omitempty"`
 }
@@ -135,6 +136,7 @@ func (r Report) wire() wireReport {
 		Extra:         numberMap(r.Extra),
 		Sections:      convert(r.Sections, Section.wire),
 		Notes:         orEmpty(r.Notes),
+		Raw:           convert(r.Raw, RawFamily.wire),
 		Rates:         rates(r.Rates),
 	}
 }
@@ -316,3 +318,56 @@ func (h HistogramSummary) wire() wireHistogram {
 
 // MarshalJSON implements json.Marshaler.
 func (h HistogramSummary) MarshalJSON() ([]byte, error) { return marshal(h.wire()) }
+
+type wireRawFamily struct {
+	Name   string          `json:"name"`
+	Type   string          `json:"type"`
+	Help   string          `json:"help,omitempty"`
+	Series []wireRawSeries `json:"series"`
+}
+
+type wireRawSeries struct {
+	Labels    map[string]string `json:"labels"`
+	Value     *number           `json:"value,omitempty"`
+	Count     *number           `json:"count,omitempty"`
+	Sum       *number           `json:"sum,omitempty"`
+	Buckets   []wireBucket      `json:"buckets,omitempty"`
+	Quantiles []wireQuantile    `json:"quantiles,omitempty"`
+}
+
+type wireQuantile struct {
+	Quantile string `json:"quantile"`
+	Value    number `json:"value"`
+}
+
+func (f RawFamily) wire() wireRawFamily {
+	return wireRawFamily{f.Name, f.Type, f.Help, convert(f.Series, RawSeries.wire)}
+}
+
+func (s RawSeries) wire() wireRawSeries {
+	labels := s.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	w := wireRawSeries{Labels: labels, Value: rawNumber(s.Value), Count: rawNumber(s.Count), Sum: rawNumber(s.Sum)}
+	if len(s.Buckets) > 0 {
+		w.Buckets = convert(s.Buckets, Bucket.wire)
+	}
+	for _, q := range s.Quantiles {
+		w.Quantiles = append(w.Quantiles, wireQuantile{q.LE, number(q.Count)})
+	}
+	return w
+}
+
+// rawNumber keeps a present NaN sample as null rather than dropping the
+// field (omitempty leaves out only an absent one).
+func rawNumber(p *float64) *number {
+	if p == nil {
+		return nil
+	}
+	n := number(*p)
+	return &n
+}
+
+// MarshalJSON implements json.Marshaler.
+func (f RawFamily) MarshalJSON() ([]byte, error) { return marshal(f.wire()) }

@@ -144,6 +144,9 @@ type Report struct {
 	Extra    map[string]float64 `json:"extra,omitempty"`
 	Sections []Section          `json:"sections"`
 	Notes    []Note             `json:"notes"`
+	// Raw keeps the server's own families, names and labels as it sent
+	// them, for whatever the canonical figures leave out.
+	Raw []RawFamily `json:"raw"`
 	// Rates is set only by the watch view and --since: {window label: {row
 	// id: value per second or ratio, nil where the window has no figure}}.
 	Rates map[string]map[string]*float64 `json:"rates,omitempty"`
@@ -158,4 +161,24 @@ func (r *Report) Worst() Severity {
 		}
 	}
 	return w
+}
+
+// RawFamily is one metric family as the server sent it.
+type RawFamily struct {
+	Name   string      `json:"name"`
+	Type   string      `json:"type"` // counter, gauge, histogram, summary, untyped
+	Help   string      `json:"help,omitempty"`
+	Series []RawSeries `json:"series"`
+}
+
+// RawSeries is one labelled series: Value for counters, gauges and untyped
+// series; Count, Sum and Buckets (cumulative) for histograms; Count, Sum and
+// Quantiles for summaries.
+type RawSeries struct {
+	Labels    map[string]string `json:"labels"`
+	Value     *float64          `json:"value,omitempty"`
+	Count     *float64          `json:"count,omitempty"`
+	Sum       *float64          `json:"sum,omitempty"`
+	Buckets   []Bucket          `json:"buckets,omitempty"`
+	Quantiles []Bucket          `json:"quantiles,omitempty"` // LE holds the quantile
 }
