@@ -68,7 +68,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // flagError turns the flag package's error into a usage error with a hint.
 func flagError(err error, cmd string) error {
 	msg := err.Error()
-	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag ", 1)
+	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
+	msg = strings.Replace(msg, " for flag -", " for --", 1)
+	msg = strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
 	return usagef("inferscope "+strings.TrimSpace(cmd+" --help")+" lists the flags", "%s", msg)
 }
 

@@ -211,11 +211,14 @@ func TestErrors(t *testing.T) {
 		{"garbage", []string{garbage.URL}, "", []string{"inferscope: error: not a Prometheus exposition: line 3", "inferscope: hint: check what the endpoint sends: curl -s "}},
 		{"no known series", []string{other.URL}, "", []string{"inferscope: error: no inference-server series found (saw prefixes: go_, process_)", "inferscope: hint: "}},
 		{"stdin garbage", []string{"-"}, "<html>hello</html>", []string{"inferscope: error: not a Prometheus exposition"}},
-		{"bad flag", []string{"--frobnicate"}, "", []string{"inferscope: error: unknown flag -frobnicate", "inferscope: hint: inferscope --help lists the flags"}},
+		{"bad flag", []string{"--frobnicate"}, "", []string{"inferscope: error: unknown flag --frobnicate", "inferscope: hint: inferscope --help lists the flags"}},
 		{"bad fail-on", []string{"--fail-on", "meh", "x.prom"}, "", []string{`inferscope: error: --fail-on "meh" is not a severity`}},
 		{"bad windows", []string{"--watch", "1s", "--windows", "5x", fixtures + "idle.prom"}, "", []string{"inferscope: error: ", "5x"}},
 		{"bad dialect", []string{"--dialect", "ollama", fixtures + "idle.prom"}, "", []string{"inferscope: error: unknown dialect \"ollama\"", "inferscope: hint: --dialect takes one of"}},
 		{"two targets", []string{"a.prom", "b.prom"}, "", []string{"inferscope: error: too many targets"}},
+		{"zero watch", []string{"--watch", "0s", fixtures + "idle.prom"}, "", []string{"inferscope: error: --watch must be positive"}},
+		{"bad timeout", []string{"--timeout", "soon", fixtures + "idle.prom"}, "", []string{`inferscope: error: invalid value "soon" for --timeout: not a duration`}},
+		{"missing value", []string{fixtures + "idle.prom", "--width"}, "", []string{"inferscope: error: flag needs an argument: --width"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -117,7 +118,9 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	if o.maxBytes <= 0 {
 		return nil, usagef("use a positive size in bytes such as --max-bytes 67108864", "--max-bytes must be positive")
 	}
-	if o.watch < 0 {
+	watchSet := false
+	fs.Visit(func(f *flag.Flag) { watchSet = watchSet || f.Name == "watch" })
+	if o.watch < 0 || watchSet && o.watch == 0 {
 		return nil, usagef("use a positive interval such as --watch 2s", "--watch must be positive")
 	}
 	if o.watch > 0 && o.since != "" {
