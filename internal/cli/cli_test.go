@@ -216,6 +216,7 @@ func TestErrors(t *testing.T) {
 		{"bad windows", []string{"--watch", "1s", "--windows", "5x", fixtures + "idle.prom"}, "", []string{"inferscope: error: ", "5x"}},
 		{"bad dialect", []string{"--dialect", "ollama", fixtures + "idle.prom"}, "", []string{"inferscope: error: unknown dialect \"ollama\"", "inferscope: hint: --dialect takes one of"}},
 		{"two targets", []string{"a.prom", "b.prom"}, "", []string{"inferscope: error: too many targets"}},
+		{"wrong dialect", []string{"--dialect", "vllm", fixtures + "idle.prom"}, "", []string{"inferscope: error: no vllm series found (saw prefixes: tabbyapi:)", "inferscope: hint: leave out --dialect"}},
 		{"zero watch", []string{"--watch", "0s", fixtures + "idle.prom"}, "", []string{"inferscope: error: --watch must be positive"}},
 		{"bad timeout", []string{"--timeout", "soon", fixtures + "idle.prom"}, "", []string{`inferscope: error: invalid value "soon" for --timeout: not a duration`}},
 		{"missing value", []string{fixtures + "idle.prom", "--width"}, "", []string{"inferscope: error: flag needs an argument: --width"}},

@@ -64,30 +64,30 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 	fs.BoolVar(&o.noColor, "no-color", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		printError(io.Err, flagError(err, "demo"), "")
+		printError(io.Err, flagError(err, "demo"))
 		return ExitError
 	}
 	if len(pos) > 0 {
-		printError(io.Err, usagef("inferscope demo takes flags only; inferscope demo --help lists them", "unexpected argument %q", pos[0]), "")
+		printError(io.Err, usagef("inferscope demo takes flags only; inferscope demo --help lists them", "unexpected argument %q", pos[0]))
 		return ExitError
 	}
 	if err := d.Validate(); err != nil {
-		printError(io.Err, usagef("inferscope demo --help lists the scenarios and flags", "%v", err), "")
+		printError(io.Err, usagef("inferscope demo --help lists the scenarios and flags", "%v", err))
 		return ExitError
 	}
 	if o.watch <= 0 {
-		printError(io.Err, usagef("use a positive interval such as --watch 1s", "--watch must be positive"), "")
+		printError(io.Err, usagef("use a positive interval such as --watch 1s", "--watch must be positive"))
 		return ExitError
 	}
 	if once {
 		body, now, err := demo.Once(d)
 		if err != nil {
-			printError(io.Err, err, "")
+			printError(io.Err, err)
 			return ExitError
 		}
 		snap, err := parse(&scrape.Result{Source: "demo:" + d.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
 		if err != nil {
-			printError(io.Err, fmt.Errorf("reading the simulator's own exposition: %w", err), "")
+			printError(io.Err, fmt.Errorf("reading the simulator's own exposition: %w", err))
 			return ExitError
 		}
 		return o.emit(io, build(snap, now, o.hist))
@@ -98,7 +98,7 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 		if !errors.As(err, &us) {
 			err = usagef("pick another address with --listen, or leave it out for a free port", "%v", err)
 		}
-		printError(io.Err, err, "")
+		printError(io.Err, err)
 		return ExitError
 	}
 	fmt.Fprintf(io.Err, "inferscope: demo: simulated %q server at %s (%gx speed, seed %d)\n", d.Scenario, srv.URL(), d.Speed, d.Seed)

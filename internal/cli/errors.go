@@ -37,54 +37,52 @@ func usagef(hint, format string, args ...any) error {
 
 // printError writes err as one `inferscope: error:` line and the hints that
 // say what to try.
-func printError(w io.Writer, err error, target string) {
-	msg, hints := explain(err, target)
+func printError(w io.Writer, err error) {
+	msg, hints := explain(err)
 	fmt.Fprintf(w, "inferscope: error: %s\n", oneLine(msg))
 	for _, h := range hints {
 		fmt.Fprintf(w, "inferscope: hint: %s\n", oneLine(h))
 	}
 }
 
-func explain(err error, target string) (string, []string) {
+func explain(err error) (string, []string) {
 	var (
 		se *scrape.Error
 		ee *exposition.Error
 		ue *dialect.UnknownError
 		me *dialect.ModelError
+		re *readError
 		us *usageError
 	)
 	switch {
 	case errors.As(err, &us):
 		return us.msg, us.hints
 	case errors.As(err, &se):
-		return se.Msg, se.Hints
+		return err.Error(), se.Hints
 	case errors.As(err, &ee):
-		return ee.Error(), []string{"check what the endpoint sends: " + curlHint(target)}
+		hint := "check that the target serves Prometheus metrics"
+		if errors.As(err, &re) {
+			hint = re.lookHint()
+		}
+		return err.Error(), []string{hint}
+	case errors.As(err, &ue) && ue.Wanted != "":
+		return err.Error(), []string{"leave out --dialect and inferscope detects the server from its series"}
 	case errors.As(err, &ue):
-		return ue.Error(), []string{
+		return err.Error(), []string{
 			"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?",
 			"--dialect NAME reads the series as one server's anyway (" + strings.Join(dialect.Names(), ", ") + ")",
 		}
 	case errors.As(err, &me):
 		if len(me.Models) == 0 {
-			return me.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
+			return err.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
 		}
-		return me.Error(), []string{"--model takes one of: " + strings.Join(me.Models, ", ")}
+		return err.Error(), []string{"--model takes one of: " + strings.Join(me.Models, ", ")}
 	case errors.Is(err, dialect.ErrUnknownDialect):
 		return err.Error(), []string{"--dialect takes one of: " + strings.Join(dialect.Names(), ", ")}
 	case errors.Is(err, context.Canceled):
 		return "interrupted", nil
 	}
 	return err.Error(), nil
-}
-
-func curlHint(target string) string {
-	if target == "" || target == "-" || !strings.Contains(target, "://") {
-		if target == "-" || strings.Contains(target, "/") && !strings.Contains(target, ":") {
-			return "head " + target
-		}
-	}
-	return "curl -s " + target + " | head"
 }
 
 // oneLine keeps a message on one printable line: it may quote what a server

@@ -163,12 +163,12 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 		if !errors.As(err, &us) {
 			err = flagError(err, "")
 		}
-		printError(io.Err, err, "")
+		printError(io.Err, err)
 		return ExitError
 	}
 	so, err := o.scrapeOptions(io)
 	if err != nil {
-		printError(io.Err, err, o.target)
+		printError(io.Err, err)
 		return ExitError
 	}
 	if o.watch > 0 {
@@ -194,7 +194,7 @@ func (o *inspectOptions) emit(io *iostreams.IO, rep *report.Report) int {
 		err = render.Text(io.Out, rep, o.renderOptions(io))
 	}
 	if err != nil {
-		printError(io.Err, fmt.Errorf("writing the report: %w", err), o.target)
+		printError(io.Err, fmt.Errorf("writing the report: %w", err))
 		return ExitError
 	}
 	return o.failCode(rep)
@@ -221,12 +221,12 @@ func (o *inspectOptions) failCode(rep *report.Report) int {
 func (o *inspectOptions) loadTarget(ctx context.Context, io *iostreams.IO, so scrape.Options) (*snapshot.Snapshot, bool) {
 	snap, res, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect, Model: o.model})
 	if err != nil {
-		printError(io.Err, err, displayTarget(o.target))
+		printError(io.Err, err)
 		return nil, false
 	}
 	if o.save != "" {
 		if err := saveScrape(o.save, res); err != nil {
-			printError(io.Err, err, o.target)
+			printError(io.Err, err)
 			return nil, false
 		}
 		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", o.save)
@@ -241,7 +241,32 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 		return nil, nil, err
 	}
 	snap, err := parse(res, do)
-	return snap, res, err
+	if err != nil {
+		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
+	}
+	return snap, res, nil
+}
+
+// readError is a body that arrived but could not be read as metrics; it
+// knows where the body came from, so the hint can say how to look at it.
+type readError struct {
+	source   string
+	fromFile bool
+	err      error
+}
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// lookHint says how to see what was read.
+func (e *readError) lookHint() string {
+	switch {
+	case e.source == "-":
+		return "check what was piped in: inferscope reads a Prometheus exposition on stdin"
+	case e.fromFile:
+		return "check the file: head " + e.source
+	}
+	return "check what the endpoint sends: curl -s " + e.source + " | head"
 }
 
 // parse reads a scrape result's body into a snapshot.
@@ -279,11 +304,4 @@ func saveScrape(path string, res *scrape.Result) error {
 		return fmt.Errorf("saving the scrape to %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-func displayTarget(t string) string {
-	if t == "" {
-		return "http://127.0.0.1:5000/metrics"
-	}
-	return t
 }

@@ -30,7 +30,7 @@ func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *
 func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
 	windows, err := watch.ParseWindows(o.windows)
 	if err != nil {
-		printError(io.Err, usagef("write windows as durations or seconds: --windows 30s,5m,1h", "%v", err), "")
+		printError(io.Err, usagef("write windows as durations or seconds: --windows 30s,5m,1h", "%v", err))
 		return ExitError
 	}
 	do := dialect.Options{Dialect: o.dialect, Model: o.model}
@@ -50,7 +50,7 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		Build: o.build,
 	})
 	if err != nil && ctx.Err() == nil {
-		printError(io.Err, err, displayTarget(target))
+		printError(io.Err, err)
 		return ExitError
 	}
 	return ExitOK
@@ -62,7 +62,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 	do := dialect.Options{Dialect: o.dialect, Model: o.model}
 	before, _, err := load(ctx, o.since, so, do)
 	if err != nil {
-		printError(io.Err, fmt.Errorf("--since %s: %w", o.since, err), o.since)
+		printError(io.Err, fmt.Errorf("--since %s: %w", o.since, err))
 		return ExitError
 	}
 	after, ok := o.loadTarget(ctx, io, so)
@@ -71,7 +71,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 	}
 	if !after.ScrapedAt.After(before.ScrapedAt) {
 		printError(io.Err, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
-			o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339)), "")
+			o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339)))
 		return ExitError
 	}
 	rep := build(after, after.ScrapedAt, o.hist)
