@@ -12,14 +12,26 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
 )
 
-// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
-var Version = "dev"
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3";
+// otherwise it is the module version go install recorded, else "dev".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
 
 // Main runs inferscope with args (without the program name) and returns the
 // exit code.
@@ -35,7 +47,7 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 		case "demo":
 			return runDemo(ctx, args[1:], io)
 		case "version", "--version":
-			fmt.Fprintln(io.Out, "inferscope", Version)
+			fmt.Fprintln(io.Out, "inferscope", version())
 			return ExitOK
 		case "help":
 			fmt.Fprint(io.Out, usage)
