@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"sort"
 	"strings"
@@ -111,18 +110,12 @@ func Parse(body []byte, f Format) ([]*dto.MetricFamily, error) {
 	var fams []*dto.MetricFamily
 	switch f {
 	case OpenMetrics:
-		dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.NewFormat(expfmt.TypeOpenMetrics))
-		for {
-			mf := &dto.MetricFamily{}
-			err := dec.Decode(mf)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, &Error{Reason: cleanReason(err.Error())}
-			}
-			fams = append(fams, mf)
+		text, err := fromOpenMetrics(body)
+		if err != nil {
+			return nil, err
 		}
+		body = text
+		fallthrough
 	default:
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		m, err := p.TextToMetricFamilies(bytes.NewReader(body))
