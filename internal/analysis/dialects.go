@@ -21,8 +21,10 @@ func (a *analyzer) dialectRows() {
 	}
 	a.requestOutcomes(x)
 	if bs, ok := x["kv_block_size"]; ok && bs > 0 {
-		row := report.Row{ID: "block_size", Label: "KV block size", Value: units.Count(bs) + " tokens",
-			Note: "prefixes shorter than a block are never reused"}
+		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
+		if bs > 1 {
+			row.Note = "prefixes shorter than a block are never reused"
+		}
 		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < 0.05 && bs >= 64 {
 			row.Severity = report.Warn
 			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(*r), units.Count(bs))
@@ -58,10 +60,15 @@ func (a *analyzer) dialectRows() {
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
 	if n, ok := x["num_preemptions_total"]; ok {
-		row := report.Row{ID: "preemptions", Label: "preemptions", Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
+		// SGLang calls them retractions, and its knobs have other names.
+		label, verb, fix := "preemptions", "preempted", "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"
+		if a.s.Dialect == "sglang" {
+			label, verb, fix = "retractions", "retracted", "lower --max-running-requests, or raise --mem-fraction-static"
+		}
+		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
 		if n > 0 {
 			row.Note, row.Severity = "KV cache ran out mid-request; that work is recomputed", report.Warn
-			a.note("preemptions", report.Warn, "%s requests were preempted: the KV cache ran out while they ran, and their work is recomputed; lower max_num_seqs or max_model_len, or give the cache more memory", units.Integer(n))
+			a.note("preemptions", report.Warn, "%s %s: the KV cache ran out while they ran, and their work is recomputed; %s", plural(n, "request was"), verb, fix)
 		}
 		rows = append(rows, row)
 	}
@@ -86,7 +93,7 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 		})
 		for _, r := range names {
 			share := reasons[r] / total
-			row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: units.Integer(reasons[r]) + " requests"}
+			row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: plural(reasons[r], "request")}
 			switch r {
 			case "error":
 				if reasons[r] > 0 {
@@ -172,4 +179,16 @@ func (a *analyzer) addRows(id, title string, rows ...report.Row) {
 		}
 	}
 	a.r.Sections = append(a.r.Sections[:at], append([]report.Section{sec}, a.r.Sections[at:]...)...)
+}
+
+// plural writes a count with its noun: "1 request", "3 requests",
+// "1 request was", "2 requests were".
+func plural(n float64, noun string) string {
+	if n == 1 {
+		return units.Integer(n) + " " + noun
+	}
+	if w, ok := strings.CutSuffix(noun, " was"); ok {
+		return units.Integer(n) + " " + w + "s were"
+	}
+	return units.Integer(n) + " " + noun + "s"
 }

@@ -37,7 +37,7 @@ func TestDialectRows(t *testing.T) {
 		{"requests", "finished_stop", "value", "90.0%"},
 		{"requests", "finished_error", "value", "2.0%"},
 		{"requests", "finished_length", "note", "6 requests: hit max_tokens"},
-		{"prefix_cache", "block_size", "value", "1.0K tokens"},
+		{"prefix_cache", "block_size", "value", "1,024 tokens"},
 		// 1 + 2000/1000.
 		{"spec_decode", "mean_acceptance_length", "value", "3.00"},
 		{"spec_decode", "position_0", "value", "80.0%"},
