@@ -291,6 +291,7 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	if snap.Dialect == "tabbyapi" {
 		snap.HeaderStart = res.HeaderStart
 	}
+	snap.StartToken = res.StartToken
 	return snap, nil
 }
 

@@ -18,8 +18,11 @@ type Snapshot struct {
 	ScrapedAt     time.Time // when the scrape completed (or the time saved with a file)
 	ScrapeSeconds float64   // how long the scrape waited; 0 for files
 	HeaderStart   float64   // Process-Start-Time-Unix header, Unix seconds; 0 when absent
-	Scalars       map[string]float64
-	Histograms    map[string]*histogram.Histogram
+	// StartToken is that header's raw value: llama.cpp's is a monotonic
+	// clock, no time at all, but it still changes when the server restarts.
+	StartToken string
+	Scalars    map[string]float64
+	Histograms map[string]*histogram.Histogram
 	// Figures holds dialect-only figures with no canonical counterpart
 	// (e.g. vLLM preemptions), keyed by their own names.
 	Extra map[string]float64

@@ -74,6 +74,8 @@ var histNames = [nHists]string{
 type Sample struct {
 	At    time.Time
 	Start float64 // process start, Unix seconds; 0 when unknown
+	// StartToken is the raw start header, compared when Start is unknown.
+	StartToken string
 
 	// total[c] is the counter's increase since the history began, counting
 	// a decrease as a restart from zero (as PromQL's rate() does); raw[c]
@@ -171,14 +173,16 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if prev != nil && !at.After(prev.At) {
 		return Skipped
 	}
-	smp := &Sample{At: at, Start: s.StartTime()}
+	smp := &Sample{At: at, Start: s.StartTime(), StartToken: s.StartToken}
 	ev := Appended
-	if prev != nil && restarted(prev.Start, smp.Start) {
+	if prev != nil && (restarted(prev.Start, smp.Start) || tokenChanged(prev, smp)) {
 		h.old, h.recent = nil, nil
 		h.ResetAt = time.Time{}
 		h.RestartedAt = time.Unix(0, int64(smp.Start*1e9))
-		if h.RestartedAt.After(at) {
-			h.RestartedAt = at // the server's clock runs ahead of ours
+		if smp.Start <= 0 || h.RestartedAt.After(at) {
+			// No start time (a changed start token), or the server's clock
+			// runs ahead of ours: it restarted at the latest by now.
+			h.RestartedAt = at
 		}
 		prev, ev = nil, Restarted
 	}
@@ -188,6 +192,13 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	h.recent = append(h.recent, smp)
 	h.thin(at)
 	return ev
+}
+
+// tokenChanged reports a restart seen only in the start header's raw value,
+// when neither sample has a real start time (llama.cpp's header is a
+// monotonic clock: useless as a time, but new after every restart).
+func tokenChanged(prev, cur *Sample) bool {
+	return prev.Start <= 0 && cur.Start <= 0 && prev.StartToken != "" && cur.StartToken != "" && prev.StartToken != cur.StartToken
 }
 
 // restarted compares two process start times; unknown (0) never counts, and

@@ -157,3 +157,40 @@ func TestHistorySharesIdleHistograms(t *testing.T) {
 		t.Errorf("epoch %d after a fall, want 1", h.At(3).hepoch[hTTFT])
 	}
 }
+
+// With no real start time (llama.cpp), a changed start-header token is a
+// restart; an unchanged or absent one is not.
+func TestHistoryStartToken(t *testing.T) {
+	tests := []struct {
+		name       string
+		tokA, tokB string
+		want       Event
+	}{
+		{"same token", "123456789", "123456789", Appended},
+		{"new token", "123456789", "987", Restarted},
+		{"token appears", "", "987", Appended},
+		{"token vanishes", "123", "", Appended},
+	}
+	for _, tt := range tests {
+		h := NewHistory(time.Hour)
+		a := snap(0, "requests_total", 10)
+		a.StartToken = tt.tokA
+		b := snap(0, "requests_total", 12)
+		b.StartToken = tt.tokB
+		h.Add(a, at(0))
+		if got := h.Add(b, at(2)); got != tt.want {
+			t.Errorf("%s: event %v, want %v", tt.name, got, tt.want)
+		}
+		if tt.want == Restarted && !h.RestartedAt.Equal(at(2)) {
+			t.Errorf("%s: restarted at %v, want the scrape that saw it", tt.name, h.RestartedAt)
+		}
+	}
+	// A real start time wins over the token: same start, new token → no restart.
+	h := NewHistory(time.Hour)
+	a, b := snap(1.7e9, "requests_total", 10), snap(1.7e9, "requests_total", 12)
+	a.StartToken, b.StartToken = "1", "2"
+	h.Add(a, at(0))
+	if got := h.Add(b, at(2)); got != Appended {
+		t.Errorf("start time known: event %v, want Appended", got)
+	}
+}
