@@ -1,8 +1,9 @@
 // Package analysis turns a canonical snapshot into a report: the ratios worth
 // looking at, each with a note where the figure implies an action, and a
-// statement where a number cannot judge on its own. It follows
-// shared/reference/inspector.md section by section; a section with no data is
-// left out rather than shown as zeros.
+// statement where a number cannot judge on its own. It follows the
+// inspector's specification section by section (the README's "The report"
+// summarises it); a section with no data is left out rather than shown as
+// zeros.
 package analysis
 
 import (
