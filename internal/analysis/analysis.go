@@ -659,6 +659,19 @@ var distOrder = []struct{ hist, label string }{
 	{"spec_decode_acceptance_rate", "per-request draft acceptance"},
 }
 
+// exactSeconds writes a bucket bound without rounding it: "5 ms", "0.25 s",
+// "2.5 s", "2 min" when it is whole minutes, else seconds ("160 s").
+func exactSeconds(v float64) string {
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	switch {
+	case v < 0.1:
+		return g(v*1000) + " ms"
+	case v >= 60 && math.Mod(v, 60) == 0:
+		return g(v/60) + " min"
+	}
+	return g(v) + " s"
+}
+
 func (a *analyzer) distributions() {
 	done := map[string]bool{}
 	emit := func(name, label string) {
@@ -667,12 +680,14 @@ func (a *analyzer) distributions() {
 		if h == nil || h.Total() <= 0 {
 			return
 		}
-		format := tokens
+		// Estimates read rounded; a bucket's bound is exact and reads so.
+		format, bound := tokens, units.Integer
 		switch {
-		case len(name) > 8 && name[len(name)-8:] == "_seconds":
-			format = units.Seconds
+		case strings.HasSuffix(name, "_seconds"):
+			format, bound = units.Seconds, exactSeconds
 		case name == "spec_decode_acceptance_rate":
 			format = func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+			bound = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		}
 		sum := a.r.Histograms[name]
 		qs := []float64{sum.P50, sum.P90, sum.P99}
@@ -689,9 +704,9 @@ func (a *analyzer) distributions() {
 		prev := 0.0
 		for i, b := range buckets {
 			if b.Count > 0 {
-				label := "≤ " + format(b.UpperBound)
+				label := "≤ " + bound(b.UpperBound)
 				if math.IsInf(b.UpperBound, 1) {
-					label = "> " + format(prev)
+					label = "> " + bound(prev)
 				}
 				rows = append(rows, report.Row{ID: "le_" + formatLE(b.UpperBound), Label: label, Value: units.Integer(b.Count), Bar: bar(b.Count / most)})
 			}

@@ -314,3 +314,14 @@ func BenchmarkAnalyze(b *testing.B) {
 		Analyze(s, Options{Hist: true})
 	}
 }
+
+func TestExactSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		want string
+	}{{0.001, "1 ms"}, {0.04, "40 ms"}, {0.25, "0.25 s"}, {2.5, "2.5 s"}, {160, "160 s"}, {120, "2 min"}, {7680, "128 min"}, {2560, "2560 s"}} {
+		if got := exactSeconds(tt.v); got != tt.want {
+			t.Errorf("exactSeconds(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
