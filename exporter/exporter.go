@@ -62,9 +62,10 @@ type Metrics struct {
 
 	live liveState
 
-	reg     *prometheus.Registry
-	err     error // a registration failure, reported by every scrape
-	handler http.Handler
+	reg       *prometheus.Registry // the caller's collectors
+	gatherers prometheus.Gatherers // the metric set, then reg
+	err       error                // a registration failure, reported by every scrape
+	handler   http.Handler
 }
 
 // New returns a Metrics with every series at zero, on a registry of its own
@@ -95,13 +96,21 @@ func New(opts Options) *Metrics {
 	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), n, now))
 	m.live.at = now
 
-	m.reg = prometheus.NewRegistry()
-	// The names come from a sanitized namespace and fixed suffixes, so this
-	// cannot fail; if it ever did, scrapes report it instead of a panic here.
-	if err := m.reg.Register(newCollector(m)); err != nil {
+	c := newCollector(m)
+	// Registering once checks the descriptors (names, duplicates). The names
+	// come from a sanitized namespace and fixed suffixes, so this cannot
+	// fail; if it ever did, scrapes report it instead of a panic here.
+	if err := prometheus.NewRegistry().Register(c); err != nil {
 		m.err = fmt.Errorf("exporter: registering the metric set: %w", err)
 	}
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+	// The metric set is gathered in the scraping goroutine (collector.Gather)
+	// rather than through a registry, whose Gather hands metrics from
+	// goroutine to goroutine: on a saturated machine every handoff waits for
+	// a time slice. m.reg holds only what the caller adds, and an empty
+	// registry gathers without starting goroutines.
+	m.reg = prometheus.NewRegistry()
+	m.gatherers = prometheus.Gatherers{c, m.reg}
+	h := promhttp.HandlerFor(m.gatherers, promhttp.HandlerOpts{
 		EnableOpenMetrics:                   true,
 		EnableOpenMetricsTextCreatedSamples: true,
 		ProcessStartTime:                    m.start,
@@ -155,9 +164,10 @@ func shardCount(procs int) int {
 // Other methods get 405.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
-// Registry returns the registry the handler and WriteText serve. It holds
-// only the metric set; register the caller's own collectors on it (Go
-// runtime, process) to publish them alongside.
+// Registry returns a registry whose collectors the handler and WriteText
+// serve alongside the metric set. It starts empty (the metric set is gathered
+// apart from it); register the caller's own collectors on it (Go runtime,
+// process) to publish them too.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // WriteText writes the exposition in the Prometheus text format 0.0.4, as
@@ -166,7 +176,7 @@ func (m *Metrics) WriteText(w io.Writer) error {
 	if m.err != nil {
 		return m.err
 	}
-	fams, err := m.reg.Gather()
+	fams, err := m.gatherers.Gather()
 	if err != nil {
 		return fmt.Errorf("exporter: gathering metrics: %w", err)
 	}

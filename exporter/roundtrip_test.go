@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"google.golang.org/protobuf/proto"
 	"io"
 	"mime"
 	"net/http"
@@ -273,9 +274,9 @@ func TestHandler(t *testing.T) {
 	}
 }
 
-// TestNoStandardCollectors: the registry carries only the metric set.
+// TestNoStandardCollectors: what is served is only the metric set.
 func TestNoStandardCollectors(t *testing.T) {
-	fams, err := New(Options{}).reg.Gather()
+	fams, err := New(Options{}).gatherers.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,6 +287,33 @@ func TestNoStandardCollectors(t *testing.T) {
 	}
 	if got, want := len(fams), numScalars+numHists; got != want {
 		t.Errorf("%d families, want %d", got, want)
+	}
+}
+
+// TestGatherMatchesRegistry: the in-place Gather serves exactly what a
+// registry gathering the same collector would.
+func TestGatherMatchesRegistry(t *testing.T) {
+	m := scenario()
+	c := newCollector(m)
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d families, registry %d", len(got), len(want))
+	}
+	for i := range want {
+		if !proto.Equal(got[i], want[i]) {
+			t.Errorf("family %d differs:\n got %v\nwant %v", i, got[i], want[i])
+		}
 	}
 }
 
