@@ -43,12 +43,18 @@
 //
 // # Serving
 //
-// [Metrics.Handler] serves GET /metrics from the package's own Prometheus
-// registry (no Go runtime or process collectors), in the text format 0.0.4
-// or, when the scraper's Accept header asks for it, OpenMetrics 1.0. Every
-// response carries the Process-Start-Time-Unix header. [Metrics.WriteText]
-// writes the same text exposition to any writer. Collectors the caller adds
-// to [Metrics.Registry] are served alongside.
+// [Metrics.Handler] serves GET /metrics through promhttp (no Go runtime or
+// process collectors), in the text format 0.0.4 or, when the scraper's
+// Accept header asks for it, OpenMetrics 1.0. Every response carries the
+// Process-Start-Time-Unix header. [Metrics.WriteText] writes the same text
+// exposition to any writer. Collectors the caller adds to [Metrics.Registry]
+// are served alongside.
+//
+// The metric set is gathered in the scraping goroutine, not through a
+// registry: a registry hands each metric from goroutine to goroutine, and on
+// a machine whose cores are busy every handoff waits for a time slice (a
+// scrape's p50 went from 40 ms to 0.33 ms with eight recording goroutines
+// on two cores).
 //
 // Every series, its type, update rule and help text are listed in
 // docs/metrics.md of the repository.
