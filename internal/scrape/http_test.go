@@ -375,8 +375,7 @@ func TestFetchRedirect(t *testing.T) {
 	defer other.Close()
 
 	var sameKey atomic.Value
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/away":
 			http.Redirect(w, r, other.URL+"/metrics", http.StatusFound)
