@@ -111,20 +111,45 @@ func renderRows(in []report.Row, width int) []line {
 			l = l.add(fill, st).add(track, dim).add(" ", plain)
 		}
 		l = l.add(fit(r.value, width-l.width()), st)
-		if r.note != "" {
-			start := max(valueStart+valueW+gap, l.width()+gap)
-			room := width - start
-			if room >= cells(r.note) || room >= 3 {
-				l = l.pad(start).add(fit(r.note, room), noteSt)
-			}
+		if r.note == "" {
+			out = append(out, l)
+			continue
+		}
+		start := max(valueStart+valueW+gap, l.width()+gap)
+		if room := width - start; cells(r.note) <= room {
+			out = append(out, l.pad(start).add(r.note, noteSt))
+			continue
+		}
+		// A note too long for its line wraps under the notes column
+		// rather than losing its last words: the first piece stays on the
+		// row when it fits there.
+		col := valueStart + valueW + gap
+		if width-col < minNoteWidth {
+			col = valueStart
+		}
+		pieces := wrap(r.note, width-col, maxRowNoteLines)
+		if len(pieces) > 0 && cells(pieces[0]) <= width-start {
+			l = l.pad(start).add(pieces[0], noteSt)
+			pieces = pieces[1:]
 		}
 		out = append(out, l)
+		for _, p := range pieces {
+			out = append(out, line{}.pad(col).add(p, noteSt))
+		}
 	}
 	return out
 }
 
 // maxFootnoteLines bounds a footnote row's wrapped text.
 const maxFootnoteLines = 3
+
+// maxRowNoteLines bounds a row note wrapped under the notes column, and
+// minNoteWidth is the narrowest notes column worth wrapping into (below it
+// the note wraps under the values instead).
+const (
+	maxRowNoteLines = 3
+	minNoteWidth    = 16
+)
 
 // isFootnote reports whether a row has nothing but a note.
 func isFootnote(r row) bool { return r.label == "" && r.value == "" && r.bar == nil && r.note != "" }
