@@ -60,7 +60,8 @@ type inspectOptions struct {
 	columns, width      int
 	timeout             time.Duration
 	maxBytes            int64
-	headers             headerList
+	headers             headerList  // --header as given
+	httpHeaders         http.Header // the same, parsed
 	failOn              string
 	dialect, model      string
 	watch               time.Duration
@@ -126,28 +127,35 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	if o.watch > 0 && o.since != "" {
 		return nil, usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.save != "" && o.watch > 0 {
+		return nil, usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
+	}
+	if set["windows"] && o.watch == 0 {
+		return nil, usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
+	}
+	o.httpHeaders = http.Header{}
 	for _, h := range o.headers {
-		if _, _, err := scrape.ParseHeader(h); err != nil {
+		k, v, err := scrape.ParseHeader(h)
+		if err != nil {
 			return nil, usagef("write it as --header 'Name: value'", "--header %q: %v", h, err)
 		}
+		o.httpHeaders.Add(k, v)
 	}
 	return o, nil
 }
 
-func (o *inspectOptions) scrapeOptions(io *iostreams.IO) (scrape.Options, error) {
-	h := http.Header{}
-	for _, s := range o.headers {
-		k, v, err := scrape.ParseHeader(s)
-		if err != nil {
-			return scrape.Options{}, err
-		}
-		h.Add(k, v)
+func (o *inspectOptions) scrapeOptions(io *iostreams.IO) scrape.Options {
+	h := o.httpHeaders.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
 	// An explicit --header Authorization wins over the environment.
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && h.Get("Authorization") == "" {
 		h.Set("Authorization", "Bearer "+tok)
 	}
-	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}, nil
+	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}
 }
 
 func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
@@ -166,11 +174,7 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 		printError(io.Err, err)
 		return ExitError
 	}
-	so, err := o.scrapeOptions(io)
-	if err != nil {
-		printError(io.Err, err)
-		return ExitError
-	}
+	so := o.scrapeOptions(io)
 	if o.watch > 0 {
 		return o.runWatch(ctx, io, so)
 	}
