@@ -466,3 +466,44 @@ func TestJSONRaw(t *testing.T) {
 		t.Fatalf("raw lacks families (histogram %v, preemptions %v)", hist, preempt)
 	}
 }
+
+// Rates read canonical counters, so they work for every dialect: two vLLM
+// scrapes 100 s apart, with engine 0 of one model generating 30,000 more
+// tokens and finishing 50 more requests (and a model filter respected).
+func TestSinceVLLM(t *testing.T) {
+	dir := t.TempDir()
+	before := readFile(t, "../dialect/testdata/vllm-new.prom")
+	after := strings.Replace(string(before), "scraped_at=2026-05-29T05:59:50Z", "scraped_at=2026-05-29T06:01:30Z", 1)
+	after = strings.Replace(after,
+		`vllm:generation_tokens_total{model_name="meta-llama/Llama-3.3-70B-Instruct",engine="0"} 820000.0`,
+		`vllm:generation_tokens_total{model_name="meta-llama/Llama-3.3-70B-Instruct",engine="0"} 850000.0`, 1)
+	after = strings.Replace(after,
+		`vllm:request_success_total{model_name="meta-llama/Llama-3.3-70B-Instruct",engine="0",finished_reason="stop"} 4100.0`,
+		`vllm:request_success_total{model_name="meta-llama/Llama-3.3-70B-Instruct",engine="0",finished_reason="stop"} 4150.0`, 1)
+	b, a := filepath.Join(dir, "b.prom"), filepath.Join(dir, "a.prom")
+	os.WriteFile(b, before, 0o644)
+	os.WriteFile(a, []byte(after), 0o644)
+	rates := func(args ...string) map[string]*float64 {
+		t.Helper()
+		out, errOut, code := runCLI(t, "", append([]string{"--json", "--since", b, a}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct{ Rates map[string]map[string]*float64 }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Rates["since"]
+	}
+	all := rates()
+	if g := all["generation"]; g == nil || *g != 300 { // 30,000 tokens / 100 s
+		t.Errorf("generation rate %v, want 300", g)
+	}
+	if r := all["requests"]; r == nil || *r != 0.5 { // 50 requests / 100 s
+		t.Errorf("request rate %v, want 0.5", r)
+	}
+	qwen := rates("--model", "Qwen/Qwen3-Next-80B-A3B-Instruct")
+	if g := qwen["generation"]; g == nil || *g != 0 {
+		t.Errorf("the other model's generation rate %v, want 0", g)
+	}
+}
