@@ -1,6 +1,6 @@
 module github.com/inferscope/inferscope
 
-go 1.26.8
+go 1.26.0
 
 require (
 	charm.land/bubbletea/v2 v2.1.1
