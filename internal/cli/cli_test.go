@@ -489,7 +489,9 @@ func TestSinceVLLM(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var doc struct{ Rates map[string]map[string]*float64 }
+		var doc struct {
+			Rates map[string]map[string]*float64
+		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)
 		}
