@@ -149,12 +149,10 @@ func (a *analyzer) summaries() {
 		}
 		if pk, ok := a.peak(name); ok {
 			sum.Peak = ptr(pk)
-			if h.Total() > 0 {
-				p50, _ := h.QuantileCapped(0.5, pk)
-				p90, _ := h.QuantileCapped(0.9, pk)
-				p99, _ := h.QuantileCapped(0.99, pk)
-				sum.Capped = &report.Quantiles{P50: p50, P90: p90, P99: p99}
-			}
+		}
+		if h.Total() > 0 {
+			b := a.bounded(name)
+			sum.Capped = &report.Quantiles{P50: b.v[0], P90: b.v[1], P99: b.v[2]}
 		}
 		for _, b := range h.Buckets {
 			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: b.Count})
@@ -550,6 +548,31 @@ var sizeRows = []struct{ id, hist, label string }{
 	{"generation", "request_generation_tokens", "generation size"},
 }
 
+// quantiles is p50, p90 and p99 as the report states them.
+type quantiles struct {
+	v       [3]float64
+	changed [3]bool // the peak or the sum moved the interpolated estimate
+}
+
+var reportQuantiles = [3]float64{0.5, 0.9, 0.99}
+
+// bounded is a histogram's p50/p90/p99 held to its peak when one is known
+// and to what its sum and count allow (histogram.QuantileBounded): the
+// figures the text shows and JSON's "capped" holds; JSON's p50/p90/p99 keep
+// histogram_quantile's own.
+func (a *analyzer) bounded(name string) quantiles {
+	h := a.hist(name)
+	pk, ok := a.peak(name)
+	if !ok {
+		pk = math.Inf(1)
+	}
+	var out quantiles
+	for i, q := range reportQuantiles {
+		out.v[i], out.changed[i] = h.QuantileBounded(q, pk)
+	}
+	return out
+}
+
 func (a *analyzer) latency() {
 	var rows []report.Row
 	var open []string
@@ -558,15 +581,16 @@ func (a *analyzer) latency() {
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
+		b := a.bounded(l.hist)
 		vals := []string{units.Seconds(h.Mean())}
-		for _, q := range []float64{0.5, 0.9, 0.99} {
-			v := units.Seconds(latencyQuantile(h, q))
-			if h.InOpenTop(q) {
+		for i, q := range reportQuantiles {
+			v := units.Seconds(b.v[i])
+			if h.InOpenTop(q) && !b.changed[i] {
 				v = "≥" + v
 			}
 			vals = append(vals, v)
 		}
-		if h.InOpenTop(0.99) {
+		if h.InOpenTop(0.99) && !b.changed[2] {
 			open = append(open, l.label)
 		}
 		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: "n=" + units.Integer(h.Total())})
@@ -574,23 +598,11 @@ func (a *analyzer) latency() {
 	if len(rows) == 0 {
 		return
 	}
-	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "estimated from buckets"})
+	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "estimated from buckets, within what each mean allows"})
 	if len(open) > 0 {
 		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(open))
 	}
 	a.section("latency", "Latency (mean · p50 · p90 · p99)", rows)
-}
-
-// latencyQuantile is histogram_quantile held to the histogram's sum: no
-// single non-negative observation can exceed the sum of all of them, so when
-// every request waited 0 s the quantiles read 0, not a point interpolated
-// inside the lowest bucket.
-func latencyQuantile(h *histogram.Histogram, q float64) float64 {
-	if h.Sum >= 0 {
-		v, _ := h.QuantileCapped(q, h.Sum)
-		return v
-	}
-	return h.Quantile(q)
 }
 
 func (a *analyzer) size() {
@@ -600,27 +612,24 @@ func (a *analyzer) size() {
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		vals := []string{tokens(h.Mean())}
+		b := a.bounded(l.hist)
 		pk, hasPeak := a.peak(l.hist)
+		vals := []string{tokens(h.Mean())}
 		anyCapped := false
-		for _, q := range []float64{0.5, 0.9, 0.99} {
-			var v float64
-			if hasPeak {
-				var c bool
-				v, c = h.QuantileCapped(q, pk)
-				anyCapped = anyCapped || c
-			} else {
-				v = h.Quantile(q)
-			}
-			s := tokens(v)
-			if !hasPeak && h.InOpenTop(q) {
+		for i, q := range reportQuantiles {
+			s := tokens(b.v[i])
+			if !hasPeak && h.InOpenTop(q) && !b.changed[i] {
 				s = "≥" + s
 			}
+			anyCapped = anyCapped || b.changed[i]
 			vals = append(vals, s)
 		}
 		note := "n=" + units.Integer(h.Total())
-		if anyCapped {
+		switch {
+		case anyCapped && hasPeak:
 			note += ", capped at peak " + units.Count(pk)
+		case anyCapped:
+			note += ", held to the mean"
 		}
 		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: note})
 	}
