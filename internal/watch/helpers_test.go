@@ -48,6 +48,14 @@ func mkHist(bounds []float64, counts []float64) *histogram.Histogram {
 		h.Buckets = append(h.Buckets, histogram.Bucket{UpperBound: b, Count: counts[i]})
 	}
 	h.Count = counts[len(counts)-1]
+	// A sum the buckets make possible: each observation at the middle of its
+	// bucket, those above the last bound at 1.5 times it.
+	lo, prev := 0.0, 0.0
+	for i, b := range bounds {
+		h.Sum += (counts[i] - prev) * (lo + b) / 2
+		lo, prev = b, counts[i]
+	}
+	h.Sum += (h.Count - prev) * lo * 1.5
 	h.Normalize()
 	return h
 }

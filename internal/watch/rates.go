@@ -137,7 +137,9 @@ func (r rowDef) value(b, n *Sample) cell {
 		if d.Total() <= 0 {
 			return cell{idle: true}
 		}
-		v := d.Quantile(r.q)
+		// Held to what the window's sum and count allow, as the report's
+		// own quantiles are (no peak is known for a window).
+		v, _ := d.QuantileBounded(r.q, math.Inf(1))
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return cell{}
 		}
