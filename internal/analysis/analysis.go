@@ -108,9 +108,9 @@ func (a *analyzer) header() {
 	}
 	if len(a.s.Models) > 1 {
 		if a.s.Model != "" {
-			a.r.Header = append(a.r.Header, fmt.Sprintf("model %s (of %d served: %s)", a.s.Model, len(a.s.Models), join(a.s.Models)))
+			a.r.Header = append(a.r.Header, fmt.Sprintf("model %s (of %d served: %s)", a.s.Model, len(a.s.Models), modelList(a.s.Models)))
 		} else {
-			a.r.Header = append(a.r.Header, fmt.Sprintf("%d models served, reported together: %s (--model to pick one)", len(a.s.Models), join(a.s.Models)))
+			a.r.Header = append(a.r.Header, fmt.Sprintf("%d models served, reported together: %s (--model to pick one)", len(a.s.Models), modelList(a.s.Models)))
 		}
 	} else if len(a.s.Models) == 1 {
 		a.r.Header = append(a.r.Header, "model "+a.s.Models[0])
@@ -121,6 +121,18 @@ func (a *analyzer) header() {
 }
 
 func join(xs []string) string { return strings.Join(xs, ", ") }
+
+// maxListedModels is how many model names a header line lists; a gateway
+// serving dozens would otherwise push the report below the screen (JSON
+// "raw" keeps every series' model label).
+const maxListedModels = 8
+
+func modelList(models []string) string {
+	if len(models) <= maxListedModels {
+		return join(models)
+	}
+	return join(models[:maxListedModels]) + fmt.Sprintf(" and %d more", len(models)-maxListedModels)
+}
 
 // peaks names the peak series that bound each size histogram.
 var peaks = map[string]string{

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/histogram"
@@ -76,5 +77,17 @@ func TestDialectRows(t *testing.T) {
 		if order[i] != want[i] {
 			t.Fatalf("spec rows %v, want %v", order, want)
 		}
+	}
+}
+
+func TestModelListCapped(t *testing.T) {
+	var models []string
+	for i := range 50 {
+		models = append(models, fmt.Sprintf("m%02d", i))
+	}
+	r := Analyze(&snapshot.Snapshot{Dialect: "vllm", Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{}, Models: models}, Options{})
+	want := "50 models served, reported together: m00, m01, m02, m03, m04, m05, m06, m07 and 42 more (--model to pick one)"
+	if len(r.Header) == 0 || r.Header[0] != want {
+		t.Errorf("header %q, want %q", r.Header, want)
 	}
 }
