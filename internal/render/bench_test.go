@@ -52,13 +52,3 @@ func BenchmarkJSON(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkSanitize(b *testing.B) {
-	for _, s := range []string{"Qwen3-27B-exl3", "模型 · ≤ 5 — \x1b]0;pwned\x07 ok"} {
-		b.Run(fmt.Sprint(len(s)), func(b *testing.B) {
-			for b.Loop() {
-				Sanitize(s)
-			}
-		})
-	}
-}

@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/inferscope/inferscope/internal/render"
@@ -43,10 +42,4 @@ func ExampleJSONWith() {
 	_ = render.JSONWith(os.Stdout, r, render.JSONOptions{Compact: true, Extra: map[string]any{"rates": rates}})
 	// Output:
 	// {"schema":1,"source":"scrape.prom","dialect":"tabbyapi","scraped_at":null,"scrape_seconds":0,"header":[],"scalars":{},"histograms":{},"figures":{"prefix_cache_hit_ratio":null,"engine_seconds":null,"prefill_share":null,"decode_share":null,"utilization":null,"overlapped":null,"dominant_phase":null,"exchange_rate":null,"break_even":[],"spec_decode_acceptance":null,"spec_decode_tokens_per_step":null,"kv_offload_hit_share":null,"kv_offload_payback":null,"recurrent_capped_share":null},"extra":{},"sections":[],"notes":[],"raw":[],"rates":{"1m":{"prompt_computed":null,"requests":0.25}}}
-}
-
-func ExampleSanitize() {
-	fmt.Println(render.Sanitize("Qwen3\x1b]0;pwned\x07-27B\x1b[2J\r"))
-	// Output:
-	// Qwen3-27B
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"math"
 	"strings"
 
@@ -48,7 +49,7 @@ type row struct {
 // its table. Every line is at most width cells.
 func renderSection(sec report.Section, width int) []line {
 	var out []line
-	if t := Sanitize(sec.Title); t != "" {
+	if t := termsafe.Text(sec.Title); t != "" {
 		out = append(out, line{}.add(fit(t, width), bold))
 	}
 	out = append(out, renderRows(sec.Rows, width)...)
@@ -69,7 +70,7 @@ func renderRows(in []report.Row, width int) []line {
 	rows := make([]row, len(in))
 	maxLabel, hasBar := 0, false
 	for i, r := range in {
-		rows[i] = row{Sanitize(r.Label), Sanitize(r.Value), Sanitize(r.Note), r.Bar, r.Severity}
+		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), r.Bar, r.Severity}
 		maxLabel = max(maxLabel, cells(rows[i].label))
 		hasBar = hasBar || r.Bar != nil
 	}
@@ -197,7 +198,7 @@ func renderTable(t *report.Table, width int) []line {
 	avail := width - indent
 	header := make([]string, len(t.Header))
 	for i, h := range t.Header {
-		header[i] = Sanitize(h)
+		header[i] = termsafe.Text(h)
 	}
 	ncols := max(len(header)-1, 0)
 	labels := make([]string, len(t.Rows))
@@ -210,11 +211,11 @@ func renderTable(t *report.Table, width int) []line {
 		cellW = max(cellW, cells(header[i]))
 	}
 	for i, r := range t.Rows {
-		labels[i] = Sanitize(r.Label)
+		labels[i] = termsafe.Text(r.Label)
 		labelW = max(labelW, cells(labels[i]))
 		cellText[i] = make([]string, len(r.Cells))
 		for j, c := range r.Cells {
-			cellText[i][j] = Sanitize(c)
+			cellText[i][j] = termsafe.Text(c)
 			cellW = max(cellW, cells(cellText[i][j]))
 		}
 		ncols = max(ncols, len(r.Cells))

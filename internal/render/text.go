@@ -38,7 +38,7 @@
 // yellow, bad red, dim faint, titles bold. Colour never carries meaning on
 // its own: the words say the same, and each action note starts with a
 // marker visible without colour: ✗ bad, ! warn, ✓ good, · for info and
-// the rest. Every string of the report is passed through [Sanitize] before
+// the rest. Every string of the report is passed through termsafe.Text before
 // it is measured or written, so a hostile server cannot drive the
 // terminal; without colour the output holds no escape byte at all.
 package render
@@ -46,6 +46,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"io"
 	"math"
 	"strings"
@@ -105,7 +106,7 @@ func layout(r *report.Report, o Options) []line {
 	var out []line
 	out = append(out, titleLines(r, width)...)
 	for _, h := range r.Header {
-		out = append(out, line{}.add(fit(Sanitize(h), width), plain))
+		out = append(out, line{}.add(fit(termsafe.Text(h), width), plain))
 	}
 
 	n := columnCount(o.Columns, width, r.Sections)
@@ -274,16 +275,16 @@ func greedy(heights []int, limit int) [][]int {
 func titleLines(r *report.Report, width int) []line {
 	const sep = " · "
 	l := line{}.add("inferscope", bold)
-	if d := Sanitize(r.Dialect); d != "" {
+	if d := termsafe.Text(r.Dialect); d != "" {
 		l = l.add(sep+d, plain)
 	}
-	src := Sanitize(r.Source)
+	src := termsafe.Text(r.Source)
 	if src != "" {
 		src = sep + src
 	}
 	var tail []string
 	if !r.ScrapedAt.IsZero() {
-		tail = append(tail, "scraped "+Sanitize(r.ScrapedAt.Format("2006-01-02 15:04:05 MST")))
+		tail = append(tail, "scraped "+termsafe.Text(r.ScrapedAt.Format("2006-01-02 15:04:05 MST")))
 	}
 	if wt := waited(r.ScrapeSeconds); wt != "" {
 		tail = append(tail, "waited "+wt)
@@ -358,7 +359,7 @@ func noteLines(n report.Note, width int) []line {
 		textSt = dim
 	}
 	const hang = indent + 2 // marker and its space
-	parts := wrap(Sanitize(n.Text), width-hang, maxNoteLines)
+	parts := wrap(termsafe.Text(n.Text), width-hang, maxNoteLines)
 	if len(parts) == 0 {
 		parts = []string{""}
 	}

@@ -1,11 +1,14 @@
-package render
+// Package termsafe makes untrusted text (anything a scraped server sent: model
+// names, label values, error pages, help texts) safe to print on a terminal,
+// so that a hostile endpoint cannot drive the user's terminal.
+package termsafe
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// Sanitize makes server-provided text safe to print on a terminal. It drops
+// Text makes server-provided text safe to print on a terminal. It drops
 // every escape sequence whole (CSI, OSC, DCS, SOS, PM, APC and two-byte ESC
 // sequences, in their 7-bit ESC forms and their 8-bit C1 forms), every other
 // C0 and C1 control (BEL, backspace, CR, DEL, …) and the Unicode bidi
@@ -19,7 +22,7 @@ import (
 // parameters of a CSI) because printing the remains ("[2J", "0;pwned")
 // would only be noise; an unterminated string sequence swallows the rest of
 // s, as it would on the terminal.
-func Sanitize(s string) string {
+func Text(s string) string {
 	if isPlainASCII(s) {
 		return s
 	}
@@ -143,4 +146,16 @@ func skipString(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// Line is Text on one line for a message: runs of white space collapse to
+// one space, the ends are trimmed, and a result longer than max runes (0 =
+// no limit) is cut to max runes ending in "…".
+func Line(s string, max int) string {
+	out := strings.Join(strings.Fields(Text(s)), " ")
+	if max <= 0 || utf8.RuneCountInString(out) <= max {
+		return out
+	}
+	runes := []rune(out)[:max-1]
+	return strings.TrimRight(string(runes), " ") + "…"
 }
