@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"io"
 	"strings"
 
@@ -87,15 +88,4 @@ func explain(err error) (string, []string) {
 
 // oneLine keeps a message on one printable line: it may quote what a server
 // sent.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return -1
-		}
-		return r
-	}, s)
-	return strings.TrimRight(strings.TrimSpace(s), ".")
-}
+func oneLine(s string) string { return strings.TrimRight(termsafe.Line(s, 0), ".") }

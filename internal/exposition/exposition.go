@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"mime"
 	"sort"
 	"strings"
@@ -149,17 +150,6 @@ func utf8Valid(b []byte) bool {
 	return utf8.Valid(b)
 }
 
-// cleanReason keeps a parser message to one printable line: it may quote the
-// hostile body.
-func cleanReason(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
+// cleanReason keeps a parser message to one printable line: it may quote
+// the hostile body.
+func cleanReason(s string) string { return termsafe.Line(s, 200) }

@@ -138,3 +138,10 @@ tabbyapi:prompt_tokens_created 1.7e+09
 tabbyapi:requests_running 2
 # EOF
 `
+
+// isBidiControl is the test's own list of the bidi controls that must never
+// reach the terminal.
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}

@@ -12,7 +12,7 @@ import (
 // every escape sequence whole (CSI, OSC, DCS, SOS, PM, APC and two-byte ESC
 // sequences, in their 7-bit ESC forms and their 8-bit C1 forms), every other
 // C0 and C1 control (BEL, backspace, CR, DEL, …) and the Unicode bidi
-// embedding, override and isolate controls, which can make a line read other
+// embedding, override, isolate and mark controls, which can make a line read other
 // than it is. Tab, newline and the Unicode line and paragraph separators
 // become a space so that words do not run together and a string stays on one
 // line. Bytes that are not UTF-8 become U+FFFD: a terminal must not be left
@@ -56,8 +56,8 @@ func Text(s string) string {
 			i = skipString(s, i)
 		case r >= 0x80 && r <= 0x9f:
 			// Other C1 controls: dropped.
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			// Bidi embeddings, overrides and isolates: dropped.
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x061c, r == 0x200e, r == 0x200f:
+			// Bidi embeddings, overrides, isolates and marks: dropped.
 		case r == 0x2028 || r == 0x2029:
 			b.WriteByte(' ')
 		default:

@@ -11,6 +11,7 @@ func TestText(t *testing.T) {
 	}{
 		{"plain", "Qwen3-27B", "Qwen3-27B"},
 		{"unicode kept", "≤ 5 · — 模型 🚀", "≤ 5 · — 模型 🚀"},
+		{"bidi marks dropped", "a\u200fb\u200ec\u061cd", "abcd"},
 		{"OSC title with BEL", "a\x1b]0;pwned\x07b", "ab"},
 		{"OSC hyperlink with ST", "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\", "click"},
 		{"OSC with C1 ST", "a\x1b]0;pwned\u009cb", "ab"},
