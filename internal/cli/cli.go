@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/inferscope/inferscope/internal/units"
 	"io"
 	"os"
 	"os/signal"
@@ -112,32 +113,11 @@ func (f durationFlag) Set(s string) error {
 }
 
 func parseDuration(s string) (time.Duration, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return d, nil
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("not a duration (use 500ms, 2s, 1m or seconds)")
 	}
-	var secs float64
-	if _, err := fmt.Sscanf(s, "%g", &secs); err == nil && fmt.Sprint(secs) == strings.TrimLeft(s, "+") || err == nil && isNumber(s) {
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	return 0, errors.New("not a duration (use 500ms, 2s, 1m or seconds)")
-}
-
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	dot := false
-	for i, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-		case r == '.' && !dot:
-			dot = true
-		case r == '+' && i == 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return d, nil
 }
 
 // headerList collects repeated --header flags.

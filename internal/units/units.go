@@ -4,9 +4,11 @@
 package units
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Missing is what a figure that does not exist prints as.
@@ -154,3 +156,22 @@ func Thousands(v float64) string {
 
 // Integer formats a whole count with thousands separators ("1,234").
 func Integer(v float64) string { return Thousands(v) }
+
+// ParseDuration reads a duration as the command line's interval flags take
+// one: Go's spelling (500ms, 1m30s, 1.5h) or a bare number of seconds (30,
+// 0.5). (Rate windows use PromQL's spelling instead; see watch.ParseWindows.)
+func ParseDuration(s string) (time.Duration, error) {
+	if s != "" && (s[0] == '.' || s[0] >= '0' && s[0] <= '9') {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			if math.IsInf(f, 0) || f*float64(time.Second) >= math.MaxInt64 {
+				return 0, fmt.Errorf("%q is too long", s)
+			}
+			return time.Duration(math.Round(f * float64(time.Second))), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration", s)
+	}
+	return d, nil
+}

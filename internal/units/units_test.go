@@ -3,6 +3,7 @@ package units
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestFormats(t *testing.T) {
@@ -48,6 +49,32 @@ func TestFormats(t *testing.T) {
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"500ms", 500 * time.Millisecond, true},
+		{"1m30s", 90 * time.Second, true},
+		{"1.5h", 90 * time.Minute, true},
+		{"30", 30 * time.Second, true},
+		{"0.5", 500 * time.Millisecond, true},
+		{".25", 250 * time.Millisecond, true},
+		{"-2s", -2 * time.Second, true}, // callers judge the sign
+		{"5x", 0, false},
+		{"", 0, false},
+		{"soon", 0, false},
+		{"1e300", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
 }
