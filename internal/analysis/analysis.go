@@ -38,6 +38,9 @@ type analyzer struct {
 	s *snapshot.Snapshot
 	o Options
 	r *report.Report
+	// q holds each non-empty histogram's quantiles as the report states
+	// them, computed once by summaries.
+	q map[string]quantiles
 }
 
 // Analyze builds the report for one snapshot.
@@ -153,6 +156,7 @@ func (a *analyzer) peak(hist string) (float64, bool) {
 }
 
 func (a *analyzer) summaries() {
+	a.q = make(map[string]quantiles, len(a.s.Histograms))
 	for name, h := range a.s.Histograms {
 		sum := report.HistogramSummary{
 			Count: h.Total(), Sum: h.Sum, Mean: h.Mean(),
@@ -164,6 +168,7 @@ func (a *analyzer) summaries() {
 		}
 		if h.Total() > 0 {
 			b := a.bounded(name)
+			a.q[name] = b
 			sum.Capped = &report.Quantiles{P50: b.v[0], P90: b.v[1], P99: b.v[2]}
 		}
 		for _, b := range h.Buckets {
@@ -593,7 +598,7 @@ func (a *analyzer) latency() {
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		b := a.bounded(l.hist)
+		b := a.q[l.hist]
 		vals := []string{units.Seconds(h.Mean())}
 		for i, q := range reportQuantiles {
 			v := units.Seconds(b.v[i])
@@ -624,7 +629,7 @@ func (a *analyzer) size() {
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		b := a.bounded(l.hist)
+		b := a.q[l.hist]
 		pk, hasPeak := a.peak(l.hist)
 		vals := []string{tokens(h.Mean())}
 		anyCapped := false
