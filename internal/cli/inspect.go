@@ -283,6 +283,7 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	do.StartHeader = res.HeaderStart
 	snap, err := dialect.Map(fams, do)
 	if err != nil {
 		return nil, err
@@ -290,11 +291,6 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	snap.Source = res.Source
 	snap.ScrapedAt = res.ScrapedAt
 	snap.ScrapeSeconds = res.Waited.Seconds()
-	// Only tabbyAPI's Process-Start-Time-Unix is an epoch; llama.cpp sends
-	// microseconds of a monotonic clock under the same name.
-	if snap.Dialect == "tabbyapi" {
-		snap.HeaderStart = res.HeaderStart
-	}
 	snap.StartToken = res.StartToken
 	return snap, nil
 }

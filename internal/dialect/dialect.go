@@ -70,6 +70,10 @@ type Options struct {
 	// Model restricts a multi-model scrape to one served model; "" is all
 	// together.
 	Model string
+	// StartHeader is the scrape's Process-Start-Time-Unix header in Unix
+	// seconds (0 when absent). It becomes the snapshot's HeaderStart only
+	// for a server whose header is a wall-clock time.
+	StartHeader float64
 }
 
 // UnknownError is an exposition with no series of any known server.
@@ -98,6 +102,10 @@ type dialect struct {
 	match func(name string) bool
 	// read fills the canonical snapshot from the families.
 	read func(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
+	// startHeaderIsTime says the server's Process-Start-Time-Unix header is
+	// Unix seconds (tabbyAPI); llama.cpp sends a monotonic clock under the
+	// same name.
+	startHeaderIsTime bool
 }
 
 // all lists the supported dialects; detection prefers the one with most
@@ -128,6 +136,9 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 		Prefixes:   Prefixes(fams),
 		Raw:        fams,
 		Model:      o.Model,
+	}
+	if d.startHeaderIsTime {
+		s.HeaderStart = o.StartHeader
 	}
 	if err := d.read(fams, o, s); err != nil {
 		return nil, fmt.Errorf("reading %s series: %w", d.name, err)

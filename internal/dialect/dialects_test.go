@@ -838,3 +838,21 @@ func BenchmarkMap(b *testing.B) {
 		})
 	}
 }
+
+// Only a server whose start header is a wall-clock time passes it on:
+// llama.cpp's is a monotonic clock under the same name.
+func TestStartHeader(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want float64
+	}{{"llamacpp-new.prom", 0}} {
+		s, err := Map(parse(t, fixture(t, tt.file)), Options{StartHeader: 1.7e9})
+		if err != nil || s.HeaderStart != tt.want {
+			t.Errorf("%s: HeaderStart %v (%v), want %v", tt.file, s.HeaderStart, err, tt.want)
+		}
+	}
+	tabby := parse(t, "# TYPE tabbyapi:requests_total counter\ntabbyapi:requests_total 3\n")
+	if s, err := Map(tabby, Options{StartHeader: 1.7e9}); err != nil || s.HeaderStart != 1.7e9 {
+		t.Errorf("tabbyapi: HeaderStart %v (%v), want 1.7e9", s.HeaderStart, err)
+	}
+}

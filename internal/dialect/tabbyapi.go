@@ -14,6 +14,8 @@ var tabbyAPI = dialect{
 	name:  "tabbyapi",
 	match: func(n string) bool { return strings.HasPrefix(n, "tabbyapi:") },
 	read:  readTabbyAPI,
+	// The header carries the process start in Unix seconds.
+	startHeaderIsTime: true,
 }
 
 func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
