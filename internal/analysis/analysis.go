@@ -367,7 +367,7 @@ func exchangePercent(rate float64) string {
 	if rate < 99.95 {
 		return strconv.FormatFloat(rate, 'f', 1, 64) + "%"
 	}
-	return units.Thousands(rate) + "%"
+	return units.Integer(rate) + "%"
 }
 
 // --- Speculative decode ----------------------------------------------------

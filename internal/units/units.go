@@ -131,11 +131,12 @@ func Factor(f float64) string {
 	if f < 9.95 {
 		return strconv.FormatFloat(f, 'f', 1, 64) + "x"
 	}
-	return Thousands(f) + "x"
+	return Integer(f) + "x"
 }
 
-// Thousands formats a value rounded to a whole number with comma separators.
-func Thousands(v float64) string {
+// Integer formats a value rounded to a whole number with comma separators
+// ("1,234").
+func Integer(v float64) string {
 	if bad(v) {
 		return Missing
 	}
@@ -153,9 +154,6 @@ func Thousands(v float64) string {
 	}
 	return b.String()
 }
-
-// Integer formats a whole count with thousands separators ("1,234").
-func Integer(v float64) string { return Thousands(v) }
 
 // ParseDuration reads a duration as the command line's interval flags take
 // one: Go's spelling (500ms, 1m30s, 1.5h) or a bare number of seconds (30,

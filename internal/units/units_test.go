@@ -43,8 +43,8 @@ func TestFormats(t *testing.T) {
 		{"factor small", Factor(1.94), "1.9x"},
 		{"factor 10", Factor(12.4), "12x"},
 		{"factor thousands", Factor(1250), "1,250x"},
-		{"thousands", Thousands(1234567), "1,234,567"},
-		{"thousands small", Thousands(638), "638"},
+		{"thousands", Integer(1234567), "1,234,567"},
+		{"thousands small", Integer(638), "638"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
