@@ -32,6 +32,9 @@ type Options struct {
 	Now time.Time
 	// Hist adds a distribution section per histogram.
 	Hist bool
+	// Raw keeps the server's own families in the report (JSON "raw"); the
+	// text view does not show them, so it need not pay for the copy.
+	Raw bool
 }
 
 type analyzer struct {
@@ -59,8 +62,10 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Extra:         s.Extra,
 		Sections:      []report.Section{},
 		Notes:         []report.Note{},
-		Raw:           raw(s.Raw),
 	}}
+	if o.Raw {
+		a.r.Raw = raw(s.Raw)
+	}
 	a.header()
 	a.summaries()
 	a.live()

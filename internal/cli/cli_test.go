@@ -381,7 +381,7 @@ func FuzzPipeline(f *testing.F) {
 			return
 		}
 		snap.ScrapedAt = now
-		rep := analysis.Analyze(snap, analysis.Options{Hist: true})
+		rep := analysis.Analyze(snap, analysis.Options{Hist: true, Raw: true})
 		var buf bytes.Buffer
 		if err := render.Text(&buf, rep, render.Options{Width: 100}); err != nil {
 			t.Fatal(err)

@@ -90,7 +90,7 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 			printError(io.Err, fmt.Errorf("reading the simulator's own exposition: %w", err))
 			return ExitError
 		}
-		return o.emit(io, build(snap, now, o.hist))
+		return o.emit(io, o.build(snap, now, o.hist))
 	}
 	srv, err := demo.Start(ctx, d)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/iostreams"
@@ -185,8 +184,7 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 	if !ok {
 		return ExitError
 	}
-	rep := analysis.Analyze(snap, analysis.Options{Now: snap.ScrapedAt, Hist: o.hist})
-	return o.emit(io, rep)
+	return o.emit(io, o.build(snap, snap.ScrapedAt, o.hist))
 }
 
 // emit renders a report and applies --fail-on.

@@ -14,15 +14,12 @@ import (
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// build is the one-shot report the watch view redraws.
-func build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
-	return analysis.Analyze(s, analysis.Options{Now: now, Hist: hist})
-}
-
-// build is the watch view's report, with the header lines the command adds
-// (the demo says it runs faster than the wall clock).
+// build is the report of one scrape, for every mode: one-shot, --since, the
+// watch view (which redraws it) and the demo. It carries the header lines
+// the command adds (the demo says it runs faster than the wall clock), and
+// the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
-	r := build(s, now, hist)
+	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json})
 	r.Header = append(o.header, r.Header...)
 	return r
 }
@@ -74,7 +71,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 			o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339)))
 		return ExitError
 	}
-	rep := build(after, after.ScrapedAt, o.hist)
+	rep := o.build(after, after.ScrapedAt, o.hist)
 	sec, rates := watch.Since(before, after)
 	// First, as in the watch view: the window is what --since is run for.
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
