@@ -49,12 +49,12 @@ func savedLine(at time.Time, source string) string {
 	return savedPrefix + " scraped_at=" + at.UTC().Format(time.RFC3339Nano) + " source=" + clean(source, 500) + "\n"
 }
 
-// ParseSavedLine reads the line Save writes (without its newline; a trailing
+// parseSavedLine reads the line Save writes (without its newline; a trailing
 // \r is ignored). It returns the recorded time and source, and ok only when
 // the line is that comment with a valid scraped_at (RFC 3339, not before
 // 2000). Fields it does not know are skipped, so later versions can add some
 // before source, which runs to the end of the line (file paths hold spaces).
-func ParseSavedLine(line string) (at time.Time, source string, ok bool) {
+func parseSavedLine(line string) (at time.Time, source string, ok bool) {
 	line = strings.TrimSuffix(line, "\r")
 	rest, found := strings.CutPrefix(line, savedPrefix)
 	if !found {
@@ -103,7 +103,7 @@ func splitSaved(body []byte) (rest []byte, at time.Time, source string, ok bool)
 	if i := bytes.IndexByte(body, '\n'); i >= 0 {
 		line, rest = body[:i], body[i+1:]
 	}
-	at, source, ok = ParseSavedLine(string(line))
+	at, source, ok = parseSavedLine(string(line))
 	return rest, at, source, ok
 }
 

@@ -291,9 +291,9 @@ func TestParseSavedLine(t *testing.T) {
 		{"", false, time.Time{}, ""},
 	}
 	for _, tc := range tests {
-		at, src, ok := ParseSavedLine(tc.line)
+		at, src, ok := parseSavedLine(tc.line)
 		if ok != tc.ok || !at.Equal(tc.at) || src != tc.source {
-			t.Errorf("ParseSavedLine(%q) = %v %q %v, want %v %q %v", tc.line, at, src, ok, tc.at, tc.source, tc.ok)
+			t.Errorf("parseSavedLine(%q) = %v %q %v, want %v %q %v", tc.line, at, src, ok, tc.at, tc.source, tc.ok)
 		}
 	}
 }

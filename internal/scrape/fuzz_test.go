@@ -108,7 +108,7 @@ func FuzzSavedLine(f *testing.F) {
 		if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
 			t.Fatalf("savedLine wrote %q: want one line", line)
 		}
-		at2, source2, ok2 := ParseSavedLine(strings.TrimSuffix(line, "\n"))
+		at2, source2, ok2 := parseSavedLine(strings.TrimSuffix(line, "\n"))
 		if !ok2 || !at2.Equal(at) || source2 != source {
 			t.Fatalf("round trip of %q: %v %q %v, want %v %q", line, at2, source2, ok2, at, source)
 		}

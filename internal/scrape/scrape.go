@@ -108,12 +108,12 @@ func Fetch(ctx context.Context, target string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FetchTarget(ctx, t, o)
+	return fetchTarget(ctx, t, o)
 }
 
-// FetchTarget reads an already resolved target; a watch loop resolves once
+// fetchTarget reads an already resolved target; a watch loop resolves once
 // and fetches many times.
-func FetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
+func fetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
 	o = o.withDefaults()
 	if err := ctx.Err(); err != nil {
 		return nil, canceledError(t, err, 0)

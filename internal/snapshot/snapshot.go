@@ -54,12 +54,6 @@ func (s *Snapshot) Get(name string) float64 {
 	return v
 }
 
-// Has reports whether a scalar is present (even when NaN).
-func (s *Snapshot) Has(name string) bool {
-	_, ok := s.Scalars[name]
-	return ok
-}
-
 // Hist returns a histogram or nil.
 func (s *Snapshot) Hist(name string) *histogram.Histogram {
 	return s.Histograms[name]
