@@ -111,8 +111,7 @@ func Fetch(ctx context.Context, target string, o Options) (*Result, error) {
 	return fetchTarget(ctx, t, o)
 }
 
-// fetchTarget reads an already resolved target; a watch loop resolves once
-// and fetches many times.
+// fetchTarget reads an already resolved target.
 func fetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
 	o = o.withDefaults()
 	if err := ctx.Err(); err != nil {
