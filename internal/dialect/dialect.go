@@ -133,7 +133,6 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 		Scalars:    map[string]float64{},
 		Histograms: map[string]*histogram.Histogram{},
 		Extra:      map[string]float64{},
-		Prefixes:   Prefixes(fams),
 		Raw:        fams,
 		Model:      o.Model,
 	}

@@ -33,8 +33,6 @@ type Snapshot struct {
 	Models []string
 	// Model names the model the report covers ("" = all together).
 	Model string
-	// Prefixes lists the metric name prefixes seen, for error messages.
-	Prefixes []string
 	// Raw keeps the server's own families, for JSON "raw".
 	Raw []*dto.MetricFamily
 }
