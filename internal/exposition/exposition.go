@@ -104,7 +104,7 @@ func Parse(body []byte, f Format) ([]*dto.MetricFamily, error) {
 	if bytes.IndexByte(body, 0) >= 0 {
 		return nil, &Error{Reason: "the body contains NUL bytes (binary data, not text)"}
 	}
-	if !utf8Valid(body) {
+	if !utf8.Valid(body) {
 		return nil, &Error{Reason: "the body is not UTF-8 text"}
 	}
 	body = fixSignedNaN(body)
@@ -144,10 +144,6 @@ func Parse(body []byte, f Format) ([]*dto.MetricFamily, error) {
 
 func isCreated(mf *dto.MetricFamily) bool {
 	return strings.HasSuffix(mf.GetName(), "_created") && mf.GetType() == dto.MetricType_GAUGE
-}
-
-func utf8Valid(b []byte) bool {
-	return utf8.Valid(b)
 }
 
 // cleanReason keeps a parser message to one printable line: it may quote

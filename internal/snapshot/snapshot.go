@@ -23,7 +23,7 @@ type Snapshot struct {
 	StartToken string
 	Scalars    map[string]float64
 	Histograms map[string]*histogram.Histogram
-	// Figures holds dialect-only figures with no canonical counterpart
+	// Extra holds dialect-only figures with no canonical counterpart
 	// (e.g. vLLM preemptions), keyed by their own names.
 	Extra map[string]float64
 	// Missing lists canonical quantities a person would expect that this
