@@ -38,11 +38,9 @@ Flags:
 `
 
 func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprintf(io.Out, demoUsage, strings.Join(demo.Scenarios(), ", "))
-			return ExitOK
-		}
+	if wantsHelp(args) {
+		fmt.Fprintf(io.Out, demoUsage, strings.Join(demo.Scenarios(), ", "))
+		return ExitOK
 	}
 	o := &inspectOptions{windows: "", watch: time.Second}
 	d := demo.Options{Scenario: "chat", Speed: 20, Seed: 1, SimTime: 10 * time.Minute}

@@ -158,11 +158,9 @@ func (o *inspectOptions) scrapeOptions(io *iostreams.IO) scrape.Options {
 }
 
 func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprint(io.Out, usage)
-			return ExitOK
-		}
+	if wantsHelp(args) {
+		fmt.Fprint(io.Out, usage)
+		return ExitOK
 	}
 	o, err := parseInspect(args)
 	if err != nil {
