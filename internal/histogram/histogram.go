@@ -20,6 +20,11 @@ type Histogram struct {
 	Buckets []Bucket
 	Count   float64
 	Sum     float64
+	// What the exposition left out: a histogram cut short (a paste that
+	// ends before +Inf, _sum or _count) is still read, but what it lacks is
+	// unknown, never 0.
+	NoSum bool // no _sum: Sum and the mean are unknown
+	NoTop bool // no +Inf bucket and no _count: the total is only at least the last bucket's count
 }
 
 // Normalize sorts buckets, merges equal bounds, lifts non-monotonic counts to

@@ -71,6 +71,7 @@ const (
 	TimeSaved  = "saved"  // the time Save recorded in the file's first line
 	TimeMtime  = "mtime"  // a file without that line: its modification time
 	TimeNow    = "now"    // stdin or a pipe without that line: when it was read
+	TimeGiven  = "given"  // the user said when (--at)
 )
 
 // Result is one scrape's body and what is known about it.

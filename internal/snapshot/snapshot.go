@@ -13,11 +13,15 @@ import (
 
 // Snapshot is one scrape in canonical form.
 type Snapshot struct {
-	Source        string    // URL, file path or "-" for stdin
-	Dialect       string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi"
-	ScrapedAt     time.Time // when the scrape completed (or the time saved with a file)
-	ScrapeSeconds float64   // how long the scrape waited; 0 for files
-	HeaderStart   float64   // Process-Start-Time-Unix header, Unix seconds; 0 when absent
+	Source    string    // URL, file path or "-" for stdin
+	Dialect   string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi"
+	ScrapedAt time.Time // when the scrape completed (or the time saved with a file)
+	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
+	// TimeMtime (a file's modification time, taken as the scrape time),
+	// TimeNow (stdin read now) or TimeGiven (--at).
+	TimeSource    string
+	ScrapeSeconds float64 // how long the scrape waited; 0 for files
+	HeaderStart   float64 // Process-Start-Time-Unix header, Unix seconds; 0 when absent
 	// StartToken is that header's raw value: llama.cpp's is a monotonic
 	// clock, no time at all, but it still changes when the server restarts.
 	StartToken string
@@ -29,6 +33,18 @@ type Snapshot struct {
 	// Missing lists canonical quantities a person would expect that this
 	// server does not publish, each with why (rendered as dim lines).
 	Missing []string
+	// Invalid lists series whose published values cannot be (a counter
+	// below zero, cumulative buckets that fall, a _count below its top
+	// bucket, a negative _sum, ±Inf, a ratio far above 1): each is left out of
+	// every figure, and the report names it in a note.
+	Invalid []Problem
+	// Advice is what the dialect knows about its server that notes need:
+	// why a scrape waits, the knobs to turn. Empty fields: nothing to say.
+	Advice Advice
+	// PrefixCaching is "off" when the server says prefix caching is
+	// disabled (every prompt token is computed), "on" when it says it is
+	// enabled, "" when it does not say.
+	PrefixCaching string
 	// Models lists the models the scrape serves when a dialect labels them.
 	Models []string
 	// Model names the model the report covers ("" = all together).
@@ -37,16 +53,17 @@ type Snapshot struct {
 	Raw []*dto.MetricFamily
 }
 
-// Scalar returns a scalar and whether it is present and a number.
+// Scalar returns a scalar and whether it is present and finite.
 func (s *Snapshot) Scalar(name string) (float64, bool) {
 	v, ok := s.Scalars[name]
-	if !ok || math.IsNaN(v) {
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
 	}
 	return v, true
 }
 
-// Get returns a scalar, 0 when absent or NaN.
+// Get returns a scalar, 0 when absent or not finite. Use it only where the
+// metric set defines absence as 0; a figure must check Scalar.
 func (s *Snapshot) Get(name string) float64 {
 	v, _ := s.Scalar(name)
 	return v
@@ -65,4 +82,25 @@ func (s *Snapshot) StartTime() float64 {
 		return v
 	}
 	return s.HeaderStart
+}
+
+// Problem is one invalid series and why.
+type Problem struct {
+	Series string // the series as published, name and labels
+	Reason string // what is wrong with it, lower case, no period
+}
+
+// Advice is one server's wording for the notes that depend on the server.
+type Advice struct {
+	// SlowScrape explains why this server can make a scrape wait
+	// ("tabbyAPI renders /metrics on the loop that drives generation").
+	SlowScrape string
+	// Preempted names what the server calls a preemption ("preempted",
+	// "retracted") and PreemptFix the knobs that make them rarer.
+	Preempted, PreemptFix string
+	// QueueFix names the knobs that admit more requests at once, for a queue
+	// that outgrows what runs.
+	QueueFix string
+	// KVFix names the knobs that give the KV cache more room.
+	KVFix string
 }
