@@ -100,6 +100,7 @@ type wireReport struct {
 	Source        string                   `json:"source"`
 	Dialect       string                   `json:"dialect"`
 	ScrapedAt     *string                  `json:"scraped_at"`
+	TimeSource    string                   `json:"time_source,omitempty"`
 	ScrapeSeconds number                   `json:"scrape_seconds"`
 	Header        []string                 `json:"header"`
 	Scalars       map[string]number        `json:"scalars"`
@@ -128,6 +129,7 @@ func (r Report) wire() wireReport {
 		Source:        r.Source,
 		Dialect:       r.Dialect,
 		ScrapedAt:     scraped,
+		TimeSource:    r.TimeSource,
 		ScrapeSeconds: number(r.ScrapeSeconds),
 		Header:        orEmpty(r.Header),
 		Scalars:       numberMap(r.Scalars),

@@ -130,11 +130,15 @@ type Bucket struct {
 
 // Report is everything the inspector says about one scrape.
 type Report struct {
-	Schema        int       `json:"schema"`
-	Source        string    `json:"source"`
-	Dialect       string    `json:"dialect"`
-	ScrapedAt     time.Time `json:"scraped_at"`
-	ScrapeSeconds float64   `json:"scrape_seconds"`
+	Schema    int       `json:"schema"`
+	Source    string    `json:"source"`
+	Dialect   string    `json:"dialect"`
+	ScrapedAt time.Time `json:"scraped_at"`
+	// TimeSource says how ScrapedAt is known: "scrape", "saved", "mtime"
+	// (a file's modification time, taken as the scrape time), "now" (stdin,
+	// read now) or "given" (--at).
+	TimeSource    string  `json:"time_source,omitempty"`
+	ScrapeSeconds float64 `json:"scrape_seconds"`
 	// Header lines said under the title (models served, restarts, slow scrape).
 	Header     []string                    `json:"header,omitempty"`
 	Scalars    map[string]float64          `json:"scalars"`
