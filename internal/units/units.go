@@ -16,6 +16,16 @@ const Missing = "—"
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
+// sci writes an absurd magnitude compactly ("1.4e16"): a hostile or broken
+// server can publish 1e300, and three hundred digits help nobody.
+func sci(v float64) string {
+	m, e, _ := strings.Cut(strconv.FormatFloat(v, 'e', 1, 64), "e")
+	return m + "e" + strings.TrimLeft(strings.TrimPrefix(e, "+"), "0")
+}
+
+// hugeCount is where counts stop taking a suffix and go to sci.
+const hugeCount = 999.95e12
+
 // Seconds formats a duration given in seconds: "850 ms", "0.42 ms",
 // "1.20 s", "12.3 s", "4.1 min", "2.5 h", "3.2 d".
 func Seconds(s float64) string {
@@ -42,8 +52,10 @@ func Seconds(s float64) string {
 		return strconv.FormatFloat(s/60, 'f', 1, 64) + " min"
 	case s < 86400*2:
 		return strconv.FormatFloat(s/3600, 'f', 1, 64) + " h"
+	case s < 86400*99999.5:
+		return strconv.FormatFloat(s/86400, 'f', 1, 64) + " d"
 	}
-	return strconv.FormatFloat(s/86400, 'f', 1, 64) + " d"
+	return sci(s/86400) + " d"
 }
 
 // trim formats with at most prec decimals, dropping trailing zeros.
@@ -56,7 +68,8 @@ func trim(v float64, prec int) string {
 }
 
 // Count formats a count of tokens, requests or steps: "950", "1.2K",
-// "12.3K", "203K", "4.5M", "1.2B". Fractions below 1000 keep one decimal.
+// "12.3K", "203K", "4.5M", "1.2B", "3.0T", then "1.4e16". Fractions below
+// 1000 keep one decimal.
 func Count(v float64) string {
 	if bad(v) {
 		return Missing
@@ -64,10 +77,13 @@ func Count(v float64) string {
 	if v < 0 {
 		return "-" + Count(-v)
 	}
+	if v >= hugeCount {
+		return sci(v)
+	}
 	for _, u := range []struct {
 		div float64
 		sfx string
-	}{{1e9, "B"}, {1e6, "M"}, {1e3, "K"}} {
+	}{{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}} {
 		if v >= u.div*0.9995 {
 			return scaled(v/u.div) + u.sfx
 		}
@@ -93,9 +109,12 @@ func Bytes(v float64) string {
 	if v < 0 {
 		return "-" + Bytes(-v)
 	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	if v < 1024 {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+	}
+	if v >= 999.95*(1<<60) {
+		return sci(v) + " B"
 	}
 	u := -1
 	for v >= 1023.95 && u < len(units)-1 {
@@ -119,6 +138,9 @@ func Percent(f float64) string {
 		}
 		return strconv.FormatFloat(f*100, 'f', 2, 64) + "%"
 	}
+	if math.Abs(f) >= 9999.5 {
+		return sci(f*100) + "%"
+	}
 	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 }
 
@@ -135,10 +157,13 @@ func Factor(f float64) string {
 }
 
 // Integer formats a value rounded to a whole number with comma separators
-// ("1,234").
+// ("1,234"); from a quadrillion on, compactly ("1.2e15").
 func Integer(v float64) string {
 	if bad(v) {
 		return Missing
+	}
+	if math.Abs(v) >= 1e15 {
+		return sci(v)
 	}
 	neg := v < 0
 	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)

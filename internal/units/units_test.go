@@ -45,6 +45,18 @@ func TestFormats(t *testing.T) {
 		{"factor thousands", Factor(1250), "1,250x"},
 		{"thousands", Integer(1234567), "1,234,567"},
 		{"thousands small", Integer(638), "638"},
+		// Absurd magnitudes stay short (a broken server can publish 1e300).
+		{"count T", Count(3e12), "3.0T"},
+		{"count huge", Count(1.37e16), "1.4e16"},
+		{"count absurd", Count(1e300), "1.0e300"},
+		{"count negative huge", Count(-2e20), "-2.0e20"},
+		{"integer huge", Integer(1e300), "1.0e300"},
+		{"integer just below", Integer(999999999999999), "999,999,999,999,999"},
+		{"bytes EiB", Bytes(3 * (1 << 60)), "3.0 EiB"},
+		{"bytes absurd", Bytes(1e30), "1.0e30 B"},
+		{"percent absurd", Percent(137329101562500), "1.4e16%"},
+		{"percent large but plain", Percent(12.5), "1250.0%"},
+		{"days huge", Seconds(1e300), "1.2e295 d"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
