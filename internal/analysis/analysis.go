@@ -56,6 +56,7 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Source:        s.Source,
 		Dialect:       s.Dialect,
 		ScrapedAt:     s.ScrapedAt,
+		TimeSource:    s.TimeSource,
 		ScrapeSeconds: s.ScrapeSeconds,
 		Scalars:       s.Scalars,
 		Histograms:    map[string]report.HistogramSummary{},
@@ -85,7 +86,20 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 	return a.r
 }
 
-func (a *analyzer) get(name string) float64               { return a.s.Get(name) }
+func (a *analyzer) get(name string) float64 { return a.s.Get(name) }
+
+// countOf, bytesOf and integerOf format a scalar, or a dash when the server
+// does not publish it (never a 0 it did not say).
+func (a *analyzer) countOf(name string) string   { return units.Count(a.scalarOrNaN(name)) }
+func (a *analyzer) bytesOf(name string) string   { return units.Bytes(a.scalarOrNaN(name)) }
+func (a *analyzer) integerOf(name string) string { return units.Integer(a.scalarOrNaN(name)) }
+
+func (a *analyzer) scalarOrNaN(name string) float64 {
+	if v, ok := a.s.Scalar(name); ok {
+		return v
+	}
+	return math.NaN()
+}
 func (a *analyzer) has(name string) bool                  { _, ok := a.s.Scalar(name); return ok }
 func (a *analyzer) hist(name string) *histogram.Histogram { return a.s.Hist(name) }
 
@@ -111,9 +125,14 @@ func bar(f float64) *float64 {
 
 func (a *analyzer) header() {
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
-		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s: the server was busy (tabbyAPI renders /metrics on the loop that drives generation)", units.Seconds(a.s.ScrapeSeconds)))
-		a.note("scrape_slow", report.Info, "the scrape waited %s: the server's event loop was busy, so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds))
+		why := "the server was slow to answer"
+		if a.s.Advice.SlowScrape != "" {
+			why = a.s.Advice.SlowScrape
+		}
+		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
+		a.note("scrape_slow", report.Info, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
 	}
+	a.invalid()
 	if len(a.s.Models) > 1 {
 		if a.s.Model != "" {
 			a.r.Header = append(a.r.Header, fmt.Sprintf("model %s (of %d served: %s)", a.s.Model, len(a.s.Models), modelList(a.s.Models)))
@@ -125,6 +144,14 @@ func (a *analyzer) header() {
 	}
 	if req, ok := a.s.Scalar("requests_total"); ok && req == 0 {
 		a.note("no_requests_yet", report.Info, "no request has finished yet: throughput, latency and size figures appear after the first one")
+	}
+}
+
+// invalid names each series whose values cannot be: the dialect left it out
+// of every figure, and the reader must know why those figures are absent.
+func (a *analyzer) invalid() {
+	for _, p := range a.s.Invalid {
+		a.note("invalid_series", report.Warn, "%s is invalid (%s): every figure derived from it is left out", p.Series, p.Reason)
 	}
 }
 
@@ -194,16 +221,8 @@ func formatLE(v float64) string {
 
 func (a *analyzer) live() {
 	var rows []report.Row
-	if a.has("requests_processing") || a.has("requests_deferred") {
-		run, wait := a.get("requests_processing"), a.get("requests_deferred")
-		state := "idle"
-		if run > 0 || wait > 0 {
-			state = units.Integer(run) + " generating"
-			if wait > 0 {
-				state += ", " + units.Integer(wait) + " queued"
-			}
-		}
-		rows = append(rows, report.Row{ID: "state", Label: "state", Value: state})
+	if row, ok := a.state(); ok {
+		rows = append(rows, row)
 	}
 	if ratio, ok := a.kvUsage(); ok {
 		sev := report.Good
@@ -214,19 +233,35 @@ func (a *analyzer) live() {
 			sev = report.Warn
 		}
 		note := ""
-		if mx := a.get("kv_cache_max_tokens"); mx > 0 && a.has("kv_cache_tokens") {
-			note = units.Count(a.get("kv_cache_tokens")) + " / " + units.Count(mx) + " tokens"
+		used, okU := a.s.Scalar("kv_cache_tokens")
+		if mx := a.get("kv_cache_max_tokens"); mx > 0 && okU {
+			note = units.Count(used) + " / " + units.Count(mx) + " tokens"
 		}
-		rows = append(rows, report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note, Severity: sev})
-		if ratio >= 0.9 {
-			a.note("kv_cache_pressure", report.Warn, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)", units.Percent(ratio))
+		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note, Severity: sev}
+		switch {
+		case ratio > 1:
+			// Two gauges read at different moments, or a broken server: no
+			// advice follows from a cache fuller than it can be.
+			row.Value, row.Bar = "used exceeds capacity", nil
+			a.note("kv_cache_over_capacity", report.Warn, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
+		case ratio >= 0.9:
+			fix := ""
+			if a.s.Advice.KVFix != "" {
+				fix = "; " + a.s.Advice.KVFix
+			}
+			a.note("kv_cache_pressure", report.Warn, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
 		}
+		rows = append(rows, row)
 	}
-	if mx := a.get("kv_offload_max_tokens"); mx > 0 {
-		held := a.get("kv_offload_tokens")
+	held, okH := a.s.Scalar("kv_offload_tokens")
+	if mx := a.get("kv_offload_max_tokens"); mx > 0 && okH {
 		ratio := held / mx
-		rows = append(rows, report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
-			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"})
+		row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
+			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
+		if ratio > 1 {
+			row.Value, row.Bar, row.Severity = "used exceeds capacity", nil, report.Warn
+		}
+		rows = append(rows, row)
 	}
 	if v, ok := a.s.Scalar("n_tokens_max"); ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_prompt", Label: "largest prompt seen", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
@@ -240,11 +275,54 @@ func (a *analyzer) live() {
 	a.section("live", "Live", rows)
 }
 
+// state is "idle", "N generating" and ", M queued", from whichever of the
+// two gauges the server publishes; with queue pressure it adds a note.
+func (a *analyzer) state() (report.Row, bool) {
+	run, okR := a.s.Scalar("requests_processing")
+	wait, okW := a.s.Scalar("requests_deferred")
+	var parts []string
+	switch {
+	case !okR && !okW:
+		return report.Row{}, false
+	case okR && okW && run == 0 && wait == 0:
+		parts = append(parts, "idle")
+	default:
+		if okR {
+			parts = append(parts, units.Integer(run)+" generating")
+		}
+		if okW && (wait > 0 || !okR) {
+			parts = append(parts, units.Integer(wait)+" queued")
+		}
+	}
+	row := report.Row{ID: "state", Label: "state", Value: join(parts)}
+	if !okR || !okW || wait <= 0 {
+		return row, true
+	}
+	fix := ""
+	if a.s.Advice.QueueFix != "" {
+		fix = "; " + a.s.Advice.QueueFix
+	}
+	switch {
+	case run == 0:
+		// One scrape cannot tell a stall from a request that just arrived.
+		a.note("queue_stalled", report.Info, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+	case wait >= 2*run && wait >= 8:
+		// More than twice what runs is waiting: the queue, not the engine,
+		// sets the latency requests see.
+		row.Severity = report.Warn
+		a.note("queue_pressure", report.Warn, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
+			plural(wait, "request")+" queued", units.Integer(run), fix)
+	}
+	return row, true
+}
+
 // kvUsage is the KV usage ratio: from the token gauges when capacity is
 // known, else the server's own ratio.
 func (a *analyzer) kvUsage() (float64, bool) {
-	if mx := a.get("kv_cache_max_tokens"); mx > 0 && a.has("kv_cache_tokens") {
-		return a.get("kv_cache_tokens") / mx, true
+	if used, ok := a.s.Scalar("kv_cache_tokens"); ok {
+		if mx := a.get("kv_cache_max_tokens"); mx > 0 {
+			return used / mx, true
+		}
 	}
 	if v, ok := a.s.Scalar("kv_cache_usage_ratio"); ok {
 		if !a.has("kv_cache_max_tokens") || a.get("kv_cache_max_tokens") > 0 {
@@ -263,7 +341,15 @@ func (a *analyzer) throughput() {
 		if t, ok := a.s.Scalar("prompt_seconds_total"); ok {
 			val += " over " + units.Seconds(t)
 		}
-		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: "cache hits excluded"})
+		note := "cache hits excluded"
+		if a.s.PrefixCaching == "off" {
+			note = "prefix caching off: every prompt token"
+		}
+		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: note})
+	} else if v, ok := a.s.Scalar(snapshot.PromptTokensAll); ok {
+		// The server counts cached and computed tokens together and does
+		// not say how many were cached: this is not prefill work.
+		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: "cached share unknown"})
 	}
 	if v, ok := a.s.Scalar("tokens_predicted_total"); ok {
 		val := units.Count(v) + " generated"
@@ -298,7 +384,6 @@ func (a *analyzer) phases() {
 	f := &a.r.Figures
 	e := pre + dec
 	f.EngineSeconds = ptr(e)
-	var rows []report.Row
 
 	busy := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(e)}
 	if start := a.s.StartTime(); start > 0 {
@@ -306,6 +391,15 @@ func (a *analyzer) phases() {
 		if up > 0 {
 			busy.Value = units.Seconds(e) + " of " + units.Seconds(up) + " up"
 			util := math.Min(e, up) / up
+			if a.timeGuessed() && util < 0.01 && a.get("requests_total") > 0 {
+				// A capture copied long after it was taken: its file time
+				// makes a busy server look idle. No advice from that.
+				busy.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
+				a.note("file_time_not_scrape_time", report.Info, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
+					units.Percent(util), plural(a.get("requests_total"), "request"), a.timeSourceWords())
+				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
+				return
+			}
 			f.Utilization = ptr(util)
 			f.Overlapped = ptr(e > up)
 			if e > up {
@@ -320,15 +414,34 @@ func (a *analyzer) phases() {
 	} else {
 		busy.Note = "start time unknown: no utilization"
 	}
-	rows = append(rows, busy)
+	a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
+}
 
+// timeGuessed reports a scrape time that is only the file's modification
+// time or the moment stdin was read.
+func (a *analyzer) timeGuessed() bool {
+	return a.s.TimeSource == "mtime" || a.s.TimeSource == "now"
+}
+
+func (a *analyzer) timeSourceWords() string {
+	if a.s.TimeSource == "now" {
+		return "the moment it was read"
+	}
+	return "the file's modification time"
+}
+
+// phaseRows is the phase split after the engine-busy row.
+func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
+	f := &a.r.Figures
+	e := pre + dec
+	rows := []report.Row{busy}
 	ps, ds := pre/e, dec/e
 	f.PrefillShare, f.DecodeShare = ptr(ps), ptr(ds)
 	rows = append(rows,
 		report.Row{ID: "prefill_share", Label: "prefill", Value: units.Percent(ps), Bar: bar(ps), Note: units.Seconds(pre)},
 		report.Row{ID: "decode_share", Label: "decode", Value: units.Percent(ds), Bar: bar(ds), Note: units.Seconds(dec)},
 	)
-	if q := a.hist("request_queue_time_seconds"); q != nil && q.Total() > 0 {
+	if q := a.hist("request_queue_time_seconds"); q != nil && q.Total() > 0 && !q.NoSum {
 		rows = append(rows, report.Row{ID: "queued", Label: "queued behind others", Value: units.Seconds(q.Sum), Note: "not engine time"})
 	}
 
@@ -363,7 +476,7 @@ func (a *analyzer) phases() {
 			rows = append(rows, row)
 		}
 	}
-	a.section("phases", "Where the time goes", rows)
+	return rows
 }
 
 // exchangePercent formats hi/lo as a percentage: one decimal below 100,
@@ -384,7 +497,11 @@ func (a *analyzer) specDecode() {
 	f := &a.r.Figures
 	var rows []report.Row
 	drafted, accepted := a.get("spec_decode_num_draft_tokens_total"), a.get("spec_decode_num_accepted_tokens_total")
-	if drafted > 0 {
+	_, hasAccepted := a.s.Scalar("spec_decode_num_accepted_tokens_total")
+	switch {
+	case drafted > 0 && !hasAccepted:
+		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
+	case drafted > 0:
 		acc := accepted / drafted
 		f.SpecDecodeAcceptance = ptr(acc)
 		sev := report.Bad
@@ -396,11 +513,11 @@ func (a *analyzer) specDecode() {
 		}
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
 			Note: units.Count(accepted) + " / " + units.Count(drafted), Severity: sev})
-	} else {
+	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
 	}
 	steps, hasSteps := a.s.Scalar("spec_decode_num_decode_steps_total")
-	if hasSteps && steps > 0 {
+	if hasSteps && steps > 0 && hasAccepted {
 		tps := 1 + accepted/steps
 		f.SpecDecodeTokensPerStep = ptr(tps)
 		rows = append(rows, report.Row{ID: "tokens_per_step", Label: "tokens / step", Value: strconv.FormatFloat(tps, 'f', 3, 64),
@@ -419,11 +536,22 @@ func (a *analyzer) specDecode() {
 // --- Prefix cache ----------------------------------------------------------
 
 func (a *analyzer) prefixCache() {
-	q := a.get("prefix_cache_queries")
-	if q <= 0 {
+	if a.s.PrefixCaching == "off" {
+		a.section("prefix_cache", "Prefix cache", []report.Row{{ID: "prefix_caching_off", Label: "prefix caching", Value: "off",
+			Note: "every prompt token is computed", Severity: report.Dim}})
 		return
 	}
-	hits := a.get("prefix_cache_hits")
+	q, okQ := a.s.Scalar("prefix_cache_queries")
+	hits, okH := a.s.Scalar("prefix_cache_hits")
+	// Half a ratio is no ratio: the dialect says which half is missing.
+	if !okQ || !okH || q <= 0 {
+		return
+	}
+	if hits > q || hits < 0 {
+		a.section("prefix_cache", "Prefix cache", []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Missing,
+			Note: units.Count(hits) + " hits of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
+		return
+	}
 	ratio := hits / q
 	a.r.Figures.PrefixCacheHitRatio = ptr(ratio)
 	sev := report.Bad
@@ -449,9 +577,12 @@ func (a *analyzer) kvOffload() {
 	}
 	f := &a.r.Figures
 	var rows []report.Row
-	restored, hits := a.get("kv_offload_restored_tokens_total"), a.get("prefix_cache_hits")
+	restored, okR := a.s.Scalar("kv_offload_restored_tokens_total")
+	hits, okH := a.s.Scalar("prefix_cache_hits")
 	share := report.Row{ID: "hit_share", Label: "share of cache hits", Value: units.Missing, Note: "no cache hits yet"}
-	if hits > 0 {
+	if !okR || !okH {
+		share.Note, share.Severity = "restored tokens or cache hits not published", report.Dim
+	} else if hits > 0 {
 		s := restored / hits
 		f.KVOffloadHitShare = ptr(s)
 		share.Value, share.Bar = units.Percent(s), bar(s)
@@ -464,27 +595,34 @@ func (a *analyzer) kvOffload() {
 	}
 	rows = append(rows, share)
 
-	ram := report.Row{ID: "ram", Label: "RAM in use", Value: units.Bytes(a.get("kv_offload_bytes")) + " / " + units.Bytes(a.get("kv_offload_max_bytes")) + " pinned"}
+	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf("kv_offload_bytes") + " / " + a.bytesOf("kv_offload_max_bytes") + " pinned"}
+	if used, mx := a.get("kv_offload_bytes"), a.get("kv_offload_max_bytes"); used > mx && mx > 0 {
+		ram.Note, ram.Severity = "used exceeds capacity", report.Warn
+	}
 	if cold := a.get("kv_offload_cold_allocs_total"); cold > 0 {
 		ram.Note, ram.Severity = units.Integer(cold)+" stores pinned synchronously", report.Warn
 		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously (about 2.5 GB/s on the generator's own thread: a stall); the pinned pool is growing behind demand", units.Integer(cold))
 	}
 	rows = append(rows, ram)
 
-	stores, evicted, deduped := a.get("kv_offload_stores_total"), a.get("kv_offload_evictions_total"), a.get("kv_offload_deduped_stores_total")
-	churn := units.Count(stores) + " stored, " + units.Count(evicted) + " evicted"
+	evicted, okE := a.s.Scalar("kv_offload_evictions_total")
+	deduped := a.get("kv_offload_deduped_stores_total")
+	churn := a.countOf("kv_offload_stores_total") + " stored, " + a.countOf("kv_offload_evictions_total") + " evicted"
 	if deduped > 0 {
 		churn += ", " + units.Count(deduped) + " deduped"
 	}
 	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"})
 
-	read, written := a.get("kv_offload_read_bytes_total"), a.get("kv_offload_written_bytes_total")
-	traffic := report.Row{ID: "traffic", Label: "traffic", Value: units.Bytes(read) + " read · " + units.Bytes(written) + " written", Note: "nothing written yet"}
-	if written > 0 {
+	read, okRd := a.s.Scalar("kv_offload_read_bytes_total")
+	written, okW := a.s.Scalar("kv_offload_written_bytes_total")
+	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf("kv_offload_read_bytes_total") + " read · " + a.bytesOf("kv_offload_written_bytes_total") + " written", Note: "nothing written yet"}
+	if !okRd || !okW {
+		traffic.Note, traffic.Severity = "read or written bytes not published", report.Dim
+	} else if written > 0 {
 		p := read / written
 		f.KVOffloadPayback = ptr(p)
 		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
-		if evicted > 0 && p < 0.25 {
+		if okE && evicted > 0 && p < 0.25 {
 			traffic.Note += ": thrashing — raise sysmem_kv_cache"
 			traffic.Severity = report.Warn
 			a.note("kv_offload_thrashing", report.Warn, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise sysmem_kv_cache (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64))
@@ -504,17 +642,24 @@ func (a *analyzer) recurrent() {
 		return
 	}
 	var rows []report.Row
-	usage := 0.0
+	usage := math.NaN()
 	if budget > 0 {
-		usage = a.get("recurrent_cache_bytes") / budget
-		if v, ok := a.s.Scalar("recurrent_cache_usage_ratio"); ok && !a.has("recurrent_cache_bytes") {
+		if used, ok := a.s.Scalar("recurrent_cache_bytes"); ok {
+			usage = used / budget
+		} else if v, ok := a.s.Scalar("recurrent_cache_usage_ratio"); ok {
 			usage = v
 		}
-		rows = append(rows,
-			report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
-				Note: units.Bytes(a.get("recurrent_cache_bytes")) + " / " + units.Bytes(budget)},
-			report.Row{ID: "checkpoints", Label: "checkpoints", Value: units.Integer(a.get("recurrent_checkpoints")) + " held",
-				Note: units.Bytes(a.get("recurrent_checkpoint_bytes")) + " each"},
+		row := report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
+			Note: a.bytesOf("recurrent_cache_bytes") + " / " + units.Bytes(budget)}
+		if usage > 1 {
+			// The engine holds more than its budget: the one thing an
+			// operator must see, never clamped away.
+			row.Value, row.Severity = units.Percent(usage)+" over budget", report.Warn
+			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what sysmem_recurrent_cache allows for", a.bytesOf("recurrent_cache_bytes"), units.Bytes(budget))
+		}
+		rows = append(rows, row,
+			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf("recurrent_checkpoints") + " held",
+				Note: a.bytesOf("recurrent_checkpoint_bytes") + " each"},
 		)
 	}
 	ev, live := a.get("recurrent_cache_evictions_total"), a.get("recurrent_cache_live_kv_evictions_total")
@@ -531,9 +676,9 @@ func (a *analyzer) recurrent() {
 	if strandedKV > 0 {
 		rows = append(rows, report.Row{ID: "stranded_by_kv", Label: "stranded by KV eviction", Value: units.Integer(strandedKV), Note: "KV cache is the constraint"})
 	}
-	hits := a.get("prefix_cache_hits")
+	hits, okHits := a.s.Scalar("prefix_cache_hits")
 	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
-	if capped+hits > 0 {
+	if okHits && a.has("recurrent_capped_tokens_total") && capped+hits > 0 {
 		share := capped / (capped + hits)
 		a.r.Figures.RecurrentCappedShare = ptr(share)
 		switch {
@@ -703,6 +848,45 @@ func exactSeconds(v float64) string {
 	return g(v) + " s"
 }
 
+// maxDistRows is how many bucket rows a distribution shows: a histogram
+// with thousands of buckets would otherwise print every one.
+const maxDistRows = 40
+
+// distBucket is one occupied bucket (or several neighbours added up): Count
+// observations in (lower, UpperBound].
+type distBucket struct {
+	histogram.Bucket
+	lower float64
+}
+
+// foldBuckets keeps the occupied buckets of a non-cumulative list and, when
+// there are more than max, adds neighbours together so that at most max
+// rows remain; folded is how many occupied buckets there were then (0 when
+// none were folded).
+func foldBuckets(bs []histogram.Bucket, max int) (out []distBucket, folded int) {
+	prev := 0.0
+	for _, b := range bs {
+		if b.Count > 0 {
+			out = append(out, distBucket{Bucket: b, lower: prev})
+		}
+		prev = b.UpperBound
+	}
+	if len(out) <= max {
+		return out, 0
+	}
+	per := (len(out) + max - 1) / max
+	merged := make([]distBucket, 0, max)
+	for i := 0; i < len(out); i += per {
+		g := out[i]
+		for _, b := range out[i+1 : min(i+per, len(out))] {
+			g.Count += b.Count
+			g.UpperBound = b.UpperBound
+		}
+		merged = append(merged, g)
+	}
+	return merged, len(out)
+}
+
 func (a *analyzer) distributions() {
 	done := map[string]bool{}
 	emit := func(name, label string) {
@@ -727,23 +911,21 @@ func (a *analyzer) distributions() {
 		}
 		rows := []report.Row{{ID: "summary", Label: "n=" + units.Integer(h.Total()),
 			Value: "mean " + format(h.Mean()) + " · p50 " + format(qs[0]) + " · p90 " + format(qs[1]) + " · p99 " + format(qs[2])}}
-		buckets := h.NonCumulative()
+		buckets, folded := foldBuckets(h.NonCumulative(), maxDistRows)
 		most := 0.0
 		for _, b := range buckets {
 			most = math.Max(most, b.Count)
 		}
-		prev := 0.0
-		for i, b := range buckets {
-			if b.Count > 0 {
-				label := "≤ " + bound(b.UpperBound)
-				if math.IsInf(b.UpperBound, 1) {
-					label = "> " + bound(prev)
-				}
-				rows = append(rows, report.Row{ID: "le_" + formatLE(b.UpperBound), Label: label, Value: units.Integer(b.Count), Bar: bar(b.Count / most)})
+		for _, b := range buckets {
+			label := "≤ " + bound(b.UpperBound)
+			if math.IsInf(b.UpperBound, 1) {
+				label = "> " + bound(b.lower)
 			}
-			if i < len(buckets) {
-				prev = b.UpperBound
-			}
+			rows = append(rows, report.Row{ID: "le_" + formatLE(b.UpperBound), Label: label, Value: units.Integer(b.Count), Bar: bar(b.Count / most)})
+		}
+		if folded > 0 {
+			rows = append(rows, report.Row{ID: "folded", Severity: report.Dim,
+				Note: units.Integer(float64(folded)) + " occupied buckets, shown " + strconv.Itoa(len(buckets)) + " rows: each row adds up neighbouring buckets to its bound"})
 		}
 		a.r.Sections = append(a.r.Sections, report.Section{ID: "dist_" + name, Title: "Distribution: " + label, Wide: true, Rows: rows})
 	}
