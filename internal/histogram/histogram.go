@@ -1,6 +1,3 @@
-// Package histogram holds classic Prometheus histograms and the arithmetic the
-// inspector does on them: quantiles with histogram_quantile semantics, quantiles
-// held to an observed peak, and deltas between two scrapes.
 package histogram
 
 import (
@@ -27,9 +24,10 @@ type Histogram struct {
 	NoTop bool // no +Inf bucket and no _count: the total is only at least the last bucket's count
 }
 
-// Normalize sorts buckets, merges equal bounds, lifts non-monotonic counts to
-// an envelope (as histogram_quantile does) and appends a +Inf bucket holding
-// Count when the exposition left it out.
+// Normalize sorts buckets, merges equal bounds, appends a +Inf bucket when
+// the exposition left it out and lifts non-monotonic counts to an envelope
+// (as histogram_quantile does). The appended bucket holds Count, or, with
+// NoTop, the last bucket's count: the least the total can be.
 func (h *Histogram) Normalize() {
 	sort.SliceStable(h.Buckets, func(i, j int) bool { return h.Buckets[i].UpperBound < h.Buckets[j].UpperBound })
 	out := h.Buckets[:0]
@@ -44,17 +42,31 @@ func (h *Histogram) Normalize() {
 		out = append(out, b)
 	}
 	h.Buckets = out
+	if n := len(h.Buckets); n == 0 || !math.IsInf(h.Buckets[n-1].UpperBound, 1) {
+		top := h.Count
+		if h.NoTop && n > 0 {
+			top = h.Buckets[n-1].Count
+		}
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: math.Inf(1), Count: top})
+	}
+	// After the append, so that a _count below the last bucket (counters
+	// read out of step) cannot make the total fall.
 	for i := 1; i < len(h.Buckets); i++ {
 		if h.Buckets[i].Count < h.Buckets[i-1].Count {
 			h.Buckets[i].Count = h.Buckets[i-1].Count
 		}
 	}
-	if n := len(h.Buckets); n == 0 || !math.IsInf(h.Buckets[n-1].UpperBound, 1) {
-		h.Buckets = append(h.Buckets, Bucket{UpperBound: math.Inf(1), Count: h.Count})
-	}
 }
 
-// Total is the number of observations: the +Inf bucket's count.
+// Complete reports whether the exposition gave the whole histogram: a +Inf
+// bucket or _count (the total) and a _sum. An incomplete one still has its
+// buckets, but its mean is unknown and, without a total, every quantile is
+// only a lower bound (see [Histogram.Estimate]).
+func (h Histogram) Complete() bool { return !h.NoSum && !h.NoTop }
+
+// Total is the number of observations: the +Inf bucket's count. With NoTop
+// the total is unknown and Total is the least it can be, the last published
+// bucket's count: use it to say "at least", never as a denominator.
 func (h Histogram) Total() float64 {
 	if len(h.Buckets) == 0 {
 		return h.Count
@@ -62,9 +74,10 @@ func (h Histogram) Total() float64 {
 	return h.Buckets[len(h.Buckets)-1].Count
 }
 
-// Mean is Sum/Count, NaN when nothing was observed.
+// Mean is Sum/Count: NaN when nothing was observed, and when the sum or the
+// total is unknown (NoSum, NoTop), since a missing series is not 0.
 func (h Histogram) Mean() float64 {
-	if h.Count <= 0 {
+	if h.Count <= 0 || h.NoSum || h.NoTop {
 		return math.NaN()
 	}
 	return h.Sum / h.Count
@@ -72,18 +85,21 @@ func (h Histogram) Mean() float64 {
 
 // Quantile estimates the q-quantile exactly as PromQL's histogram_quantile
 // does for classic buckets: NaN with fewer than two buckets, no +Inf bucket
-// or no observations; linear interpolation inside the bucket holding the
-// rank, the lowest bucket starting at 0 (or returning its bound when that is
-// ≤ 0); a rank in +Inf returns the highest finite bound.
+// (NoTop: the exposition had none) or no observations; linear interpolation
+// inside the bucket holding the rank, the lowest bucket starting at 0 (or
+// returning its bound when that is ≤ 0); a rank in +Inf returns the highest
+// finite bound. [Histogram.Estimate] says how far the data bear it out.
 func (h Histogram) Quantile(q float64) float64 {
 	v, _ := h.quantile(q, math.Inf(1))
 	return v
 }
 
 // QuantileCapped is Quantile held to an observed maximum: the bucket holding
-// the rank has its upper bound lowered to peak before interpolating, so the
-// estimate never exceeds the largest value ever seen and successive quantiles
-// stay ordered. capped reports whether the peak changed the estimate.
+// the rank has its upper bound lowered to peak before interpolating (the +Inf
+// bucket too, which then interpolates up to the peak rather than returning
+// its lower bound), so the estimate never exceeds the largest value ever seen
+// and successive quantiles stay ordered. capped reports whether the peak
+// changed the estimate.
 func (h Histogram) QuantileCapped(q, peak float64) (v float64, capped bool) {
 	if math.IsNaN(peak) || peak < 0 {
 		return h.quantile(q, math.Inf(1))
@@ -101,7 +117,7 @@ func (h Histogram) quantile(q, peak float64) (float64, bool) {
 		return math.Inf(1), false
 	}
 	b := h.Buckets
-	if len(b) < 2 || !math.IsInf(b[len(b)-1].UpperBound, 1) {
+	if len(b) < 2 || !math.IsInf(b[len(b)-1].UpperBound, 1) || h.NoTop {
 		return math.NaN(), false
 	}
 	total := b[len(b)-1].Count
@@ -112,6 +128,10 @@ func (h Histogram) quantile(q, peak float64) (float64, bool) {
 	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 	var v float64
 	switch {
+	case i == len(b)-1 && peak > b[len(b)-2].UpperBound && !math.IsInf(peak, 1):
+		// The +Inf bucket held to the peak is (last bound, peak].
+		lo, start := b[len(b)-2].UpperBound, b[len(b)-2].Count
+		return lerp(lo, peak, rank-start, total-start), true
 	case i == len(b)-1:
 		v = b[len(b)-2].UpperBound
 	case i == 0 && b[0].UpperBound <= 0:
@@ -148,7 +168,8 @@ func lerp(lo, hi, into, count float64) float64 {
 // Sub returns h minus an earlier reading of the same histogram: what was
 // observed between the two scrapes. ok is false when the bucket layouts
 // differ or any count fell (the histogram restarted), since a delta across a
-// restart would be meaningless.
+// restart would be meaningless. What either reading lacks (NoSum, NoTop)
+// the delta lacks too.
 func (h Histogram) Sub(prev Histogram) (d Histogram, ok bool) {
 	if len(h.Buckets) != len(prev.Buckets) || h.Count < prev.Count {
 		return Histogram{}, false
@@ -166,6 +187,8 @@ func (h Histogram) Sub(prev Histogram) (d Histogram, ok bool) {
 	}
 	d.Count = h.Count - prev.Count
 	d.Sum = h.Sum - prev.Sum
+	d.NoSum = h.NoSum || prev.NoSum
+	d.NoTop = h.NoTop || prev.NoTop
 	return d, true
 }
 
@@ -183,10 +206,10 @@ func (h Histogram) NonCumulative() []Bucket {
 
 // InOpenTop reports whether the q-quantile's rank falls in the +Inf bucket,
 // where Quantile can only return the highest finite bound: the true value is
-// above it.
+// above it. False when the +Inf bucket is unknown (NoTop).
 func (h Histogram) InOpenTop(q float64) bool {
 	b := h.Buckets
-	if len(b) < 2 || q < 0 || q > 1 {
+	if len(b) < 2 || q < 0 || q > 1 || h.NoTop {
 		return false
 	}
 	total := b[len(b)-1].Count
@@ -194,36 +217,4 @@ func (h Histogram) InOpenTop(q float64) bool {
 		return false
 	}
 	return b[len(b)-2].Count < q*total
-}
-
-// QuantileBounded is QuantileCapped held, in addition, to what the
-// histogram's sum and count allow. With n observations, none negative, and
-// k = ⌈q·n⌉, at least n−k+1 of them are ≥ the quantile v, so v ≤ sum/(n−k+1);
-// and when every one is ≤ peak, the other n−k are at most peak, so
-// v ≥ (sum − (n−k)·peak)/k. Interpolation inside a wide bucket can land
-// outside these bounds (a p50 of 150 ms with a mean of 70 ms, or 26K for
-// prompts that were all 32K); the bounds rise with q, so quantiles stay
-// ordered. peak may be +Inf when no peak is known. capped reports whether
-// the peak or the bounds changed the estimate.
-func (h Histogram) QuantileBounded(q, peak float64) (v float64, capped bool) {
-	if math.IsNaN(peak) || peak < 0 {
-		peak = math.Inf(1)
-	}
-	v, capped = h.quantile(q, peak)
-	n, sum := h.Total(), h.Sum
-	if math.IsNaN(v) || n <= 0 || math.IsNaN(sum) || sum < 0 || q < 0 || q > 1 {
-		return v, capped
-	}
-	k := math.Min(math.Max(math.Ceil(q*n), 1), n)
-	if upper := sum / (n - k + 1); v > upper {
-		v, capped = upper, true
-	}
-	// Only for consistent data: a sum above n·peak (counters out of step)
-	// would put the lower bound above the peak.
-	if !math.IsInf(peak, 1) && sum <= n*peak {
-		if lower := (sum - (n-k)*peak) / k; v < lower {
-			v, capped = lower, true
-		}
-	}
-	return v, capped
 }
