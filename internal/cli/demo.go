@@ -56,21 +56,7 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 	o := &inspectOptions{windows: "", watch: time.Second}
 	d := demo.Options{Scenario: "chat", Speed: 20, Seed: 1, SimTime: 10 * time.Minute}
 	var noUI, once bool
-	fs := newFlagSet("demo")
-	fs.StringVar(&d.Scenario, "scenario", d.Scenario, "")
-	fs.Float64Var(&d.Speed, "speed", d.Speed, "")
-	fs.Uint64Var(&d.Seed, "seed", d.Seed, "")
-	fs.StringVar(&d.Listen, "listen", "", "")
-	fs.BoolVar(&noUI, "no-ui", false, "")
-	fs.BoolVar(&once, "once", false, "")
-	fs.Var(durationFlag{&d.SimTime}, "sim-time", "")
-	fs.Var(durationFlag{&o.watch}, "watch", "")
-	fs.StringVar(&o.windows, "windows", "", "")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.hist, "hist", false, "")
-	fs.IntVar(&o.width, "width", 0, "")
-	fs.IntVar(&o.columns, "columns", 0, "")
-	fs.BoolVar(&o.noColor, "no-color", false, "")
+	fs := demoFlags(o, &d, &noUI, &once)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		printError(io.Err, flagError(err, "demo"))
@@ -116,6 +102,26 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 	o.timeout = 30 * time.Second
 	o.maxBytes = 64 << 20
 	return o.runWatch(ctx, io, scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes})
+}
+
+// demoFlags defines the demo's flags into o, d, noUI and once.
+func demoFlags(o *inspectOptions, d *demo.Options, noUI, once *bool) *flag.FlagSet {
+	fs := newFlagSet("demo")
+	fs.StringVar(&d.Scenario, "scenario", d.Scenario, "")
+	fs.Float64Var(&d.Speed, "speed", d.Speed, "")
+	fs.Uint64Var(&d.Seed, "seed", d.Seed, "")
+	fs.StringVar(&d.Listen, "listen", "", "")
+	fs.BoolVar(noUI, "no-ui", false, "")
+	fs.BoolVar(once, "once", false, "")
+	fs.Var(durationFlag{&d.SimTime}, "sim-time", "")
+	fs.Var(durationFlag{&o.watch}, "watch", "")
+	fs.StringVar(&o.windows, "windows", "", "")
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.hist, "hist", false, "")
+	fs.IntVar(&o.width, "width", 0, "")
+	fs.IntVar(&o.columns, "columns", 0, "")
+	fs.BoolVar(&o.noColor, "no-color", false, "")
+	return fs
 }
 
 // checkDemo refuses what the demo cannot do as asked: arguments, flags the

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 )
@@ -262,5 +265,52 @@ func TestBounded(t *testing.T) {
 	defer cancel()
 	if _, err := bounded(ctx, 0, block); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("no timeout, the caller's deadline: %v", err)
+	}
+}
+
+// The usage texts list exactly the flags the commands define.
+func TestUsageListsTheFlags(t *testing.T) {
+	var at string
+	var noUI, once bool
+	for _, c := range []struct {
+		text string
+		fs   *flag.FlagSet
+	}{
+		{usage, inspectFlags(&inspectOptions{}, &at)},
+		{demoUsage, demoFlags(&inspectOptions{}, &demo.Options{}, &noUI, &once)},
+	} {
+		listed := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^  (--[a-z-]+(?:, --[a-z-]+)*)`).FindAllStringSubmatch(c.text, -1) {
+			for _, name := range strings.Split(m[1], ", ") {
+				listed[strings.TrimPrefix(name, "--")] = true
+			}
+		}
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if !listed[f.Name] {
+				t.Errorf("%s: --%s is not in the usage text", c.fs.Name(), f.Name)
+			}
+			delete(listed, f.Name)
+		})
+		for name := range listed {
+			t.Errorf("%s: the usage text lists --%s, which is no flag", c.fs.Name(), name)
+		}
+	}
+}
+
+// Hints that show a command to paste quote what they hold for a shell.
+func TestLookHintQuotes(t *testing.T) {
+	for _, tt := range []struct {
+		e    readError
+		want string
+	}{
+		{readError{source: "http://gpu:5000/metrics"}, "check what the endpoint sends: curl -s http://gpu:5000/metrics | head"},
+		{readError{source: "http://gpu:5000/metrics?a=1&b=2"}, "check what the endpoint sends: curl -s 'http://gpu:5000/metrics?a=1&b=2' | head"},
+		{readError{source: "scrape.prom", fromFile: true}, "check the file: head scrape.prom"},
+		{readError{source: "it's here; rm -rf ~", fromFile: true}, `check the file: head 'it'\''s here; rm -rf ~'`},
+		{readError{source: "-", fromFile: true}, "check what was piped in: inferscope reads a Prometheus exposition on stdin"},
+	} {
+		if got := tt.e.lookHint(); got != tt.want {
+			t.Errorf("lookHint(%q) = %q, want %q", tt.e.source, got, tt.want)
+		}
 	}
 }

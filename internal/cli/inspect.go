@@ -95,9 +95,9 @@ type inspectOptions struct {
 	header []string
 }
 
-func parseInspect(args []string) (*inspectOptions, error) {
-	o := &inspectOptions{timeout: 30 * time.Second, maxBytes: 64 << 20, windows: watch.DefaultWindows}
-	var at string
+// inspectFlags defines the flags of inferscope itself into o (--at as
+// given, into at).
+func inspectFlags(o *inspectOptions, at *string) *flag.FlagSet {
 	fs := newFlagSet("inferscope")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.hist, "hist", false, "")
@@ -110,11 +110,18 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	fs.StringVar(&o.failOn, "fail-on", "", "")
 	fs.StringVar(&o.dialect, "dialect", "", "")
 	fs.StringVar(&o.model, "model", "", "")
-	fs.StringVar(&at, "at", "", "")
+	fs.StringVar(at, "at", "", "")
 	fs.Var(durationFlag{&o.watch}, "watch", "")
 	fs.StringVar(&o.windows, "windows", o.windows, "")
 	fs.StringVar(&o.since, "since", "", "")
 	fs.StringVar(&o.save, "save", "", "")
+	return fs
+}
+
+func parseInspect(args []string) (*inspectOptions, error) {
+	o := &inspectOptions{timeout: 30 * time.Second, maxBytes: 64 << 20, windows: watch.DefaultWindows}
+	var at string
+	fs := inspectFlags(o, &at)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, flagError(err, "")
