@@ -298,18 +298,20 @@ func (o *inspectOptions) scrapesURL() bool {
 // client refuses control characters other than tab). The token is a
 // secret: it is never quoted.
 func checkToken(tok string) error {
-	bad := strings.IndexFunc(tok, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f })
+	bad := strings.IndexFunc(tok, notInHeader)
 	if bad < 0 {
 		return nil
 	}
-	trimmed := strings.TrimRight(tok, "\r\n")
-	if len(trimmed) < len(tok) && strings.IndexFunc(trimmed, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }) < 0 {
+	if trimmed := strings.TrimRight(tok, "\r\n"); strings.IndexFunc(trimmed, notInHeader) < 0 {
 		return usagef(`strip it: export INFERSCOPE_BEARER_TOKEN="$(printf %s "$INFERSCOPE_BEARER_TOKEN" | tr -d '\r\n')"`,
 			"INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a trailing newline?)")
 	}
 	return usagef("set it to the token alone, as the server expects it after \"Bearer \"",
 		"INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a control character, byte %d of %d)", bad+1, len(tok))
 }
+
+// notInHeader reports a character an HTTP header value cannot hold.
+func notInHeader(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 
 func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 	if wantsHelp(args) {

@@ -123,6 +123,13 @@ func (e *TrippedError) Error() string {
 	return fmt.Sprintf("a %s note fired (--fail-on %s): %s", e.Note.Severity, e.FailOn, e.Note.ID)
 }
 
+// WriteError is a frame that could not be written to the output (a full
+// disk, a closed pipe): the watch cannot go on.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return "watch: writing a frame: " + e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // tripped returns the error that ends a watch when r has a note at least
 // as severe as failOn, else nil.
 func tripped(r *report.Report, failOn report.Severity, at time.Time) *TrippedError {
@@ -139,9 +146,9 @@ func tripped(r *report.Report, failOn report.Severity, at time.Time) *TrippedErr
 
 // Run watches until ctx ends (or the user quits the terminal view). It
 // returns nil then; [ErrInterrupted] when the user pressed Ctrl-C in the
-// terminal view; a [*TrippedError] when [Config.FailOn] tripped; any other
-// error only when it cannot go on: a bad Config or an output that cannot be
-// written. Scrape failures are shown, not returned.
+// terminal view; a [*TrippedError] when [Config.FailOn] tripped; a
+// [*WriteError] when a frame cannot be written; any other error only for a
+// bad Config or a terminal the view cannot run on. Scrape failures are shown, not returned.
 func Run(ctx context.Context, ios *iostreams.IO, c Config) error {
 	if err := c.defaults(); err != nil {
 		return err
@@ -211,11 +218,11 @@ func writeFrame(out io.Writer, buf *bytes.Buffer, r *report.Report, now time.Tim
 		return err
 	}
 	if _, err := out.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("watch: writing a frame: %w", err)
+		return &WriteError{err}
 	}
 	if f, ok := out.(interface{ Flush() error }); ok {
 		if err := f.Flush(); err != nil {
-			return fmt.Errorf("watch: writing a frame: %w", err)
+			return &WriteError{err}
 		}
 	}
 	return nil
