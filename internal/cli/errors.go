@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/inferscope/inferscope/internal/termsafe"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/scrape"
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // Exit codes.
@@ -18,9 +19,13 @@ const (
 	ExitOK     = 0 // report printed
 	ExitFailOn = 1 // --fail-on tripped
 	ExitError  = 2 // could not produce a report
+	// ExitInterrupted is Ctrl-C (SIGINT, or the key in the watch view), as
+	// a shell reports a command that SIGINT ended: 128 + 2.
+	ExitInterrupted = 130
 )
 
-// usageError is a mistake in the command line.
+// usageError is a mistake in the command line, or any error whose words
+// and hints the CLI writes itself.
 type usageError struct {
 	msg   string
 	hints []string
@@ -36,10 +41,21 @@ func usagef(hint, format string, args ...any) error {
 	return e
 }
 
+// timeoutError is a scrape whose read, parse and analysis ran past
+// --timeout (the HTTP exchange alone says so in the scrape's own words).
+type timeoutError struct{ limit time.Duration }
+
+func (e *timeoutError) Error() string {
+	return "reading the scrape took longer than --timeout " + spell(e.limit)
+}
+
 // printError writes err as one `inferscope: error:` line and the hints that
-// say what to try.
+// say what to try; every error has at least one.
 func printError(w io.Writer, err error) {
 	msg, hints := explain(err)
+	if len(hints) == 0 {
+		hints = []string{"inferscope --help says what inferscope reads and lists the flags"}
+	}
 	fmt.Fprintf(w, "inferscope: error: %s\n", oneLine(msg))
 	for _, h := range hints {
 		fmt.Fprintf(w, "inferscope: hint: %s\n", oneLine(h))
@@ -54,12 +70,18 @@ func explain(err error) (string, []string) {
 		me *dialect.ModelError
 		re *readError
 		us *usageError
+		te *timeoutError
 	)
 	switch {
 	case errors.As(err, &us):
 		return us.msg, us.hints
+	case errors.As(err, &te):
+		return err.Error(), []string{"a very large or hostile exposition can take long to parse; allow more with --timeout " + spell(2*te.limit)}
 	case errors.As(err, &se):
-		return err.Error(), se.Hints
+		if len(se.Hints) > 0 {
+			return err.Error(), se.Hints
+		}
+		return err.Error(), []string{kindHint(se.Kind)}
 	case errors.As(err, &ee):
 		hint := "check that the target serves Prometheus metrics"
 		if errors.As(err, &re) {
@@ -80,10 +102,50 @@ func explain(err error) (string, []string) {
 		return err.Error(), []string{"--model takes one of: " + strings.Join(me.Models, ", ")}
 	case errors.Is(err, dialect.ErrUnknownDialect):
 		return err.Error(), []string{"--dialect takes one of: " + strings.Join(dialect.Names(), ", ")}
+	case errors.As(err, &re):
+		// Read into metrics but failed past the parser (the dialect's own
+		// checks): the body is still what to look at.
+		return err.Error(), []string{re.lookHint()}
 	case errors.Is(err, context.Canceled):
-		return "interrupted", nil
+		return "interrupted", []string{"nothing was written"}
 	}
 	return err.Error(), nil
+}
+
+// kindHint is what to try for a scrape error that came without hints.
+func kindHint(k scrape.Kind) string {
+	switch k {
+	case scrape.Read:
+		return "check that the file or stream can be read (permissions, a gzip file cut short) and holds a scrape"
+	case scrape.HTTPStatus:
+		return "the server refused the scrape; its log should say why"
+	case scrape.TooLarge:
+		return "raise the cap with --max-bytes, e.g. --max-bytes 256M"
+	case scrape.Timeout:
+		return "a busy server can hold a scrape for seconds; wait longer with --timeout"
+	case scrape.BadTarget:
+		return "give a URL, host:port, a file, or - for stdin"
+	case scrape.Redirect:
+		return "scrape the final address directly"
+	case scrape.NoFile:
+		return "check the path, or give host:port to scrape a server"
+	}
+	return "check the target: inferscope reads a URL, host:port, a saved scrape or - for stdin"
+}
+
+// writeError is the report (or a watch frame) that could not be written to
+// stdout: one line with the operating system's reason, not the chain of
+// wrappers around it.
+func writeError(err error) error {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			break
+		}
+		err = inner
+	}
+	return usagef("check where stdout goes: a full disk, or a pipe whose reader has gone",
+		"cannot write the report to stdout: %v", err)
 }
 
 // oneLine keeps a message on one printable line: it may quote what a server

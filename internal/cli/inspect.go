@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -35,24 +38,44 @@ http:// and /metrics filled in.
 Flags:
   --json               one JSON object (docs/json.md); with --watch, one per line per refresh
   --hist               add the distributions (one bar per bucket)
-  --columns N          sections side by side in N columns (default: 2 from 150 cells)
-  --width COLS         layout width (default: the terminal's, 160 when piped)
-  --no-color           no colours (also NO_COLOR=1)
-  --timeout D          how long a scrape may wait (default 30s; a busy tabbyAPI holds scrapes)
-  --max-bytes N        largest body accepted, in bytes (default 64 MiB)
+  --columns N          sections side by side in 1 to 4 columns (default: 2 from 150 cells,
+                       3 from 240)
+  --width COLS         layout width, 40 to 1000 (default: the terminal's, 160 when piped)
+  --no-color           no colours (also NO_COLOR=1 or CLICOLOR=0, and TERM=dumb unless
+                       CLICOLOR_FORCE=1)
+  --timeout D          how long reading, parsing and analysing a scrape may take
+                       (default 30s; a busy tabbyAPI holds scrapes)
+  --max-bytes N        largest body accepted, in bytes or with k, M or G (x1024), at most 1G
+                       (default 64M)
   --header 'K: V'      an HTTP header to send (repeatable); INFERSCOPE_BEARER_TOKEN sets
                        Authorization: Bearer
-  --fail-on warn|bad   exit 1 when a note of that severity (or worse) fires
+  --fail-on warn|bad   exit 1 when a note of that severity (or worse) fires; with --watch,
+                       stop at the first refresh where one does, its frame left on screen
   --dialect NAME       read the series as tabbyapi, vllm, llamacpp, sglang or tgi (default: detect)
   --model NAME         with several models served, report this one (default: all together)
-  --watch D            re-scrape every D and redraw (keys: q quit, h distributions,
-                       space pause, +/- interval, r reset history)
-  --windows LIST       rate windows for --watch (default 30s,1m,5m,15m,1h,24h)
+  --at TIME            when a file or stdin was scraped, RFC 3339 or Unix seconds (default:
+                       the time --save recorded, else the file's modification time, else now)
+  --watch D            re-scrape every D, at least 0.2s, and redraw (keys: q quit,
+                       h distributions, space pause, +/- interval, r reset history,
+                       up/down PgUp/PgDn scroll)
+  --windows LIST       up to 12 rate windows for --watch (default 30s,1m,5m,15m,1h,24h)
   --since FILE         rates since a scrape saved with --save
   --save FILE          also write the raw scrape, with its time, to FILE
 
-Exit status: 0 report printed; 1 --fail-on tripped; 2 could not produce a report.
+--watch re-reads its target and --since reads two: neither takes stdin twice.
+
+Exit status: 0 report printed; 1 --fail-on tripped; 2 could not produce a report;
+130 interrupted (Ctrl-C).
 `
+
+// Limits of the size flags: a layout wider than any screen only writes
+// spaces, and a body cap beyond memory protects nothing.
+const (
+	MinWidth    = 40
+	MaxWidth    = 1000
+	MaxColumns  = 4
+	MaxMaxBytes = 1 << 30
+)
 
 type inspectOptions struct {
 	json, hist, noColor bool
@@ -63,6 +86,7 @@ type inspectOptions struct {
 	httpHeaders         http.Header // the same, parsed
 	failOn              string
 	dialect, model      string
+	at                  time.Time // --at; zero when not given
 	watch               time.Duration
 	windows             string
 	since, save         string
@@ -71,8 +95,9 @@ type inspectOptions struct {
 	header []string
 }
 
-func parseInspect(args []string) (*inspectOptions, error) {
-	o := &inspectOptions{timeout: 30 * time.Second, maxBytes: 64 << 20, windows: watch.DefaultWindows}
+// inspectFlags defines the flags of inferscope itself into o (--at as
+// given, into at).
+func inspectFlags(o *inspectOptions, at *string) *flag.FlagSet {
 	fs := newFlagSet("inferscope")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.hist, "hist", false, "")
@@ -80,19 +105,29 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	fs.IntVar(&o.columns, "columns", 0, "")
 	fs.IntVar(&o.width, "width", 0, "")
 	fs.Var(durationFlag{&o.timeout}, "timeout", "")
-	fs.Int64Var(&o.maxBytes, "max-bytes", o.maxBytes, "")
+	fs.Var(sizeFlag{&o.maxBytes}, "max-bytes", "")
 	fs.Var(&o.headers, "header", "")
 	fs.StringVar(&o.failOn, "fail-on", "", "")
 	fs.StringVar(&o.dialect, "dialect", "", "")
 	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(at, "at", "", "")
 	fs.Var(durationFlag{&o.watch}, "watch", "")
 	fs.StringVar(&o.windows, "windows", o.windows, "")
 	fs.StringVar(&o.since, "since", "", "")
 	fs.StringVar(&o.save, "save", "", "")
+	return fs
+}
+
+func parseInspect(args []string) (*inspectOptions, error) {
+	o := &inspectOptions{timeout: 30 * time.Second, maxBytes: 64 << 20, windows: watch.DefaultWindows}
+	var at string
+	fs := inspectFlags(o, &at)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return nil, err
+		return nil, flagError(err, "")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case len(pos) > 1 && o.since == "":
 		return nil, usagef("give one target: a URL, host:port, a file or -", "too many targets: %s", strings.Join(pos, " "))
@@ -106,33 +141,46 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	default:
 		return nil, usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
 	}
-	if o.columns < 0 || o.columns > 4 {
-		return nil, usagef("use --columns 1 to 4, or leave it out to fit the width", "--columns %d is out of range", o.columns)
-	}
-	if o.width != 0 && o.width < 40 {
-		return nil, usagef("use --width 40 or more", "--width %d is too narrow for a report", o.width)
+	if err := checkLayout(o.columns, o.width); err != nil {
+		return nil, err
 	}
 	if o.timeout <= 0 {
 		return nil, usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
 	}
-	if o.maxBytes <= 0 {
-		return nil, usagef("use a positive size in bytes such as --max-bytes 67108864", "--max-bytes must be positive")
+	switch {
+	case o.maxBytes <= 0:
+		return nil, usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
+	case o.maxBytes > MaxMaxBytes:
+		return nil, usagef("real scrapes are kilobytes to a few megabytes; the default is 64M",
+			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
 	}
-	watchSet := false
-	fs.Visit(func(f *flag.Flag) { watchSet = watchSet || f.Name == "watch" })
-	if o.watch < 0 || watchSet && o.watch == 0 {
-		return nil, usagef("use a positive interval such as --watch 2s", "--watch must be positive")
+	if set["watch"] {
+		if err := checkInterval(o.watch); err != nil {
+			return nil, err
+		}
 	}
-	if o.watch > 0 && o.since != "" {
+	stdin := o.target == "-"
+	switch {
+	case o.watch > 0 && o.since != "":
 		return nil, usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if o.save != "" && o.watch > 0 {
+	case o.watch > 0 && stdin:
+		return nil, usagef("watch a server (inferscope --watch 2s host:port), or compare two saved scrapes with --since",
+			"--watch re-reads its target, and stdin can be read only once")
+	case o.since == "-" && stdin:
+		return nil, usagef("save one scrape to a file first: inferscope --save before.prom - < scrape.prom",
+			"--since - and the target - would both read stdin")
+	case o.save != "" && o.watch > 0:
 		return nil, usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
-	}
-	if set["windows"] && o.watch == 0 {
+	case set["windows"] && o.watch == 0:
 		return nil, usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
+	}
+	if set["at"] {
+		if o.at, err = parseAt(at, time.Now()); err != nil {
+			return nil, err
+		}
+		if err := o.checkAt(); err != nil {
+			return nil, err
+		}
 	}
 	o.httpHeaders = http.Header{}
 	for _, h := range o.headers {
@@ -145,17 +193,125 @@ func parseInspect(args []string) (*inspectOptions, error) {
 	return o, nil
 }
 
-func (o *inspectOptions) scrapeOptions(io *iostreams.IO) scrape.Options {
+// checkLayout refuses a column count or width the layout cannot honour.
+func checkLayout(columns, width int) error {
+	if columns < 0 || columns > MaxColumns {
+		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", columns)
+	}
+	switch {
+	case width < 0, width != 0 && width < MinWidth:
+		return usagef(fmt.Sprintf("use --width %d or more", MinWidth), "--width %d is too narrow for a report", width)
+	case width > MaxWidth:
+		return usagef(fmt.Sprintf("use --width %d to %d, or leave it out to follow the terminal", MinWidth, MaxWidth),
+			"--width %d is wider than inferscope lays out (at most %d)", width, MaxWidth)
+	}
+	return nil
+}
+
+// checkInterval refuses a --watch interval below the view's floor.
+func checkInterval(d time.Duration) error {
+	if d < watch.MinInterval {
+		return usagef("use --watch "+spell(watch.MinInterval)+" or longer, such as --watch 2s",
+			"--watch %s is shorter than the shortest refresh interval (%s)", spell(d), spell(watch.MinInterval))
+	}
+	return nil
+}
+
+// parseAt reads --at: an RFC 3339 time or Unix seconds, after 2000 and not
+// in the future (now is the clock).
+func parseAt(s string, now time.Time) (time.Time, error) {
+	const hint = "give the scrape's time as RFC 3339 (2026-03-01T12:00:00Z) or Unix seconds (1772366400)"
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		f, ferr := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e15 {
+			return time.Time{}, usagef(hint, "--at %q is not a time", s)
+		}
+		sec, frac := math.Modf(f)
+		t = time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC()
+	}
+	switch {
+	case t.Year() < 2000:
+		return time.Time{}, usagef(hint, "--at %s is before 2000, older than any inference server", t.UTC().Format(time.RFC3339))
+	case t.After(now.Add(time.Minute)):
+		hint := hint
+		if t.Year() > 9999 || t.Sub(now) > 100*365*24*time.Hour {
+			hint = "that reads as Unix milliseconds or finer; --at takes seconds"
+		}
+		return time.Time{}, usagef(hint, "--at %s is in the future", s)
+	}
+	return t, nil
+}
+
+// checkAt refuses --at where there is no file or stdin for it to date.
+func (o *inspectOptions) checkAt() error {
+	switch {
+	case o.watch > 0:
+		return usagef("leave out --at: a watch times its own scrapes", "--at does not go with --watch")
+	case o.since != "":
+		return usagef("give each file its time with --at and --save first (inferscope --at TIME --save dated.prom FILE), then compare with --since",
+			"--at gives one scrape's time, and --since reads two")
+	}
+	if t, err := scrape.Resolve(o.target); err == nil && t.URL != nil {
+		return usagef("leave out --at, or give a saved file or - for stdin",
+			"--at gives the time of a file or stdin; a live scrape of %s has its own", termsafe.ShellQuote(t.URL.Redacted()))
+	}
+	return nil
+}
+
+// scrapeOptions are the options of every scrape of this run. The bearer
+// token from the environment is checked here when a URL will be scraped: a
+// value Go's HTTP client cannot send would otherwise surface as a failure to
+// reach the server.
+func (o *inspectOptions) scrapeOptions(io *iostreams.IO) (scrape.Options, error) {
 	h := o.httpHeaders.Clone()
 	if h == nil {
 		h = http.Header{}
 	}
 	// An explicit --header Authorization wins over the environment.
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && h.Get("Authorization") == "" {
+		if o.scrapesURL() {
+			if err := checkToken(tok); err != nil {
+				return scrape.Options{}, err
+			}
+		}
 		h.Set("Authorization", "Bearer "+tok)
 	}
-	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}
+	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}, nil
 }
+
+// scrapesURL reports whether a target of this run is a URL.
+func (o *inspectOptions) scrapesURL() bool {
+	targets := []string{o.target}
+	if o.since != "" {
+		targets = append(targets, o.since)
+	}
+	for _, target := range targets {
+		if t, err := scrape.Resolve(target); err == nil && t.URL != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkToken refuses a bearer token an HTTP header cannot carry (Go's
+// client refuses control characters other than tab). The token is a
+// secret: it is never quoted.
+func checkToken(tok string) error {
+	bad := strings.IndexFunc(tok, notInHeader)
+	if bad < 0 {
+		return nil
+	}
+	if trimmed := strings.TrimRight(tok, "\r\n"); strings.IndexFunc(trimmed, notInHeader) < 0 {
+		return usagef(`strip it: export INFERSCOPE_BEARER_TOKEN="$(printf %s "$INFERSCOPE_BEARER_TOKEN" | tr -d '\r\n')"`,
+			"INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a trailing newline?)")
+	}
+	return usagef("set it to the token alone, as the server expects it after \"Bearer \"",
+		"INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a control character, byte %d of %d)", bad+1, len(tok))
+}
+
+// notInHeader reports a character an HTTP header value cannot hold.
+func notInHeader(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 
 func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 	if wantsHelp(args) {
@@ -164,46 +320,93 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
 	}
 	o, err := parseInspect(args)
 	if err != nil {
-		var us *usageError
-		if !errors.As(err, &us) {
-			err = flagError(err, "")
-		}
 		printError(io.Err, err)
 		return ExitError
 	}
-	so := o.scrapeOptions(io)
-	if o.watch > 0 {
-		return o.runWatch(ctx, io, so)
+	so, err := o.scrapeOptions(io)
+	if err != nil {
+		printError(io.Err, err)
+		return ExitError
 	}
-	if o.since != "" {
+	switch {
+	case o.watch > 0:
+		return o.runWatch(ctx, io, so)
+	case o.since != "":
 		return o.runSince(ctx, io, so)
 	}
-	snap, ok := o.loadTarget(ctx, io, so)
-	if !ok {
-		return ExitError
-	}
-	return o.emit(io, o.build(snap, snap.ScrapedAt, o.hist))
+	return o.runOnce(ctx, io, so)
 }
 
-// emit renders a report and applies --fail-on.
-func (o *inspectOptions) emit(io *iostreams.IO, rep *report.Report) int {
+// outcome is a report rendered and ready to write, with the scrape it came
+// from (for --save).
+type outcome struct {
+	rep *report.Report
+	out []byte
+	res *scrape.Result
+}
+
+// runOnce is the one-shot report: the read, parse, analysis and rendering
+// run within --timeout and give way to Ctrl-C at once; only a finished
+// report is written, in one piece.
+func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
+	got, err := bounded(ctx, o.timeout, func(ctx context.Context) (*outcome, error) {
+		snap, res, err := load(ctx, o.target, so, o.dialectOptions(), o.at)
+		if err != nil {
+			return nil, err
+		}
+		return o.rendered(io, o.build(snap, snap.ScrapedAt, o.hist), res)
+	})
+	return o.finish(ctx, io, got, err)
+}
+
+func (o *inspectOptions) dialectOptions() dialect.Options {
+	return dialect.Options{Dialect: o.dialect, Model: o.model}
+}
+
+// rendered renders rep into an outcome.
+func (o *inspectOptions) rendered(io *iostreams.IO, rep *report.Report, res *scrape.Result) (*outcome, error) {
+	var b bytes.Buffer
 	var err error
 	if o.json {
-		err = render.JSON(io.Out, rep)
+		err = render.JSON(&b, rep)
 	} else {
-		err = render.Text(io.Out, rep, o.renderOptions(io))
+		err = render.Text(&b, rep, o.renderOptions(io))
 	}
 	if err != nil {
-		printError(io.Err, fmt.Errorf("writing the report: %w", err))
+		return nil, fmt.Errorf("rendering the report: %w", err)
+	}
+	return &outcome{rep: rep, out: b.Bytes(), res: res}, nil
+}
+
+// finish ends a one-shot run: the exit code for an interrupt or an error,
+// else the scrape saved when --save asks, the report written and
+// --fail-on applied.
+func (o *inspectOptions) finish(ctx context.Context, io *iostreams.IO, got *outcome, err error) int {
+	if ctx.Err() != nil {
+		return ExitInterrupted
+	}
+	if err != nil {
+		printError(io.Err, err)
 		return ExitError
 	}
-	return o.failCode(rep)
+	if o.save != "" && got.res != nil {
+		if err := saveScrape(o.save, got.res); err != nil {
+			printError(io.Err, err)
+			return ExitError
+		}
+		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", termsafe.Text(o.save))
+	}
+	if _, err := io.Out.Write(got.out); err != nil {
+		printError(io.Err, writeError(err))
+		return ExitError
+	}
+	return o.failCode(got.rep)
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
 	w := o.width
 	if w == 0 {
-		w = io.LayoutWidth()
+		w = min(io.LayoutWidth(), MaxWidth)
 	}
 	return render.Options{Width: w, Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
 }
@@ -216,29 +419,15 @@ func (o *inspectOptions) failCode(rep *report.Report) int {
 	return ExitOK
 }
 
-// loadTarget scrapes the target, saves the raw scrape when --save asks, and
-// reads it into a snapshot; on failure it has printed why.
-func (o *inspectOptions) loadTarget(ctx context.Context, io *iostreams.IO, so scrape.Options) (*snapshot.Snapshot, bool) {
-	snap, res, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect, Model: o.model})
-	if err != nil {
-		printError(io.Err, err)
-		return nil, false
-	}
-	if o.save != "" {
-		if err := saveScrape(o.save, res); err != nil {
-			printError(io.Err, err)
-			return nil, false
-		}
-		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", o.save)
-	}
-	return snap, true
-}
-
-// load scrapes a target and reads it into a canonical snapshot.
-func load(ctx context.Context, target string, so scrape.Options, do dialect.Options) (*snapshot.Snapshot, *scrape.Result, error) {
+// load scrapes a target and reads it into a canonical snapshot; a non-zero
+// at is the scrape's time as the user gave it (--at).
+func load(ctx context.Context, target string, so scrape.Options, do dialect.Options, at time.Time) (*snapshot.Snapshot, *scrape.Result, error) {
 	res, err := scrape.Fetch(ctx, target, so)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !at.IsZero() {
+		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
 	}
 	snap, err := parse(res, do)
 	if err != nil {
@@ -258,15 +447,15 @@ type readError struct {
 func (e *readError) Error() string { return e.err.Error() }
 func (e *readError) Unwrap() error { return e.err }
 
-// lookHint says how to see what was read.
+// lookHint says how to see what was read, as a command to paste.
 func (e *readError) lookHint() string {
 	switch {
 	case e.source == "-":
 		return "check what was piped in: inferscope reads a Prometheus exposition on stdin"
 	case e.fromFile:
-		return "check the file: head " + e.source
+		return "check the file: head " + termsafe.ShellQuote(e.source)
 	}
-	return "check what the endpoint sends: curl -s " + e.source + " | head"
+	return "check what the endpoint sends: curl -s " + termsafe.ShellQuote(e.source) + " | head"
 }
 
 // parse reads a scrape result's body into a snapshot.
@@ -286,6 +475,7 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	}
 	snap.Source = res.Source
 	snap.ScrapedAt = res.ScrapedAt
+	snap.TimeSource = res.TimeSource
 	snap.ScrapeSeconds = res.Waited.Seconds()
 	snap.StartToken = res.StartToken
 	return snap, nil
@@ -294,11 +484,15 @@ func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 func saveScrape(path string, res *scrape.Result) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return usagef("check that the folder exists and is writable", "cannot save the scrape: %v", err)
+		return usagef("check that the folder exists and is writable", "cannot save the scrape: %v", termsafe.Text(err.Error()))
 	}
-	if err := scrape.Save(f, res); err != nil {
-		f.Close()
-		return fmt.Errorf("saving the scrape to %s: %w", path, err)
+	err = scrape.Save(f, res)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		return usagef("check that the disk has room and the file is writable",
+			"cannot save the scrape to %s: %v", termsafe.Text(path), err)
+	}
+	return nil
 }

@@ -2,15 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/analysis"
-	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -20,17 +21,22 @@ import (
 // the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
 	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json})
+	// TODO(lead): analysis should copy TimeSource from the snapshot, as it
+	// copies Source and ScrapedAt; set here until it does.
+	if r.TimeSource == "" {
+		r.TimeSource = s.TimeSource
+	}
 	r.Header = append(o.header, r.Header...)
 	return r
 }
 
 func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
-	windows, err := watch.ParseWindows(o.windows)
+	windows, err := parseWindows(o.windows)
 	if err != nil {
-		printError(io.Err, usagef("write windows as durations or seconds: --windows 30s,5m,1h", "%v", err))
+		printError(io.Err, err)
 		return ExitError
 	}
-	do := dialect.Options{Dialect: o.dialect, Model: o.model}
+	do := o.dialectOptions()
 	target := o.target
 	err = watch.Run(ctx, io, watch.Config{
 		Interval: o.watch,
@@ -40,41 +46,71 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		Columns:  o.columns,
 		Width:    o.width,
 		NoColor:  o.noColor,
+		FailOn:   report.Severity(o.failOn),
+		// Each scrape's read, parse and analysis within --timeout, and
+		// given up at once on Ctrl-C, so neither a slow parse nor a slow
+		// server holds the view.
 		Fetch: func(ctx context.Context) (*snapshot.Snapshot, error) {
-			s, _, err := load(ctx, target, so, do)
-			return s, err
+			return bounded(ctx, o.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
+				s, _, err := load(ctx, target, so, do, time.Time{})
+				return s, err
+			})
 		},
 		Build: o.build,
 	})
-	if err != nil && ctx.Err() == nil {
+	var (
+		tripped *watch.TrippedError
+		werr    *watch.WriteError
+	)
+	switch {
+	case errors.As(err, &tripped):
+		fmt.Fprintf(io.Err, "inferscope: stopped by --fail-on %s: a %s note fired at %s: %s\n", o.failOn, tripped.Note.Severity,
+			tripped.At.Format("2006-01-02 15:04:05 MST"), termsafe.Line(tripped.Note.Text, 300))
+		return ExitFailOn
+	case ctx.Err() != nil, errors.Is(err, watch.ErrInterrupted):
+		return ExitInterrupted
+	case errors.As(err, &werr):
+		printError(io.Err, writeError(werr.Err))
+		return ExitError
+	case err != nil:
 		printError(io.Err, err)
 		return ExitError
 	}
 	return ExitOK
 }
 
-// runSince reports the rates between a saved scrape and the target (a live
-// server or a second saved file).
-func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
-	do := dialect.Options{Dialect: o.dialect, Model: o.model}
-	before, _, err := load(ctx, o.since, so, do)
+// parseWindows reads --windows, with a hint when it cannot.
+func parseWindows(s string) ([]time.Duration, error) {
+	w, err := watch.ParseWindows(s)
 	if err != nil {
-		printError(io.Err, fmt.Errorf("--since %s: %w", o.since, err))
-		return ExitError
+		return nil, usagef(fmt.Sprintf("write up to %d windows as durations or seconds: --windows 30s,5m,1h", watch.MaxWindows), "%v", err)
 	}
-	after, ok := o.loadTarget(ctx, io, so)
-	if !ok {
-		return ExitError
-	}
-	if !after.ScrapedAt.After(before.ScrapedAt) {
-		printError(io.Err, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
-			o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339)))
-		return ExitError
-	}
-	rep := o.build(after, after.ScrapedAt, o.hist)
-	sec, rates := watch.Since(before, after)
-	// First, as in the watch view: the window is what --since is run for.
-	rep.Sections = append([]report.Section{sec}, rep.Sections...)
-	rep.Rates = rates
-	return o.emit(io, rep)
+	return w, nil
+}
+
+// runSince reports the rates between a saved scrape and the target (a live
+// server or a second saved file), all of it within --timeout.
+func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
+	got, err := bounded(ctx, o.timeout, func(ctx context.Context) (*outcome, error) {
+		do := o.dialectOptions()
+		before, _, err := load(ctx, o.since, so, do, time.Time{})
+		if err != nil {
+			return nil, fmt.Errorf("--since %s: %w", termsafe.Text(o.since), err)
+		}
+		after, res, err := load(ctx, o.target, so, do, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		if !after.ScrapedAt.After(before.ScrapedAt) {
+			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
+				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
+		}
+		rep := o.build(after, after.ScrapedAt, o.hist)
+		sec, rates := watch.Since(before, after)
+		// First, as in the watch view: the window is what --since is run for.
+		rep.Sections = append([]report.Section{sec}, rep.Sections...)
+		rep.Rates = rates
+		return o.rendered(io, rep, res)
+	})
+	return o.finish(ctx, io, got, err)
 }

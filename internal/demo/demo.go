@@ -31,6 +31,14 @@ const DefaultListen = "127.0.0.1:0"
 // tick is how often the live simulation catches up with the wall clock.
 const tick = 50 * time.Millisecond
 
+// MaxSimTime bounds Options.SimTime: a week of simulated time takes [Once]
+// some seconds, and covers the longest rate window (24 h) many times over.
+const MaxSimTime = 7 * 24 * time.Hour
+
+// onceChunk is how much virtual time [Once] runs between looks at its
+// context: a few milliseconds of work on the busiest scenario.
+const onceChunk = time.Minute
+
 // Options choose what the demo simulates and where it serves it.
 type Options struct {
 	// Scenario names a simulator scenario ([Scenarios]); "" is the default.
@@ -64,6 +72,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("speed %v is above the most the demo runs in real time (%d); for a fast result use --once", o.Speed, MaxSpeed)
 	case o.SimTime < 0:
 		return fmt.Errorf("simulated time must not be negative, got %v", o.SimTime)
+	case o.SimTime > MaxSimTime:
+		return fmt.Errorf("simulated time %v is more than the demo simulates (at most %v, a week)", o.SimTime, MaxSimTime)
 	}
 	return nil
 }
@@ -96,8 +106,9 @@ func (o Options) engine(epoch time.Time) (*sim.Sim, *exporter.Metrics, error) {
 // the text exposition at its end, with the simulator's clock as wall time.
 // The clock starts at the fixed [sim.DefaultEpoch], which is also the
 // published process start, so now − start is the simulated uptime and the
-// same options give the same body.
-func Once(o Options) (body []byte, now time.Time, err error) {
+// same options give the same body. It returns ctx's error soon after ctx
+// ends (the simulation runs in slices, which does not change the run).
+func Once(ctx context.Context, o Options) (body []byte, now time.Time, err error) {
 	if o.Speed == 0 {
 		o.Speed = 1 // unused here; only a bad value given on purpose is an error
 	}
@@ -111,7 +122,13 @@ func Once(o Options) (body []byte, now time.Time, err error) {
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	s.RunUntil(o.SimTime)
+	for t := time.Duration(0); t < o.SimTime; {
+		if err := ctx.Err(); err != nil {
+			return nil, time.Time{}, err
+		}
+		t = min(t+onceChunk, o.SimTime)
+		s.RunUntil(t)
+	}
 	var b bytes.Buffer
 	if err := m.WriteText(&b); err != nil {
 		return nil, time.Time{}, fmt.Errorf("writing the simulator's metrics: %w", err)

@@ -65,7 +65,7 @@ func parse(t *testing.T, body []byte) *snapshot.Snapshot {
 
 func TestOnce(t *testing.T) {
 	o := Options{Scenario: "chat", Seed: 3, SimTime: 7 * time.Minute}
-	body, now, err := Once(o)
+	body, now, err := Once(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +79,64 @@ func TestOnce(t *testing.T) {
 	if snap.Get("requests_total") == 0 {
 		t.Error("seven simulated minutes finished no request")
 	}
-	again, _, err := Once(o)
+	again, _, err := Once(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(body, again) {
 		t.Error("the same options gave a different body")
 	}
-	for _, bad := range []Options{{SimTime: 0}, {SimTime: time.Minute, Speed: -1}, {SimTime: time.Minute, Scenario: "x"}} {
-		if _, _, err := Once(bad); err == nil {
+	for _, bad := range []Options{{SimTime: 0}, {SimTime: time.Minute, Speed: -1}, {SimTime: time.Minute, Scenario: "x"}, {SimTime: MaxSimTime + time.Second}} {
+		if _, _, err := Once(context.Background(), bad); err == nil {
 			t.Errorf("Once(%+v) accepted", bad)
 		}
+	}
+}
+
+// Once run in slices is the run in one go: the same body as the simulator
+// run straight to the end.
+func TestOnceSlicesAreOneRun(t *testing.T) {
+	o := Options{Scenario: "agent", Seed: 5, SimTime: 4*onceChunk + onceChunk/3}
+	body, _, err := Once(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, m, err := o.engine(sim.DefaultEpoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunUntil(o.SimTime)
+	var b bytes.Buffer
+	if err := m.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, b.Bytes()) {
+		t.Error("the sliced run differs from the run in one go")
+	}
+}
+
+// endsAfter is a context that ends after Err has been asked n times.
+type endsAfter struct {
+	context.Context
+	n int
+}
+
+func (c *endsAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A context that ends mid-run stops Once at the next slice, with the
+// context's error: a week of simulated time is not run to the end.
+func TestOnceCanceled(t *testing.T) {
+	ctx := &endsAfter{Context: context.Background(), n: 3}
+	if _, _, err := Once(ctx, Options{SimTime: MaxSimTime}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Once on an ended context = %v", err)
+	}
+	if ctx.n != -1 {
+		t.Errorf("Err asked %d times, want 4 (three slices run, then stop)", 3-ctx.n)
 	}
 }
 
@@ -165,7 +212,7 @@ func TestOnceReport(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scenario, func(t *testing.T) {
-			body, now, err := Once(Options{Scenario: tc.scenario, Seed: 1, SimTime: 10 * time.Minute})
+			body, now, err := Once(context.Background(), Options{Scenario: tc.scenario, Seed: 1, SimTime: 10 * time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,7 +363,7 @@ func TestPromtool(t *testing.T) {
 		t.Skip("promtool not installed (Debian: apt install prometheus)")
 	}
 	for _, name := range Scenarios() {
-		body, _, err := Once(Options{Scenario: name, Seed: 1, SimTime: 2 * time.Minute})
+		body, _, err := Once(context.Background(), Options{Scenario: name, Seed: 1, SimTime: 2 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func (s *IO) LayoutWidth() int {
 
 // ColorEnabled applies the colour rule: never under NO_COLOR or CLICOLOR=0
 // (or when the caller disabled it), always under CLICOLOR_FORCE, otherwise
-// only on a terminal.
+// only on a terminal that is not TERM=dumb.
 func (s *IO) ColorEnabled(disabled bool) bool {
 	if disabled || s.Getenv("NO_COLOR") != "" || s.Getenv("CLICOLOR") == "0" {
 		return false
@@ -82,5 +82,13 @@ func (s *IO) ColorEnabled(disabled bool) bool {
 	if v := s.Getenv("CLICOLOR_FORCE"); v != "" && v != "0" {
 		return true
 	}
-	return s.OutTTY
+	return s.OutTTY && !s.dumb()
 }
+
+// FullScreen reports whether stdout is a terminal that can draw a
+// full-screen view: a terminal, and not TERM=dumb (an editor's shell buffer,
+// a serial console), which cannot move the cursor or switch screens.
+func (s *IO) FullScreen() bool { return s.OutTTY && !s.dumb() }
+
+// dumb reports TERM=dumb: a terminal without cursor movement or colour.
+func (s *IO) dumb() bool { return s.Getenv("TERM") == "dumb" }

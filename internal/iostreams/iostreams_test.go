@@ -19,6 +19,9 @@ func TestColorRule(t *testing.T) {
 		{"CLICOLOR_FORCE=0 is not forcing", false, map[string]string{"CLICOLOR_FORCE": "0"}, false, false},
 		{"NO_COLOR beats CLICOLOR_FORCE", false, map[string]string{"NO_COLOR": "1", "CLICOLOR_FORCE": "1"}, false, false},
 		{"--no-color beats CLICOLOR_FORCE", false, map[string]string{"CLICOLOR_FORCE": "1"}, true, false},
+		{"TERM=dumb terminal", true, map[string]string{"TERM": "dumb"}, false, false},
+		{"TERM=dumb with CLICOLOR_FORCE", true, map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, false, true},
+		{"TERM=xterm terminal", true, map[string]string{"TERM": "xterm-256color"}, false, true},
 	}
 	for _, tt := range tests {
 		io, _, _ := Test("", tt.tty, 100)
@@ -43,6 +46,32 @@ func TestLayoutWidth(t *testing.T) {
 		io, _, _ := Test("", tt.tty, tt.width)
 		if got := io.LayoutWidth(); got != tt.want {
 			t.Errorf("tty %v width %d: %d, want %d", tt.tty, tt.width, got, tt.want)
+		}
+	}
+}
+
+// TERM=dumb is a terminal that cannot move the cursor: no full-screen view.
+func TestFullScreen(t *testing.T) {
+	tests := []struct {
+		tty  bool
+		term string
+		want bool
+	}{
+		{true, "xterm-256color", true},
+		{true, "", true},
+		{true, "dumb", false},
+		{false, "xterm-256color", false},
+	}
+	for _, tt := range tests {
+		io, _, _ := Test("", tt.tty, 100)
+		io.Getenv = func(k string) string {
+			if k == "TERM" {
+				return tt.term
+			}
+			return ""
+		}
+		if got := io.FullScreen(); got != tt.want {
+			t.Errorf("tty %v TERM=%q: full screen %v, want %v", tt.tty, tt.term, got, tt.want)
 		}
 	}
 }

@@ -35,9 +35,12 @@ type JSONOptions struct {
 // JSONWith writes r as [JSON] does, with the adjustments of o.
 //
 // Whatever the report holds, the output is safe on a terminal: encoding/json
-// escapes C0 controls, and JSONWith also escapes DEL and the C1 controls
-// (U+0080–U+009F, which a terminal may take for CSI or OSC) as \u00XX. The
-// escapes decode to the same strings, so nothing is lost.
+// escapes C0 controls, and JSONWith also escapes DEL, the C1 controls
+// (U+0080–U+009F, which a terminal may take for CSI or OSC) and the Unicode
+// bidi controls that text mode drops (embeddings and overrides
+// U+202A–U+202E, isolates U+2066–U+2069, marks U+200E, U+200F and U+061C,
+// which make a line read other than it is) as \uXXXX. The escapes decode to
+// the same strings, so nothing is lost.
 func JSONWith(w io.Writer, r *report.Report, o JSONOptions) error {
 	if r == nil {
 		return errors.New("render: nil report")
@@ -95,17 +98,17 @@ func addFields(obj []byte, extra map[string]any) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// escapeControls rewrites DEL and C1 controls in encoded JSON as \u00XX
-// escapes. Outside strings JSON is ASCII, so every such character is inside
-// a string, where an escape means the same.
+// escapeControls rewrites DEL, C1 controls and bidi controls in encoded
+// JSON as \uXXXX escapes. Outside strings JSON is ASCII, so every such
+// character is inside a string, where an escape means the same.
 func escapeControls(b []byte) []byte {
-	if !bytes.ContainsFunc(b, isC1OrDel) {
+	if !bytes.ContainsFunc(b, mustEscape) {
 		return b
 	}
 	out := make([]byte, 0, len(b)+32)
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		if isC1OrDel(r) {
+		if mustEscape(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
 		} else {
 			out = append(out, b[i:i+size]...)
@@ -115,4 +118,14 @@ func escapeControls(b []byte) []byte {
 	return out
 }
 
-func isC1OrDel(r rune) bool { return r == 0x7f || (r >= 0x80 && r <= 0x9f) }
+// mustEscape reports the characters JSON output escapes beyond what
+// encoding/json does: those termsafe.Text drops from text output.
+func mustEscape(r rune) bool {
+	switch {
+	case r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
+}

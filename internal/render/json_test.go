@@ -236,11 +236,42 @@ func TestEscapeControls(t *testing.T) {
 		{`"a"`, `"a"`},
 		{"\"a\u009bb\"", `"a\u009bb"`},
 		{"\"\x7f\u0080\u009f\u00a0\"", "\"\\u007f\\u0080\\u009f\u00a0\""},
+		// Bidi controls, each escaped; their neighbours U+202F, U+2065,
+		// U+206A and U+200D are kept as they are.
+		{"\"a\u202ab\u202ec\u2066d\u2069e\u200ef\u200fg\u061ch\"", `"a\u202ab\u202ec\u2066d\u2069e\u200ef\u200fg\u061ch"`},
+		{"\"\u202f\u2065\u206a\u200d\"", "\"\u202f\u2065\u206a\u200d\""},
 	}
 	for _, tt := range tests {
 		if got := string(escapeControls([]byte(tt.in))); got != tt.want {
 			t.Errorf("escapeControls(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// Bidi controls from a server are escaped wherever they stand (the source,
+// a label, a header line, an extra field) and decode back to themselves.
+func TestJSONEscapesBidi(t *testing.T) {
+	const evil = "gpt\u202eevil\u2066x\u2069\u200f\u061c"
+	r := &report.Report{Schema: 1, Source: evil, Header: []string{evil},
+		Sections: []report.Section{{ID: "s", Title: evil, Rows: []report.Row{{Label: evil, Value: "1"}}}}}
+	var b bytes.Buffer
+	if err := JSONWith(&b, r, JSONOptions{Extra: map[string]any{"note": evil}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []rune{0x202e, 0x2066, 0x2069, 0x200f, 0x061c} {
+		if strings.ContainsRune(b.String(), c) {
+			t.Errorf("JSON holds U+%04X unescaped", c)
+		}
+	}
+	if n := strings.Count(b.String(), `gpt\u202eevil\u2066x\u2069\u200f\u061c`); n != 5 {
+		t.Errorf("%d escaped copies, want 5:\n%s", n, b.String())
+	}
+	var back struct {
+		Source string
+		Note   string
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Source != evil || back.Note != evil {
+		t.Errorf("decoded %q %q (%v)", back.Source, back.Note, err)
 	}
 }
 

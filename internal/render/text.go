@@ -5,7 +5,8 @@
 //
 // [Text] writes a title line (inferscope · dialect · source · scrape time ·
 // how long the scrape waited; the time goes to a second line when the
-// width is short), the report's header lines, the sections and finally the
+// width is short; a file's modification time or the moment stdin was read
+// is said as such, not as a scrape time), the report's header lines, the sections and finally the
 // action notes.
 //
 // Sections are packed side by side in equal columns when the width allows:
@@ -284,7 +285,7 @@ func titleLines(r *report.Report, width int) []line {
 	}
 	var tail []string
 	if !r.ScrapedAt.IsZero() {
-		tail = append(tail, "scraped "+termsafe.Text(r.ScrapedAt.Format("2006-01-02 15:04:05 MST")))
+		tail = append(tail, timeSaid(r.TimeSource, termsafe.Text(r.ScrapedAt.Format("2006-01-02 15:04:05 MST"))))
 	}
 	if wt := waited(r.ScrapeSeconds); wt != "" {
 		tail = append(tail, "waited "+wt)
@@ -300,6 +301,20 @@ func titleLines(r *report.Report, width int) []line {
 		l.add(fit(src, width-l.width()), plain),
 		line{}.add(rest, plain),
 	}
+}
+
+// timeSaid says what the report's time is: a scrape's own time ("scrape",
+// "saved", "given" by --at, or not said) reads "scraped"; a file's
+// modification time and the moment stdin was read are not scrape times, and
+// the title says so.
+func timeSaid(source, at string) string {
+	switch source {
+	case "mtime":
+		return "file modified " + at + " (taken as the scrape time)"
+	case "now":
+		return "read " + at
+	}
+	return "scraped " + at
 }
 
 // waited formats how long the scrape took: ms under a second, then s, then

@@ -455,6 +455,24 @@ func TestTitleLines(t *testing.T) {
 	}
 }
 
+// The title says what the time is when it is not a scrape's own.
+func TestTitleTimeSource(t *testing.T) {
+	at := time.Date(2024, 3, 9, 8, 7, 6, 0, time.UTC)
+	for _, tt := range []struct{ source, want string }{
+		{"", "inferscope · f.prom · scraped 2024-03-09 08:07:06 UTC\n"},
+		{"scrape", "inferscope · f.prom · scraped 2024-03-09 08:07:06 UTC\n"},
+		{"saved", "inferscope · f.prom · scraped 2024-03-09 08:07:06 UTC\n"},
+		{"given", "inferscope · f.prom · scraped 2024-03-09 08:07:06 UTC\n"},
+		{"mtime", "inferscope · f.prom · file modified 2024-03-09 08:07:06 UTC (taken as the scrape time)\n"},
+		{"now", "inferscope · f.prom · read 2024-03-09 08:07:06 UTC\n"},
+	} {
+		r := &report.Report{Source: "f.prom", ScrapedAt: at, TimeSource: tt.source}
+		if got := renderText(t, r, Options{Width: 160}); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.source, got, tt.want)
+		}
+	}
+}
+
 func TestFootnoteRow(t *testing.T) {
 	r := &report.Report{Sections: []report.Section{{Title: "T", Rows: []report.Row{
 		{Label: "a", Value: "1", Note: "n"},

@@ -54,6 +54,10 @@ func plainRender(w io.Writer, r *report.Report, o render.Options) error {
 	for _, s := range r.Sections {
 		fmt.Fprintf(w, "[%s]\n", s.ID)
 		for _, row := range s.Rows {
+			if row.Label == "" && row.Value == "" {
+				fmt.Fprintf(w, "  · %s\n", row.Note)
+				continue
+			}
 			fmt.Fprintf(w, "  %s: %s\n", row.Label, row.Value)
 		}
 		if s.Table != nil {
@@ -169,6 +173,11 @@ func TestPipedFrames(t *testing.T) {
 	if n := strings.Count(got, "\n=== ") + 1; !strings.HasPrefix(got, "=== ") || n != len(watchScript()) {
 		t.Errorf("%d frames, want %d", n, len(watchScript()))
 	}
+	// The first frame has one scrape: no table of blank rows, but when
+	// rates will show.
+	if first := got[:strings.Index(got, "\n=== ")]; !strings.Contains(first, "[rates]\n  · rates appear after the next scrape, in 2.0s\n[live]") {
+		t.Errorf("first frame:\n%s", first)
+	}
 	// The clock: scrapes start every 2 s and take 50 ms, but the third
 	// fails after 3.2 s (4.0 → 7.2 s) and the fourth starts at once and
 	// waits 1.5 s (→ 8.7 s); the fifth starts 2 s after the fourth did.
@@ -185,7 +194,7 @@ func TestPipedFrames(t *testing.T) {
 		"! counters reset just now (model reload?): counted from zero, as rate() does\n[rates]\n  |now 0.6s|      4s|   ~9.2s\n  generation tok/s       |364|111|130\n  requests /s            |3.64|1.11|1.30\n",
 		// The server started again at 10 s; the scrape at 11.25 s has
 		// nothing to compare with, the next only itself.
-		"! server restarted 1.2s ago: windows start there\n[rates]\n  |     now|      4s|     10s\n  generation tok/s       |||\n",
+		"! server restarted 1.2s ago: windows start there\n[rates]\n  · rates appear after the next scrape, in 2.0s\n[live]",
 		"! server restarted 3.2s ago: windows start there\n[rates]\n  |now 2.0s|      4s|     10s\n  generation tok/s       |100||\n  requests /s            |1.00||\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -273,6 +282,54 @@ func TestFirstScrapeFails(t *testing.T) {
 		}
 		if n := strings.Count(got, "waited"); n != 1 {
 			t.Errorf("the slow scrape is said %d times:\n%s", n, got)
+		}
+	}
+}
+
+// --fail-on piped: the frame of the first scrape whose report holds a note
+// that severe is written whole, then the watch ends with a TrippedError. A
+// note below the severity does not trip it, nor does a failed scrape that
+// repeats a report.
+func TestPipedFailOn(t *testing.T) {
+	for _, json := range []bool{false, true} {
+		clk := &clock{t: t0}
+		ctx, cancel := context.WithCancel(context.Background())
+		ios, out, _ := iostreams.Test("", false, 0)
+		steps := []step{
+			{s: snap(start0, "requests_total", 1)},
+			{s: snap(start0, "requests_total", 2)}, // a warn note: below bad
+			{err: errors.New("HTTP 503")},
+			{s: snap(start0, "requests_total", 3)}, // bad: trips
+			{s: snap(start0, "requests_total", 4)},
+		}
+		build := func(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
+			r := fakeBuild(s, now, hist)
+			switch v := s.Get("requests_total"); {
+			case v >= 3:
+				r.Notes = []report.Note{{ID: "kv_full", Severity: report.Bad, Text: "the KV cache is full"}}
+			case v >= 2:
+				r.Notes = []report.Note{{ID: "queue", Severity: report.Warn, Text: "requests queue"}}
+			}
+			return r
+		}
+		c := Config{
+			Interval: time.Second, Windows: []time.Duration{time.Minute}, JSON: json, FailOn: report.Bad,
+			Fetch: script(clk, cancel, steps), Build: build,
+			Now: clk.Now, Render: plainRender, sleep: clk.sleep,
+		}
+		err := Run(ctx, ios, c)
+		cancel()
+		var tr *TrippedError
+		if !errors.As(err, &tr) || tr.Note.ID != "kv_full" || !tr.At.Equal(t0.Add(3*time.Second)) {
+			t.Fatalf("json %v: Run = %v, want kv_full tripping at the fourth scrape", json, err)
+		}
+		got := out.String()
+		frames := strings.Count(got, "=== ")
+		if json {
+			frames = strings.Count(got, "\n")
+		}
+		if frames != 4 || !strings.HasSuffix(got, "\n") {
+			t.Errorf("json %v: %d frames, want 4 ending with the tripping one:\n%s", json, frames, got)
 		}
 	}
 }

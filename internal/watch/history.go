@@ -208,52 +208,80 @@ func restarted(a, b float64) bool {
 }
 
 // fold fills smp from the scrape s, carrying running totals on from prev;
-// it reports whether some counter fell (a reset).
+// it reports whether the server's counters were reset.
+//
+// A server's counters live and die together: when any of them falls (a
+// counter, or a histogram's buckets), the engine that kept them started
+// again, and every counter counts from zero, its increase since prev being
+// its new value. Folding each counter on its own would subtract the old
+// process's totals from the new one's wherever the new process has already
+// passed them (a restarted llama.cpp's token counters rising past the old
+// values while its seconds counters fell).
 func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
+	var val [nCounters]float64
+	var ok [nCounters]bool
 	for c := range nCounters {
-		v, ok := s.Scalar(counterNames[c])
-		if !ok || v < 0 || math.IsInf(v, 0) {
+		v, present := s.Scalar(counterNames[c])
+		if present && v >= 0 {
+			val[c], ok[c] = v, true
+		}
+	}
+	var cur [nHists]*histogram.Histogram
+	for i := range nHists {
+		cur[i] = s.Hist(histNames[i])
+	}
+	if prev != nil {
+		for c := range nCounters {
+			// prev.raw holds the last value seen, carried over scrapes
+			// that lacked the counter.
+			if ok[c] && val[c] < prev.raw[c] {
+				reset = true
+			}
+		}
+		for i := range nHists {
+			if p := prev.hists[i]; p != nil && cur[i] != nil && !sameHist(p, cur[i]) {
+				if _, grew := cur[i].Sub(*p); !grew {
+					reset = true
+				}
+			}
+		}
+	}
+	for c := range nCounters {
+		if !ok[c] {
 			if prev != nil {
 				// Carry the total so the next present value continues it.
 				smp.total[c], smp.raw[c] = prev.total[c], prev.raw[c]
 			}
 			continue
 		}
-		smp.has[c], smp.raw[c] = true, v
+		smp.has[c], smp.raw[c] = true, val[c]
 		switch {
 		case prev == nil:
 			// The history begins here.
-		case v >= prev.raw[c]:
-			smp.total[c] = prev.total[c] + v - prev.raw[c]
+		case reset:
+			smp.total[c] = prev.total[c] + val[c]
 		default:
-			// A decrease is a restart from zero: the increase since is v.
-			smp.total[c] = prev.total[c] + v
-			reset = true
+			smp.total[c] = prev.total[c] + val[c] - prev.raw[c]
 		}
 	}
 	for i := range nHists {
-		cur := s.Hist(histNames[i])
-		if cur == nil {
+		switch {
+		case cur[i] == nil:
 			if prev != nil {
 				smp.hepoch[i] = prev.hepoch[i] + 1
 			}
-			continue
-		}
-		switch {
 		case prev == nil:
-			smp.hists[i] = cloneHist(cur)
-		case prev.hists[i] == nil:
+			smp.hists[i] = cloneHist(cur[i])
+		case prev.hists[i] == nil || reset:
+			// A window across a reset is left blank: the increase of a
+			// histogram is not kept as running totals.
 			smp.hepoch[i] = prev.hepoch[i] + 1
-			smp.hists[i] = cloneHist(cur)
-		case sameHist(prev.hists[i], cur):
+			smp.hists[i] = cloneHist(cur[i])
+		case sameHist(prev.hists[i], cur[i]):
 			// Idle: share the previous copy instead of storing another.
 			smp.hists[i], smp.hepoch[i] = prev.hists[i], prev.hepoch[i]
 		default:
-			smp.hists[i], smp.hepoch[i] = cloneHist(cur), prev.hepoch[i]
-			if _, ok := cur.Sub(*prev.hists[i]); !ok {
-				smp.hepoch[i]++
-				reset = true
-			}
+			smp.hists[i], smp.hepoch[i] = cloneHist(cur[i]), prev.hepoch[i]
 		}
 	}
 	smp.offload = s.Get("kv_offload_max_tokens") > 0 || s.Get("kv_offload_max_bytes") > 0

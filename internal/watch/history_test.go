@@ -106,6 +106,37 @@ func TestHistoryResetFolding(t *testing.T) {
 	}
 }
 
+// When one counter falls, every counter of the server counts from zero,
+// even those whose new value is above the old one: the new process passed
+// the old totals, it did not add to them. Histograms are left blank across
+// the reset, and a falling histogram resets the counters too.
+func TestHistoryResetAllCounters(t *testing.T) {
+	h := NewHistory(time.Minute)
+	h.Add(snap(0, "tokens_predicted_total", 10644, "tokens_predicted_seconds_total", 200, "requests_total", 40), at(0))
+	// The seconds counter fell; the tokens rose past the old total.
+	if ev := h.Add(snap(0, "tokens_predicted_total", 13500, "tokens_predicted_seconds_total", 60, "requests_total", 41), at(60)); ev != Reset {
+		t.Fatalf("event %v, want Reset", ev)
+	}
+	n, b := h.At(1), h.At(0)
+	for c, want := range map[counter]float64{cGenerated: 13500, cDecodeSeconds: 60, cRequests: 41} {
+		if got := n.total[c] - b.total[c]; got != want {
+			t.Errorf("%s: increase %v, want the new value %v", counterNames[c], got, want)
+		}
+	}
+	// A histogram whose buckets fall while every counter rose.
+	h2 := NewHistory(time.Minute)
+	h2.Add(snap(0, "requests_total", 40, "time_to_first_token_seconds", mkHist([]float64{1}, []float64{30, 40})), at(0))
+	if ev := h2.Add(snap(0, "requests_total", 45, "time_to_first_token_seconds", mkHist([]float64{1}, []float64{3, 5})), at(10)); ev != Reset {
+		t.Fatalf("histogram fall: event %v, want Reset", ev)
+	}
+	if got := h2.At(1).total[cRequests] - h2.At(0).total[cRequests]; got != 45 {
+		t.Errorf("requests after a histogram reset: %v, want 45", got)
+	}
+	if h2.At(1).hepoch[hTTFT] == h2.At(0).hepoch[hTTFT] {
+		t.Error("a window across the reset would subtract histograms")
+	}
+}
+
 func TestHistoryRestart(t *testing.T) {
 	h := NewHistory(time.Minute)
 	h.Add(snap(start0, "requests_total", 50), at(0))

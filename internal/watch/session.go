@@ -133,9 +133,38 @@ func (s *session) report(now time.Time) *report.Report {
 		head = append(head, fmt.Sprintf("the scrape waited %s: the server's event loop was busy", seconds(s.waited)))
 	}
 	r.Header = append(head, r.Header...)
-	r.Sections = append([]report.Section{s.rates}, r.Sections...)
+	r.Sections = append([]report.Section{s.ratesSection()}, r.Sections...)
 	r.Rates = s.figs
 	return &r
+}
+
+// ratesSection is the rates table, or, while no cell has a figure yet (one
+// scrape since the start or a restart), a line saying when there will be:
+// a grid of blank rows says nothing.
+func (s *session) ratesSection() report.Section {
+	sec := s.rates
+	if sec.Table == nil || hasFigure(sec.Table) {
+		return sec
+	}
+	note := "rates appear after the next scrape, in " + Compact(s.interval)
+	if len(sec.Table.Rows) == 0 {
+		note = "no rates: this server publishes none of the counters they are computed from"
+	}
+	sec.Table = nil
+	sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], report.Row{ID: "rates_pending", Note: note, Severity: report.Dim})
+	return sec
+}
+
+// hasFigure reports whether some cell of t says something.
+func hasFigure(t *report.Table) bool {
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ago says how long ago something happened, "just now" within a second.

@@ -16,6 +16,10 @@ func TestSince(t *testing.T) {
 		return s
 	}
 	restart := float64(at(100).Unix())
+	token := func(s *snapshot.Snapshot, tok string) *snapshot.Snapshot {
+		s.StartToken = tok
+		return s
+	}
 	tests := []struct {
 		name          string
 		before, after *snapshot.Snapshot
@@ -39,9 +43,29 @@ func TestSince(t *testing.T) {
 			say:    "counted from zero",
 		},
 		{
+			// llama.cpp restarted without a start header to tell: its
+			// seconds counter fell while its token counter rose past the
+			// old total. All count from zero: 13,500 tokens in 60 s is
+			// 225 tok/s (folding each counter alone gave 2,856 / 60 = 47.6).
+			name:   "one counter falls: all count from zero",
+			before: stamp(snap(0, "tokens_predicted_total", 10644, "tokens_predicted_seconds_total", 300.5), 0),
+			after:  stamp(snap(0, "tokens_predicted_total", 13500, "tokens_predicted_seconds_total", 60), 60),
+			header: "Δ 1m",
+			cells:  map[string]string{"generation": "225"},
+			say:    "counted from zero",
+		},
+		{
 			name:   "a restart between: no rates",
 			before: stamp(snap(start0, "requests_total", 500), 0),
 			after:  stamp(snap(restart, "requests_total", 600), 160),
+			say:    "server restarted between the two scrapes",
+		},
+		{
+			// llama.cpp's start header is a monotonic clock, no time, but a
+			// new one after a restart (saved with the scrape by --save).
+			name:   "a changed start token between: no rates",
+			before: token(stamp(snap(0, "requests_total", 500), 0), "812.5"),
+			after:  token(stamp(snap(0, "requests_total", 600), 160), "3.25"),
 			say:    "server restarted between the two scrapes",
 		},
 		{

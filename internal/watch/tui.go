@@ -17,9 +17,9 @@ import (
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
-// steps are the intervals the + and - keys move between.
+// steps are the intervals the + and - keys move between, from MinInterval.
 var steps = []time.Duration{
-	250 * time.Millisecond, 500 * time.Millisecond,
+	MinInterval, 500 * time.Millisecond,
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
 	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
 }
@@ -62,6 +62,9 @@ type model struct {
 	// top is the first report line shown: the report scrolls when it is
 	// taller than the screen (distributions usually are).
 	top int
+	// tripped is set when --fail-on tripped: the view quits, and the
+	// frame that tripped it is written to the normal screen.
+	tripped *TrippedError
 }
 
 func newModel(ctx context.Context, c Config, color bool) *model {
@@ -104,6 +107,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.s.fail(msg.err, msg.took)
 		} else {
 			m.s.observe(msg.snap, msg.at, msg.took)
+			if m.tripped = tripped(m.s.report(m.now), m.cfg.FailOn, msg.at); m.tripped != nil {
+				return m, tea.Quit
+			}
 		}
 		if !m.paused {
 			return m, m.tick(m.s.interval - msg.took)
@@ -120,8 +126,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *model) key(k string) tea.Cmd {
 	switch k {
-	case "q", "ctrl+c":
+	case "q":
 		return tea.Quit
+	case "ctrl+c":
+		// Read as a key in raw mode; ends the watch as the signal would.
+		return tea.Interrupt
 	case "h":
 		m.s.toggleHist()
 		m.top = 0
@@ -201,7 +210,8 @@ func (m *model) View() tea.View {
 	return v
 }
 
-func (m *model) frame() string {
+// renderOptions is the layout of the view at its current size.
+func (m *model) renderOptions() render.Options {
 	width := m.cfg.Width
 	if width <= 0 {
 		width = m.width
@@ -209,8 +219,13 @@ func (m *model) frame() string {
 	if width <= 0 {
 		width = 80 // until the terminal says its size
 	}
+	return render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color}
+}
+
+func (m *model) frame() string {
+	o := m.renderOptions()
+	width := o.Width
 	var b bytes.Buffer
-	o := render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color}
 	if err := m.cfg.Render(&b, m.s.report(m.now), o); err != nil {
 		fmt.Fprintf(&b, "cannot draw the report: %v\n", err)
 	}
@@ -265,10 +280,23 @@ func runTerminal(ctx context.Context, ios *iostreams.IO, c Config) error {
 		opts = append(opts, tea.WithWindowSize(ios.LayoutWidth(), fallbackHeight))
 	}
 	p := tea.NewProgram(m, opts...)
-	// Killed: ctx ended; interrupted: SIGINT from outside the terminal
-	// (kill -INT). Both are the way out, not failures.
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+	_, err := p.Run()
+	switch {
+	case errors.Is(err, tea.ErrInterrupted):
+		// Ctrl-C as a key, or SIGINT from outside the terminal.
+		return ErrInterrupted
+	case errors.Is(err, tea.ErrProgramKilled):
+		return nil // ctx ended: the caller knows why
+	case err != nil:
 		return fmt.Errorf("watch: terminal view: %w", err)
+	case m.tripped != nil:
+		// The full-screen view is gone with the alternate screen: leave
+		// the frame that tripped --fail-on where the user can read it.
+		var buf bytes.Buffer
+		if err := writeFrame(ios.Out, &buf, m.s.report(m.now), m.now, m.s.interval, c, m.renderOptions()); err != nil {
+			return err
+		}
+		return m.tripped
 	}
 	return nil
 }

@@ -148,13 +148,14 @@ func TestModelKeys(t *testing.T) {
 		t.Errorf("after r: %d samples", m.s.h.Len())
 	}
 
-	for _, k := range []string{"q", "ctrl+c"} {
+	// q quits; Ctrl-C interrupts, so that the watch ends as on SIGINT.
+	for k, want := range map[string]tea.Msg{"q": tea.QuitMsg{}, "ctrl+c": tea.InterruptMsg{}} {
 		_, cmd := m.Update(press(k))
 		if cmd == nil {
 			t.Fatalf("%s does nothing", k)
 		}
-		if _, ok := cmd().(tea.QuitMsg); !ok {
-			t.Errorf("%s does not quit", k)
+		if got := cmd(); got != want {
+			t.Errorf("%s sends %T, want %T", k, got, want)
 		}
 	}
 }
@@ -229,7 +230,9 @@ func TestSteps(t *testing.T) {
 	tests := []struct{ d, up, down time.Duration }{
 		{2 * s, 5 * s, s},
 		{3 * s, 5 * s, 2 * s}, // between steps: to the neighbours
-		{250 * time.Millisecond, 500 * time.Millisecond, 250 * time.Millisecond},
+		{250 * time.Millisecond, 500 * time.Millisecond, MinInterval},
+		{MinInterval, 500 * time.Millisecond, MinInterval}, // the floor
+		{100 * time.Millisecond, MinInterval, 100 * time.Millisecond},
 		{5 * time.Minute, 5 * time.Minute, 2 * time.Minute},
 		{time.Hour, time.Hour, 5 * time.Minute},
 	}
@@ -285,5 +288,99 @@ func TestModelScrolls(t *testing.T) {
 		if got := first(); got != s.first || !strings.Contains(m.View().Content, s.status) {
 			t.Errorf("after %q: first line %q, want %q; view:\n%s", s.key, got, s.first, m.View().Content)
 		}
+	}
+}
+
+// noteAt is a Build whose report has a note of sev once requests_total
+// reaches n.
+func noteAt(n float64, sev report.Severity) func(*snapshot.Snapshot, time.Time, bool) *report.Report {
+	return func(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
+		r := fakeBuild(s, now, hist)
+		if s.Get("requests_total") >= n {
+			r.Notes = []report.Note{{ID: "info_first", Severity: report.Info, Text: "fyi"}, {ID: "queue", Severity: sev, Text: "requests queue"}}
+		}
+		return r
+	}
+}
+
+// --fail-on in the terminal view: the view closes at the tripping scrape,
+// and its frame is written after the alternate screen is left.
+func TestTerminalFailOn(t *testing.T) {
+	keys, _ := io.Pipe()
+	ios, out, _ := iostreams.Test("", true, 100)
+	ios.In = keys
+	var fetches atomic.Int32
+	c := Config{
+		Interval: 5 * time.Millisecond, Windows: []time.Duration{time.Minute}, FailOn: report.Warn,
+		Fetch: func(context.Context) (*snapshot.Snapshot, error) {
+			return snap(start0, "requests_total", int(fetches.Add(1))), nil
+		},
+		Build: noteAt(3, report.Bad), Render: plainRender,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := Run(ctx, ios, c)
+	var tr *TrippedError
+	if !errors.As(err, &tr) || tr.Note.ID != "queue" || tr.FailOn != report.Warn {
+		t.Fatalf("Run = %v, want the queue note tripping --fail-on warn", err)
+	}
+	got := out.String()
+	left := strings.LastIndex(got, "\x1b[?1049l")
+	if left < 0 {
+		t.Fatal("the alternate screen was not left")
+	}
+	if after := got[left:]; !strings.Contains(after, "=== ") || !strings.Contains(after, "requests finished: 3") {
+		t.Errorf("the tripping frame is not on the normal screen:\n%q", after)
+	}
+}
+
+// Ctrl-C pressed in the terminal view ends it as an interrupt, not a quit.
+func TestTerminalCtrlC(t *testing.T) {
+	keys, typist := io.Pipe()
+	ios, _, _ := iostreams.Test("", true, 100)
+	ios.In = keys
+	var once atomic.Bool
+	c := Config{
+		Interval: 5 * time.Millisecond, Windows: []time.Duration{time.Minute},
+		Fetch: func(context.Context) (*snapshot.Snapshot, error) {
+			if once.CompareAndSwap(false, true) {
+				go typist.Write([]byte{0x03})
+			}
+			return snap(start0, "requests_total", 1), nil
+		},
+		Build: fakeBuild, Render: plainRender,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := Run(ctx, ios, c); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Run = %v, want ErrInterrupted", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Ctrl-C did not end the view")
+	}
+}
+
+// TERM=dumb cannot draw a full-screen view: it gets the piped frames.
+func TestDumbTerminalIsPiped(t *testing.T) {
+	clk := &clock{t: t0}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ios, out, _ := iostreams.Test("", true, 100)
+	ios.Getenv = func(k string) string {
+		if k == "TERM" {
+			return "dumb"
+		}
+		return ""
+	}
+	c := Config{
+		Interval: time.Second, Windows: []time.Duration{time.Minute},
+		Fetch: script(clk, cancel, []step{{s: snap(start0, "requests_total", 1)}}), Build: fakeBuild,
+		Now: clk.Now, Render: plainRender, sleep: clk.sleep,
+	}
+	if err := Run(ctx, ios, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "=== ") || strings.Contains(got, "\x1b") || !strings.Contains(got, "colour false") {
+		t.Errorf("TERM=dumb output:\n%q", got)
 	}
 }

@@ -8,17 +8,21 @@
 // A window's figure is a counter's increase from a baseline sample (the
 // newest one at least the window old) to the newest sample, divided by the
 // true time between them. A counter that falls restarted from zero, as
-// PromQL's rate() assumes: the increase counts from zero. A changed process
-// start time means the server restarted: the history starts over there, so
-// no window compares across it. See [History.Rates] for the columns and
+// PromQL's rate() assumes; and since a server's counters restart together,
+// when any one falls every one counts from zero (its increase is its new
+// value), even one whose new value happens to be above the old. A changed
+// process start time (or start header) means the server restarted: the
+// history starts over there, so no window compares across it. See [History.Rates] for the columns and
 // [Since] for the same figures between two saved scrapes.
 //
 // # Loops
 //
 // [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, space,
-// + and -, r) and, when stdout is not a terminal, prints one complete frame
-// per refresh, or with JSON one object per line. A failed scrape is a frame
-// that says so, never an exit.
+// + and -, r) and, when stdout is not a terminal (or is TERM=dumb), prints
+// one complete frame per refresh, or with JSON one object per line. A failed
+// scrape is a frame that says so, never an exit. With [Config.FailOn] the
+// watch ends at the first refresh whose report holds a note that severe,
+// after writing that frame (a canary).
 package watch
 
 import (
@@ -35,6 +39,12 @@ import (
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
+// MinInterval is the shortest refresh interval a user may ask for: the
+// floor of --watch (the command line refuses less) and of the view's - key. Shorter would only load the server (some render
+// /metrics on their generation loop) and, piped, write frames faster than
+// anyone reads them.
+const MinInterval = 200 * time.Millisecond
+
 // Config is one watch session's settings and the work it is given.
 type Config struct {
 	Interval time.Duration
@@ -46,6 +56,9 @@ type Config struct {
 	Columns int  // render.Options.Columns
 	Width   int  // layout width; 0 follows the terminal
 	NoColor bool
+	// FailOn ends the watch with a [*TrippedError] at the first good
+	// scrape whose report has a note of this severity or worse ("" never).
+	FailOn report.Severity
 
 	// Fetch scrapes the target into a canonical snapshot.
 	Fetch func(context.Context) (*snapshot.Snapshot, error)
@@ -93,14 +106,54 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// ErrInterrupted is returned by [Run] when the user pressed Ctrl-C in the
+// terminal view (which reads it as a key, not a signal).
+var ErrInterrupted = errors.New("interrupted")
+
+// TrippedError is returned by [Run] when a refresh's report holds a note of
+// [Config.FailOn]'s severity or worse. The frame that tripped it has been
+// written (in the terminal view, to the normal screen once the view closed).
+type TrippedError struct {
+	FailOn report.Severity
+	At     time.Time   // when the tripping scrape was taken
+	Note   report.Note // the first note that severe
+}
+
+func (e *TrippedError) Error() string {
+	return fmt.Sprintf("a %s note fired (--fail-on %s): %s", e.Note.Severity, e.FailOn, e.Note.ID)
+}
+
+// WriteError is a frame that could not be written to the output (a full
+// disk, a closed pipe): the watch cannot go on.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return "watch: writing a frame: " + e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// tripped returns the error that ends a watch when r has a note at least
+// as severe as failOn, else nil.
+func tripped(r *report.Report, failOn report.Severity, at time.Time) *TrippedError {
+	if failOn == "" {
+		return nil
+	}
+	for _, n := range r.Notes {
+		if n.Severity.Rank() >= failOn.Rank() {
+			return &TrippedError{FailOn: failOn, At: at, Note: n}
+		}
+	}
+	return nil
+}
+
 // Run watches until ctx ends (or the user quits the terminal view). It
-// returns an error only when it cannot go on: a bad Config or an output
-// that cannot be written. Scrape failures are shown, not returned.
+// returns nil then; [ErrInterrupted] when the user pressed Ctrl-C in the
+// terminal view; a [*TrippedError] when [Config.FailOn] tripped; a
+// [*WriteError] when a frame cannot be written; any other error only for a
+// bad Config or a terminal the view cannot run on. Scrape failures are shown, not returned.
 func Run(ctx context.Context, ios *iostreams.IO, c Config) error {
 	if err := c.defaults(); err != nil {
 		return err
 	}
-	if ios.OutTTY && !c.JSON {
+	if ios.FullScreen() && !c.JSON {
 		return runTerminal(ctx, ios, c)
 	}
 	return runPiped(ctx, ios, c)
@@ -130,27 +183,24 @@ func runPiped(ctx context.Context, ios *iostreams.IO, c Config) error {
 	}
 	var buf bytes.Buffer
 	for {
-		snap, at, took, err := scrape(ctx, c)
+		snap, at, took, scrapeErr := scrape(ctx, c)
 		if ctx.Err() != nil {
 			return nil // interrupted mid-scrape: not a failure to show
 		}
-		if err != nil {
-			s.fail(err, took)
+		if scrapeErr != nil {
+			s.fail(scrapeErr, took)
 		} else {
 			s.observe(snap, at, took)
 		}
 		now := c.Now()
-		buf.Reset()
-		if err := pipedFrame(&buf, s.report(now), now, c, opts); err != nil {
+		r := s.report(now)
+		if err := writeFrame(ios.Out, &buf, r, now, s.interval, c, opts); err != nil {
 			return err
 		}
-		if _, err := ios.Out.Write(buf.Bytes()); err != nil {
-			return fmt.Errorf("watch: writing a frame: %w", err)
-		}
-		if f, ok := ios.Out.(interface{ Flush() error }); ok {
-			if err := f.Flush(); err != nil {
-				return fmt.Errorf("watch: writing a frame: %w", err)
-			}
+		// Only a good scrape can trip --fail-on: a failure frame repeats
+		// the report that was already checked.
+		if t := tripped(r, c.FailOn, at); scrapeErr == nil && t != nil {
+			return t
 		}
 		// The next scrape starts an interval after this one started, or
 		// at once when the scrape itself took longer.
@@ -160,12 +210,30 @@ func runPiped(ctx context.Context, ios *iostreams.IO, c Config) error {
 	}
 }
 
+// writeFrame renders one frame of the piped mode into buf and writes it to
+// out in one Write.
+func writeFrame(out io.Writer, buf *bytes.Buffer, r *report.Report, now time.Time, interval time.Duration, c Config, o render.Options) error {
+	buf.Reset()
+	if err := pipedFrame(buf, r, now, interval, c, o); err != nil {
+		return err
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		return &WriteError{err}
+	}
+	if f, ok := out.(interface{ Flush() error }); ok {
+		if err := f.Flush(); err != nil {
+			return &WriteError{err}
+		}
+	}
+	return nil
+}
+
 // pipedFrame writes one frame of the piped mode into w.
-func pipedFrame(w *bytes.Buffer, r *report.Report, now time.Time, c Config, o render.Options) error {
+func pipedFrame(w *bytes.Buffer, r *report.Report, now time.Time, interval time.Duration, c Config, o render.Options) error {
 	if c.JSON {
 		return writeJSON(w, r)
 	}
-	fmt.Fprintf(w, "=== %s · every %s\n", now.Format("2006-01-02 15:04:05 MST"), Compact(c.Interval))
+	fmt.Fprintf(w, "=== %s · every %s\n", now.Format("2006-01-02 15:04:05 MST"), Compact(interval))
 	if err := c.Render(w, r, o); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}

@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
+)
+
+// errorCase is one way the command line can fail: the arguments, stdin and
+// environment, and what stderr must say, in order.
+type errorCase struct {
+	name  string
+	args  []string
+	stdin string
+	env   map[string]string
+	want  []string
+}
+
+// Every error path of the command line, as a user meets it: exit 2, nothing
+// on stdout, one `inferscope: error:` line and at least one
+// `inferscope: hint:` line, lower case, no trailing period, no stray line.
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	status := func(code int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", code)
+		}))
+	}
+	unauth, teapot := status(http.StatusUnauthorized), status(http.StatusTeapot)
+	defer unauth.Close()
+	defer teapot.Close()
+	serve := func(body string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			w.Write([]byte(body))
+		}))
+	}
+	garbage := serve("# TYPE a gauge\na 1\nthis is { not metrics\n")
+	defer garbage.Close()
+	other := serve("# TYPE go_goroutines gauge\ngo_goroutines 7\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n")
+	defer other.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer slow.Close()
+	// A port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/metrics"
+	ln.Close()
+	// A port something holds.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	idle := fixtures + "idle.prom"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(readFile(t, idle))
+	zw.Close()
+	cut := write("cut.prom.gz", gz.Bytes()[:gz.Len()/2])
+	odd := write("my scrape $(x).prom", []byte("<html>not metrics</html>\n"))
+
+	tests := []errorCase{
+		// Flags.
+		{"unknown flag", []string{"--frobnicate"}, "", nil, []string{"error: unknown flag --frobnicate", "hint: inferscope --help lists the flags"}},
+		{"missing value", []string{idle, "--width"}, "", nil, []string{"error: flag needs an argument: --width"}},
+		{"bad timeout", []string{"--timeout", "soon", idle}, "", nil, []string{`error: invalid value "soon" for --timeout: not a duration`}},
+		{"bool with a value", []string{"--json=maybe", idle}, "", nil, []string{`error: --json takes no value (or --json=true, --json=false), not "maybe"`, "hint: "}},
+		{"width not a number", []string{"--width", "wide", idle}, "", nil, []string{`error: invalid value "wide" for --width: not a number`}},
+		{"width beyond int", []string{"--width", "99999999999999999999", idle}, "", nil, []string{`for --width: out of range`}},
+		{"width too wide", []string{"--width", "99999999999", idle}, "", nil, []string{"error: --width 99999999999 is wider than inferscope lays out (at most 1000)", "hint: use --width 40 to 1000"}},
+		{"width 1e8", []string{"--width", "100000000", idle}, "", nil, []string{"error: --width 100000000 is wider"}},
+		{"width too narrow", []string{"--width", "10", idle}, "", nil, []string{"error: --width 10 is too narrow"}},
+		{"negative width", []string{"--width", "-5", idle}, "", nil, []string{"error: --width -5 is too narrow"}},
+		{"columns", []string{"--columns", "5", idle}, "", nil, []string{"error: --columns 5 is out of range", "hint: use --columns 1 to 4"}},
+		{"bad fail-on", []string{"--fail-on", "meh", "x.prom"}, "", nil, []string{`error: --fail-on "meh" is not a severity`}},
+		{"zero timeout", []string{"--timeout", "0", idle}, "", nil, []string{"error: --timeout must be positive"}},
+		{"max-bytes not a size", []string{"--max-bytes", "1x", idle}, "", nil, []string{`error: invalid value "1x" for --max-bytes: not a size (use bytes, or k, M or G: 512k, 64M, 1G)`}},
+		{"max-bytes too large", []string{"--max-bytes", "2G", idle}, "", nil, []string{"error: --max-bytes 2G is more than inferscope reads (at most 1G)", "hint: "}},
+		{"max-bytes zero", []string{"--max-bytes", "0", idle}, "", nil, []string{"error: --max-bytes must be positive"}},
+		{"two targets", []string{"a.prom", "b.prom"}, "", nil, []string{"error: too many targets"}},
+		{"three with since", []string{"--since", "a.prom", "b.prom", "c.prom"}, "", nil, []string{"error: too many targets", "hint: --since FILE takes the earlier scrape"}},
+		{"bad header", []string{"--header", "NoColon", idle}, "", nil, []string{`error: --header "NoColon"`, "hint: write it as --header 'Name: value'"}},
+		// Modes.
+		{"zero watch", []string{"--watch", "0s", idle}, "", nil, []string{"error: --watch 0s is shorter than the shortest refresh interval (200ms)", "hint: use --watch 200ms or longer"}},
+		{"watch 1ns", []string{"--watch", "1ns", "--json", idle}, "", nil, []string{"error: --watch 1ns is shorter than the shortest refresh interval (200ms)"}},
+		{"watch and since", []string{"--watch", "2s", "--since", "a.prom", idle}, "", nil, []string{"error: --watch and --since do not go together"}},
+		{"watch stdin", []string{"--watch", "1s", "-"}, "", nil, []string{"error: --watch re-reads its target, and stdin can be read only once", "hint: watch a server"}},
+		{"since stdin twice", []string{"--since", "-", "-"}, "", nil, []string{"error: --since - and the target - would both read stdin", "hint: save one scrape"}},
+		{"save with watch", []string{"--watch", "2s", "--save", "x.prom", idle}, "", nil, []string{"error: --save does not go with --watch"}},
+		{"windows without watch", []string{"--windows", "1m", idle}, "", nil, []string{"error: --windows sets the windows of --watch", "hint: add an interval"}},
+		{"bad windows", []string{"--watch", "1s", "--windows", "5x", idle}, "", nil, []string{`error: --windows: "5x" is not a duration`, "hint: "}},
+		{"windows 1ns", []string{"--watch", "1s", "--windows", "1ns", idle}, "", nil, []string{`error: --windows: "1ns" is too short: a window spans at least two scrapes, and scrapes are at least 200ms apart`}},
+		{"too many windows", []string{"--watch", "1s", "--windows", "1,2,3,4,5,6,7,8,9,10,11,12,13", idle}, "", nil, []string{"error: --windows: 13 windows given; at most 12 are shown"}},
+		// --at.
+		{"at not a time", []string{"--at", "yesterday", idle}, "", nil, []string{`error: --at "yesterday" is not a time`, "hint: give the scrape's time as RFC 3339"}},
+		{"at before 2000", []string{"--at", "100", idle}, "", nil, []string{"error: --at 1970-01-01T00:01:40Z is before 2000"}},
+		{"at in milliseconds", []string{"--at", "1772366400000", idle}, "", nil, []string{"error: --at 1772366400000 is in the future", "hint: that reads as Unix milliseconds or finer"}},
+		{"at with a URL", []string{"--at", "1772366400", notFound.URL}, "", nil, []string{"error: --at gives the time of a file or stdin; a live scrape of http://127.0.0.1:", "hint: leave out --at"}},
+		{"at with watch", []string{"--at", "1772366400", "--watch", "2s", idle}, "", nil, []string{"error: --at does not go with --watch"}},
+		{"at with since", []string{"--at", "1772366400", "--since", idle, idle}, "", nil, []string{"error: --at gives one scrape's time, and --since reads two"}},
+		// The environment.
+		{"token with a newline", []string{notFound.URL}, "", map[string]string{"INFERSCOPE_BEARER_TOKEN": "s3cret\n"},
+			[]string{"error: INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a trailing newline?)", `hint: strip it: export INFERSCOPE_BEARER_TOKEN=`}},
+		{"token with a control", []string{"--since", idle, notFound.URL}, "", map[string]string{"INFERSCOPE_BEARER_TOKEN": "s3\x01cret"},
+			[]string{"error: INFERSCOPE_BEARER_TOKEN holds a character not allowed in an HTTP header (a control character, byte 3 of 7)", "hint: set it to the token alone"}},
+		// Targets.
+		{"missing file", []string{"no-such-scrape.prom"}, "", nil, []string{"error: ", "no-such-scrape.prom", "hint: "}},
+		{"directory", []string{dir}, "", nil, []string{"error: ", "is a directory", "hint: "}},
+		{"404", []string{notFound.URL + "/metrics"}, "", nil, []string{"error: ", "404", "enable_metrics"}},
+		{"401", []string{unauth.URL}, "", nil, []string{"error: ", "401", "--header"}},
+		{"418", []string{teapot.URL}, "", nil, []string{"error: ", "418", "hint: "}},
+		{"refused", []string{refused}, "", nil, []string{"error: ", "hint: "}},
+		{"scrape timeout", []string{"--timeout", "0.3", slow.URL}, "", nil, []string{"error: timed out after", "hint: "}},
+		{"too large", []string{"--max-bytes", "1k", idle}, "", nil, []string{"error: ", "hint: "}},
+		{"corrupt gzip", []string{cut}, "", nil, []string{"error: ", "hint: "}},
+		{"garbage", []string{garbage.URL}, "", nil, []string{"error: not a Prometheus exposition: line 3", "hint: check what the endpoint sends: curl -s http://127.0.0.1:"}},
+		{"garbage file quoted", []string{odd}, "", nil, []string{"error: ", "hint: check the file: head '" + odd + "'"}},
+		{"stdin garbage", []string{"-"}, "<html>hello</html>", nil, []string{"error: not a Prometheus exposition", "hint: check what was piped in"}},
+		{"no known series", []string{other.URL}, "", nil, []string{"error: no inference-server series found (saw prefixes: go_, process_)", "hint: "}},
+		{"bad dialect", []string{"--dialect", "ollama", idle}, "", nil, []string{`error: unknown dialect "ollama"`, "hint: --dialect takes one of"}},
+		{"wrong dialect", []string{"--dialect", "vllm", idle}, "", nil, []string{"error: no vllm series found (saw prefixes: tabbyapi:)", "hint: leave out --dialect"}},
+		{"unknown model", []string{"--model", "nope", "../dialect/testdata/vllm-new.prom"}, "", nil, []string{"error: ", "hint: --model takes one of: "}},
+		{"since missing", []string{"--since", "gone.prom", idle}, "", nil, []string{"error: --since gone.prom: no such file", "hint: "}},
+		{"since reversed", []string{"--since", fixtures + "busy.prom", "-"}, "# inferscope: scraped_at=2020-01-01T00:00:00Z\n" + string(readFile(t, idle)), nil,
+			[]string{"error: --since ", "was scraped at", "not before the target", "hint: the file given to --since must be the earlier scrape"}},
+		{"save to a missing folder", []string{"--save", filepath.Join(dir, "no", "such", "x.prom"), idle}, "", nil, []string{"error: cannot save the scrape", "hint: check that the folder exists"}},
+		{"pipeline timeout", []string{"--timeout", "0.3", "-"}, "", nil, []string{"error: reading the scrape took longer than --timeout 300ms", "hint: "}},
+		// The demo.
+		{"demo argument", []string{"demo", "chat"}, "", nil, []string{`error: unexpected argument "chat"`, "hint: "}},
+		{"demo scenario", []string{"demo", "--scenario", "nope"}, "", nil, []string{"error: ", "nope", "hint: inferscope demo --help lists"}},
+		{"demo flag", []string{"demo", "--frob"}, "", nil, []string{"error: unknown flag --frob", "hint: inferscope demo --help lists the flags"}},
+		{"demo speed", []string{"demo", "--speed", "0"}, "", nil, []string{"error: speed must be a positive number", "hint: "}},
+		{"demo speed high", []string{"demo", "--speed", "5000"}, "", nil, []string{"error: speed 5000 is above", "hint: "}},
+		{"demo sim-time 0", []string{"demo", "--once", "--sim-time", "0"}, "", nil, []string{"error: --sim-time must be positive", "hint: simulate some time, such as --sim-time 10m"}},
+		{"demo sim-time long", []string{"demo", "--once", "--sim-time", "10000h"}, "", nil, []string{"error: --sim-time 10000h is more than the demo simulates (at most 168h)", "hint: "}},
+		{"demo sim-time without once", []string{"demo", "--sim-time", "1h"}, "", nil, []string{"error: --sim-time does nothing with the watch view", "hint: "}},
+		{"demo once listen", []string{"demo", "--once", "--listen", ":0"}, "", nil, []string{"error: --listen does nothing with --once"}},
+		{"demo no-ui json", []string{"demo", "--no-ui", "--json"}, "", nil, []string{"error: --json does nothing with --no-ui"}},
+		{"demo listen in use", []string{"demo", "--no-ui", "--listen", held.Addr().String()}, "", nil, []string{"error: cannot listen on " + held.Addr().String() + ": the address is already in use", "hint: pick another address with --listen"}},
+		{"demo once no-ui", []string{"demo", "--once", "--no-ui"}, "", nil, []string{"error: --once and --no-ui do not go together"}},
+		{"demo width", []string{"demo", "--once", "--width", "5000"}, "", nil, []string{"error: --width 5000 is wider"}},
+		{"demo watch", []string{"demo", "--watch", "10ms"}, "", nil, []string{"error: --watch 10ms is shorter"}},
+		{"demo windows", []string{"demo", "--windows", "1ns"}, "", nil, []string{`error: --windows: "1ns" is too short`}},
+		{"demo json=maybe", []string{"demo", "--once", "--json=maybe"}, "", nil, []string{"error: --json takes no value"}},
+		{"demo seed", []string{"demo", "--seed", "-1"}, "", nil, []string{`error: invalid value "-1" for --seed: not a number`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			io, out, errb := iostreams.Test(tt.stdin, false, 0)
+			if tt.name == "pipeline timeout" {
+				io.In = blockingReader{}
+			}
+			io.Getenv = func(k string) string { return tt.env[k] }
+			code := run(context.Background(), tt.args, io)
+			checkError(t, code, out.String(), errb.String(), tt.want)
+		})
+	}
+}
+
+// checkError checks one failure as TestErrors wants it.
+func checkError(t *testing.T, code int, out, errOut string, want []string) {
+	t.Helper()
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	if out != "" {
+		t.Errorf("stdout not empty: %.300q", out)
+	}
+	rest := errOut
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("stderr lacks %q:\n%s", w, errOut)
+		}
+		rest = rest[i+len(w):]
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "inferscope: error: ") {
+		t.Fatalf("want an error line then hints:\n%s", errOut)
+	}
+	for _, line := range lines[1:] {
+		if !strings.HasPrefix(line, "inferscope: hint: ") {
+			t.Errorf("stray stderr line %q", line)
+		}
+	}
+	for _, line := range lines {
+		if strings.HasSuffix(line, ".") {
+			t.Errorf("trailing period: %q", line)
+		}
+		if strings.Contains(line, "render:") || strings.Contains(line, "s3cret") {
+			t.Errorf("internal prefix or a secret shown: %q", line)
+		}
+	}
+}
+
+// blockingReader is a stdin that never delivers a byte.
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
+
+// fullWriter is stdout on a full disk.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}
+}
+
+// A report that cannot be written says so once, with the system's reason;
+// a watch frame likewise.
+func TestWriteError(t *testing.T) {
+	for _, args := range [][]string{
+		{fixtures + "idle.prom"},
+		{"--json", fixtures + "idle.prom"},
+		{"--watch", "1s", fixtures + "idle.prom"},
+		{"demo", "--once", "--sim-time", "1m"},
+	} {
+		io, _, errb := iostreams.Test("", false, 0)
+		io.Out = fullWriter{}
+		code := run(context.Background(), args, io)
+		checkError(t, code, "", errb.String(), []string{"inferscope: error: cannot write the report to stdout: no space left on device\n", "hint: "})
+		if strings.Count(errb.String(), "no space") != 1 {
+			t.Errorf("%v: the reason is said more than once:\n%s", args, errb)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/demo"
+	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/scrape"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{in: "1024", want: 1024},
+		{in: "1k", want: 1 << 10},
+		{in: "1K", want: 1 << 10},
+		{in: "1KB", want: 1 << 10},
+		{in: "2KiB", want: 2 << 10},
+		{in: "64M", want: 64 << 20},
+		{in: "64MiB", want: 64 << 20},
+		{in: "64mb", want: 64 << 20},
+		{in: "1G", want: 1 << 30},
+		{in: "1.5M", want: 3 << 19},
+		{in: "512B", want: 512},
+		{in: " 8k ", want: 8 << 10},
+		{in: "0.5k", want: 512},
+		{in: "1x", bad: true},
+		{in: "k", bad: true},
+		{in: "", bad: true},
+		{in: "-1k", bad: true},
+		{in: "1T", bad: true},
+		{in: "1..5M", bad: true},
+	}
+	for _, tt := range tests {
+		got, err := parseSize(tt.in)
+		if tt.bad {
+			if err == nil {
+				t.Errorf("parseSize(%q) = %d, want an error", tt.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+	for n, want := range map[int64]string{64 << 20: "64M", 1 << 30: "1G", 1536: "1536", 3 << 10: "3k", 100: "100"} {
+		if got := spellSize(n); got != want {
+			t.Errorf("spellSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// --max-bytes with a unit is the cap a body meets: a 32 KiB cap takes the
+// 18 KB idle fixture, a 16 KiB cap does not.
+func TestMaxBytesUnits(t *testing.T) {
+	file := fixtures + "idle.prom"
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() <= 16<<10 || fi.Size() > 32<<10 {
+		t.Fatalf("the fixture is %d bytes; the test wants 16 KiB < size ≤ 32 KiB", fi.Size())
+	}
+	if _, errOut, code := runCLI(t, "", "--max-bytes", "32k", file); code != ExitOK {
+		t.Errorf("32k: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "", "--max-bytes", "16KiB", file); code != ExitError || !strings.Contains(errOut, "16 KiB") {
+		t.Errorf("16KiB: exit %d: %s", code, errOut)
+	}
+}
+
+func TestSpell(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		2 * time.Second: "2s", time.Minute: "1m", 90 * time.Second: "1m30s", time.Hour: "1h",
+		168 * time.Hour: "168h", 300 * time.Millisecond: "300ms", time.Hour + time.Second: "1h0m1s",
+	} {
+		if got := spell(d); got != want {
+			t.Errorf("spell(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestParseAt(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Time
+		err  string
+	}{
+		{in: "2026-02-28T10:00:00Z", want: time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)},
+		{in: "2026-02-28T11:00:00+01:00", want: time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)},
+		{in: "1772272800", want: time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)},
+		{in: "1772272800.25", want: time.Date(2026, 2, 28, 10, 0, 0, 250e6, time.UTC)},
+		{in: "2026-03-01T12:00:30Z", want: time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)}, // within a minute: clock skew
+		{in: "2026-03-01T13:00:00Z", err: "is in the future"},
+		{in: "1772366400000", err: "milliseconds"},
+		{in: "946684799", err: "before 2000"},
+		{in: "2026-02-28", err: "is not a time"},
+		{in: "NaN", err: "is not a time"},
+		{in: "", err: "is not a time"},
+	}
+	for _, tt := range tests {
+		got, err := parseAt(tt.in, now)
+		if tt.err != "" {
+			msg, hints := "", []string(nil)
+			if err != nil {
+				msg, hints = explain(err)
+			}
+			if err == nil || !strings.Contains(msg+" "+strings.Join(hints, " "), tt.err) || len(hints) == 0 {
+				t.Errorf("parseAt(%q) = %v, %v; want an error with a hint saying %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !got.Equal(tt.want) {
+			t.Errorf("parseAt(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// The report says what its time is: a file's modification time is said to
+// be one, stdin's time is when it was read, and --at gives the scrape time
+// outright (to a file or stdin, and to --save).
+func TestTimeSource(t *testing.T) {
+	dir := t.TempDir()
+	body := readFile(t, fixtures+"idle.prom")
+	// The fixture without its saved-scrape line: a plain capture.
+	plain := body[strings.IndexByte(string(body), '\n')+1:]
+	file := filepath.Join(dir, "capture.prom")
+	if err := os.WriteFile(file, plain, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2025, 7, 4, 9, 30, 0, 0, time.UTC)
+	if err := os.Chtimes(file, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		ScrapedAt  time.Time `json:"scraped_at"`
+		TimeSource string    `json:"time_source"`
+	}
+	jsonOf := func(stdin string, args ...string) doc {
+		t.Helper()
+		out, errOut, code := runCLI(t, stdin, append([]string{"--json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	title := func(stdin string, args ...string) string {
+		t.Helper()
+		out, errOut, code := runCLI(t, stdin, append([]string{"--width", "200"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return strings.SplitN(out, "\n", 2)[0]
+	}
+
+	if d := jsonOf("", file); !d.ScrapedAt.Equal(mtime) || d.TimeSource != scrape.TimeMtime {
+		t.Errorf("file: %v %q, want the mtime", d.ScrapedAt, d.TimeSource)
+	}
+	if got := title("", file); !strings.HasSuffix(got, " · file modified 2025-07-04 09:30:00 UTC (taken as the scrape time)") {
+		t.Errorf("file title: %q", got)
+	}
+	if got := title(string(plain), "-"); !strings.Contains(got, " · - · read ") || strings.Contains(got, "scraped") {
+		t.Errorf("stdin title: %q", got)
+	}
+	if d := jsonOf(string(plain), "-"); d.TimeSource != scrape.TimeNow {
+		t.Errorf("stdin time source %q", d.TimeSource)
+	}
+	if d := jsonOf("", fixtures+"idle.prom"); d.TimeSource != scrape.TimeSaved || !d.ScrapedAt.Equal(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)) {
+		t.Errorf("saved file: %v %q", d.ScrapedAt, d.TimeSource)
+	}
+
+	given := time.Date(2024, 1, 15, 8, 0, 0, 0, time.UTC)
+	for _, at := range []string{"2024-01-15T08:00:00Z", "1705305600"} {
+		if d := jsonOf("", "--at", at, file); !d.ScrapedAt.Equal(given) || d.TimeSource != scrape.TimeGiven {
+			t.Errorf("--at %s: %v %q", at, d.ScrapedAt, d.TimeSource)
+		}
+		if d := jsonOf(string(plain), "--at", at, "-"); !d.ScrapedAt.Equal(given) || d.TimeSource != scrape.TimeGiven {
+			t.Errorf("--at %s on stdin: %v %q", at, d.ScrapedAt, d.TimeSource)
+		}
+	}
+	if got := title("", "--at", "1705305600", file); !strings.HasSuffix(got, " · scraped 2024-01-15 08:00:00 UTC") {
+		t.Errorf("--at title: %q", got)
+	}
+	// --at overrides a saved time, and --save records the time given.
+	saved := filepath.Join(dir, "dated.prom")
+	if _, errOut, code := runCLI(t, "", "--at", "1705305600", "--save", saved, fixtures+"idle.prom"); code != ExitOK {
+		t.Fatalf("--at --save: exit %d: %s", code, errOut)
+	}
+	if d := jsonOf("", saved); !d.ScrapedAt.Equal(given) || d.TimeSource != scrape.TimeSaved {
+		t.Errorf("saved with --at: %v %q", d.ScrapedAt, d.TimeSource)
+	}
+}
+
+// The bearer token is checked only where it would be sent: a file target
+// does not fail on it.
+func TestTokenCheckedOnlyForURLs(t *testing.T) {
+	io, _, errb := iostreams.Test("", false, 0)
+	io.Getenv = func(k string) string {
+		if k == "INFERSCOPE_BEARER_TOKEN" {
+			return "s3cret\n"
+		}
+		return ""
+	}
+	if code := run(context.Background(), []string{fixtures + "idle.prom"}, io); code != ExitOK {
+		t.Errorf("a file with a bad token in the environment: exit %d: %s", code, errb)
+	}
+	if err := checkToken("tab\tinside is allowed"); err != nil {
+		t.Errorf("a tab: %v", err)
+	}
+	if err := checkToken("x\x7f"); err == nil {
+		t.Error("DEL accepted")
+	}
+}
+
+// bounded returns the work's result; on a deadline it says --timeout was
+// passed, unless the work explains its own timeout within the grace; on
+// cancel it returns the context's error at once, work or no work.
+func TestBounded(t *testing.T) {
+	block := func(ctx context.Context) (int, error) { select {} }
+	if v, err := bounded(context.Background(), time.Second, func(context.Context) (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Errorf("plain work: %v %v", v, err)
+	}
+	var te *timeoutError
+	if _, err := bounded(context.Background(), 50*time.Millisecond, block); !errors.As(err, &te) || te.limit != 50*time.Millisecond {
+		t.Errorf("blocked work: %v, want a timeoutError", err)
+	}
+	own := &scrape.Error{Kind: scrape.Timeout, Msg: "timed out after 50ms waiting for x"}
+	if _, err := bounded(context.Background(), 50*time.Millisecond, func(ctx context.Context) (int, error) {
+		<-ctx.Done()
+		return 0, own
+	}); err != own {
+		t.Errorf("a scrape's own timeout: %v", err)
+	}
+	// Work that notices the deadline but says only that is not believed.
+	if _, err := bounded(context.Background(), 50*time.Millisecond, func(ctx context.Context) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}); !errors.As(err, &te) {
+		t.Errorf("a bare deadline error: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := bounded(ctx, time.Hour, block); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
+	}
+	// No timeout: only the context ends it.
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := bounded(ctx, 0, block); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("no timeout, the caller's deadline: %v", err)
+	}
+}
+
+// The usage texts list exactly the flags the commands define.
+func TestUsageListsTheFlags(t *testing.T) {
+	var at string
+	var noUI, once bool
+	for _, c := range []struct {
+		text string
+		fs   *flag.FlagSet
+	}{
+		{usage, inspectFlags(&inspectOptions{}, &at)},
+		{demoUsage, demoFlags(&inspectOptions{}, &demo.Options{}, &noUI, &once)},
+	} {
+		listed := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^  (--[a-z-]+(?:, --[a-z-]+)*)`).FindAllStringSubmatch(c.text, -1) {
+			for _, name := range strings.Split(m[1], ", ") {
+				listed[strings.TrimPrefix(name, "--")] = true
+			}
+		}
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if !listed[f.Name] {
+				t.Errorf("%s: --%s is not in the usage text", c.fs.Name(), f.Name)
+			}
+			delete(listed, f.Name)
+		})
+		for name := range listed {
+			t.Errorf("%s: the usage text lists --%s, which is no flag", c.fs.Name(), name)
+		}
+	}
+}
+
+// Hints that show a command to paste quote what they hold for a shell.
+func TestLookHintQuotes(t *testing.T) {
+	for _, tt := range []struct {
+		e    readError
+		want string
+	}{
+		{readError{source: "http://gpu:5000/metrics"}, "check what the endpoint sends: curl -s http://gpu:5000/metrics | head"},
+		{readError{source: "http://gpu:5000/metrics?a=1&b=2"}, "check what the endpoint sends: curl -s 'http://gpu:5000/metrics?a=1&b=2' | head"},
+		{readError{source: "scrape.prom", fromFile: true}, "check the file: head scrape.prom"},
+		{readError{source: "it's here; rm -rf ~", fromFile: true}, `check the file: head 'it'\''s here; rm -rf ~'`},
+		{readError{source: "-", fromFile: true}, "check what was piped in: inferscope reads a Prometheus exposition on stdin"},
+	} {
+		if got := tt.e.lookHint(); got != tt.want {
+			t.Errorf("lookHint(%q) = %q, want %q", tt.e.source, got, tt.want)
+		}
+	}
+}
