@@ -193,7 +193,11 @@ func (a *analyzer) summaries() {
 		sum := report.HistogramSummary{
 			Count: h.Total(), Sum: h.Sum, Mean: h.Mean(),
 			P50: h.Quantile(0.5), P90: h.Quantile(0.9), P99: h.Quantile(0.99),
-			Buckets: make([]report.Bucket, 0, len(h.Buckets)),
+			Buckets:    make([]report.Bucket, 0, len(h.Buckets)),
+			Incomplete: incomplete(h),
+		}
+		if h.NoSum {
+			sum.Sum = math.NaN()
 		}
 		if pk, ok := a.peak(name); ok {
 			sum.Peak = ptr(pk)
@@ -201,13 +205,60 @@ func (a *analyzer) summaries() {
 		if h.Total() > 0 {
 			b := a.bounded(name)
 			a.q[name] = b
-			sum.Capped = &report.Quantiles{P50: b.v[0], P90: b.v[1], P99: b.v[2]}
+			sum.Capped = &report.Quantiles{P50: b[0].Value, P90: b[1].Value, P99: b[2].Value}
+			sum.Stated = map[string]report.Stated{}
+			for i, e := range b {
+				sum.Stated[quantileNames[i]] = report.Stated{Value: e.Value, Kind: kindName(e.Kind), Lo: e.Lo, Hi: e.Hi}
+			}
 		}
 		for _, b := range h.Buckets {
 			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: b.Count})
 		}
 		a.r.Histograms[name] = sum
 	}
+}
+
+// incomplete names what an exposition left out of a histogram.
+func incomplete(h *histogram.Histogram) []string {
+	var out []string
+	if h.NoTop {
+		out = append(out, "+Inf bucket and _count")
+	}
+	if h.NoSum {
+		out = append(out, "_sum")
+	}
+	return out
+}
+
+var quantileNames = [3]string{"p50", "p90", "p99"}
+
+func kindName(k histogram.Kind) string {
+	switch k {
+	case histogram.Exact:
+		return "exact"
+	case histogram.Interpolated:
+		return "interpolated"
+	case histogram.AtMost:
+		return "at_most"
+	case histogram.AtLeast:
+		return "at_least"
+	}
+	return "unknown"
+}
+
+// stated writes an estimate as the text shows it: a bound with ≤ or ≥,
+// anything else plainly, a dash when nothing can be said.
+func stated(e histogram.Estimate, format func(float64) string) string {
+	v := format(e.Value)
+	switch e.Kind {
+	case histogram.AtMost:
+		return "≤" + v
+	case histogram.AtLeast:
+		return "≥" + v
+	case histogram.Unknown:
+		return units.Missing
+	}
+	return v
 }
 
 func formatLE(v float64) string {
@@ -716,17 +767,15 @@ var sizeRows = []struct{ id, hist, label string }{
 }
 
 // quantiles is p50, p90 and p99 as the report states them.
-type quantiles struct {
-	v       [3]float64
-	changed [3]bool // the peak or the sum moved the interpolated estimate
-}
+type quantiles [3]histogram.Estimate
 
 var reportQuantiles = [3]float64{0.5, 0.9, 0.99}
 
-// bounded is a histogram's p50/p90/p99 held to its peak when one is known
-// and to what its sum and count allow (histogram.QuantileBounded): the
-// figures the text shows and JSON's "capped" holds; JSON's p50/p90/p99 keep
-// histogram_quantile's own.
+// bounded is a histogram's p50/p90/p99 as histogram.Estimate states them:
+// within what its buckets, sum, count and peak (when one is known) allow,
+// exact where they allow one value, a bound where interpolation would
+// mislead. The text shows them and JSON's "capped" and "stated" hold them;
+// JSON's p50/p90/p99 keep histogram_quantile's own.
 func (a *analyzer) bounded(name string) quantiles {
 	h := a.hist(name)
 	pk, ok := a.peak(name)
@@ -735,14 +784,63 @@ func (a *analyzer) bounded(name string) quantiles {
 	}
 	var out quantiles
 	for i, q := range reportQuantiles {
-		out.v[i], out.changed[i] = h.QuantileBounded(q, pk)
+		out[i] = h.Estimate(q, pk)
 	}
 	return out
 }
 
+// count is "n=180", or "n≥180" for a histogram whose total was cut off.
+func count(h *histogram.Histogram) string {
+	if h.NoTop {
+		return "n≥" + units.Integer(h.Total())
+	}
+	return "n=" + units.Integer(h.Total())
+}
+
+// histCaveats says what a histogram's figures cannot tell: what the
+// exposition cut off, and quantiles whose rank lies beyond the buckets.
+type histCaveats struct {
+	cut, noSum, beyond, open []string
+	bounds                   bool // some quantile is shown as a bound
+}
+
+func (c *histCaveats) add(label string, h *histogram.Histogram, b quantiles) {
+	switch {
+	case h.NoTop:
+		c.cut = append(c.cut, label)
+	case h.NoSum:
+		c.noSum = append(c.noSum, label)
+	}
+	for _, e := range b {
+		c.bounds = c.bounds || e.Kind == histogram.AtMost || e.Kind == histogram.AtLeast
+	}
+	switch {
+	case h.NoTop:
+	case h.InOpenTop(0.5) && b[0].Kind == histogram.AtLeast:
+		c.beyond = append(c.beyond, label)
+	case h.InOpenTop(0.99) && b[2].Kind == histogram.AtLeast:
+		c.open = append(c.open, label)
+	}
+}
+
+func (a *analyzer) caveatNotes(c histCaveats, what string) {
+	if len(c.cut) > 0 {
+		a.note("histogram_incomplete", report.Info, "the exposition cut %s short (no +Inf bucket and no _count): counts and percentiles are lower bounds, the mean is unknown", join(c.cut))
+	}
+	if len(c.noSum) > 0 {
+		a.note("histogram_incomplete", report.Info, "the exposition has no _sum for %s: the mean is unknown, and percentiles rest on the buckets alone", join(c.noSum))
+	}
+	if len(c.beyond) > 0 {
+		a.note("latency_beyond_buckets", report.Info, "most %s exceed the largest bucket bound: p50, p90 and p99 are lower bounds (shown ≥); the buckets end too soon for this load", what+join(c.beyond))
+	}
+	if len(c.open) > 0 {
+		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(c.open))
+	}
+}
+
 func (a *analyzer) latency() {
 	var rows []report.Row
-	var open []string
+	var c histCaveats
 	for _, l := range latencyRows {
 		h := a.hist(l.hist)
 		if h == nil || h.Total() <= 0 {
@@ -750,30 +848,27 @@ func (a *analyzer) latency() {
 		}
 		b := a.q[l.hist]
 		vals := []string{units.Seconds(h.Mean())}
-		for i, q := range reportQuantiles {
-			v := units.Seconds(b.v[i])
-			if h.InOpenTop(q) && !b.changed[i] {
-				v = "≥" + v
-			}
-			vals = append(vals, v)
+		for _, e := range b {
+			vals = append(vals, stated(e, units.Seconds))
 		}
-		if h.InOpenTop(0.99) && !b.changed[2] {
-			open = append(open, l.label)
-		}
-		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: "n=" + units.Integer(h.Total())})
+		c.add(l.label, h, b)
+		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: count(h)})
 	}
 	if len(rows) == 0 {
 		return
 	}
-	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "estimated from buckets, within what each mean allows"})
-	if len(open) > 0 {
-		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(open))
+	foot := "estimated from buckets, within what each mean allows"
+	if c.bounds {
+		foot += "; ≤ and ≥ are bounds where the buckets cannot say more"
 	}
+	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: foot})
+	a.caveatNotes(c, "")
 	a.section("latency", "Latency (mean · p50 · p90 · p99)", rows)
 }
 
 func (a *analyzer) size() {
 	var rows []report.Row
+	var c histCaveats
 	for _, l := range sizeRows {
 		h := a.hist(l.hist)
 		if h == nil || h.Total() <= 0 {
@@ -782,24 +877,23 @@ func (a *analyzer) size() {
 		b := a.q[l.hist]
 		pk, hasPeak := a.peak(l.hist)
 		vals := []string{tokens(h.Mean())}
-		anyCapped := false
-		for i, q := range reportQuantiles {
-			s := tokens(b.v[i])
-			if !hasPeak && h.InOpenTop(q) && !b.changed[i] {
-				s = "≥" + s
-			}
-			anyCapped = anyCapped || b.changed[i]
-			vals = append(vals, s)
+		for _, e := range b {
+			vals = append(vals, stated(e, tokens))
 		}
-		note := "n=" + units.Integer(h.Total())
-		switch {
-		case anyCapped && hasPeak:
-			note += ", capped at peak " + units.Count(pk)
-		case anyCapped:
-			note += ", held to the mean"
+		c.add(l.label, h, b)
+		note := count(h)
+		if hasPeak {
+			note += ", peak " + units.Count(pk)
 		}
 		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: note})
 	}
+	if len(rows) == 0 {
+		return
+	}
+	if c.bounds {
+		rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "within what each mean and peak allow; ≤ and ≥ are bounds where the buckets cannot say more"})
+	}
+	a.caveatNotes(c, "")
 	a.section("size", "Size in tokens (mean · p50 · p90 · p99)", rows)
 }
 
@@ -904,13 +998,9 @@ func (a *analyzer) distributions() {
 			format = func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 			bound = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		}
-		sum := a.r.Histograms[name]
-		qs := []float64{sum.P50, sum.P90, sum.P99}
-		if sum.Capped != nil {
-			qs = []float64{sum.Capped.P50, sum.Capped.P90, sum.Capped.P99}
-		}
-		rows := []report.Row{{ID: "summary", Label: "n=" + units.Integer(h.Total()),
-			Value: "mean " + format(h.Mean()) + " · p50 " + format(qs[0]) + " · p90 " + format(qs[1]) + " · p99 " + format(qs[2])}}
+		b := a.q[name]
+		rows := []report.Row{{ID: "summary", Label: count(h),
+			Value: "mean " + format(h.Mean()) + " · p50 " + stated(b[0], format) + " · p90 " + stated(b[1], format) + " · p99 " + stated(b[2], format)}}
 		buckets, folded := foldBuckets(h.NonCumulative(), maxDistRows)
 		most := 0.0
 		for _, b := range buckets {

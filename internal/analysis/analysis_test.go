@@ -102,7 +102,7 @@ func TestWorkedExamples(t *testing.T) {
 		{"offload-thrashing", "kv_offload", "churn", "value", "4.2K stored, 2.2K evicted, 120 deduped"},
 		// 31 prompts of 201000–205800 tokens among 100: p99 lies in the
 		// (200000, 262144] bucket, whose top is lowered to the peak.
-		{"long-context", "size", "prompt", "note", "n=100, capped at peak 206K"},
+		{"long-context", "size", "prompt", "note", "n=100, peak 206K"},
 		{"hybrid-raise", "recurrent", "evictions", "value", "420, 150 free"},
 		{"hybrid-raise", "recurrent", "evictions", "note", "290 dropped live"},
 		{"hybrid-kv-constraint", "recurrent", "stranded_by_kv", "note", "KV cache is the constraint"},

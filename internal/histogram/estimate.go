@@ -59,6 +59,18 @@ type Estimate struct {
 	// buckets cannot hold, a peak outside the highest occupied bucket):
 	// [Lo, Hi] then uses only the facts that agree with the buckets.
 	Inconsistent bool
+	// Bunched says that the sum puts the rank bucket's observations near one
+	// end of a bucket far wider than they are (vLLM's prefill buckets start
+	// at 0.3 s; prefills of 22 ms average sit at its bottom), so linear
+	// interpolation, which spreads them evenly, says nothing: Value is then
+	// the bound on the side interpolation errs to (AtMost when they bunch
+	// low, AtLeast when high), not an estimate.
+	Bunched bool
+	// Projected is histogram_quantile's estimate held to the peak and
+	// projected into [Lo, Hi]: the value the data allow nearest to it. It
+	// is Value unless Bunched, and is never farther from the truth than
+	// interpolation; NaN when Kind is Unknown.
+	Projected float64
 }
 
 // Estimate states the q-quantile of h. peak, when known (not NaN or ±Inf),
@@ -71,8 +83,16 @@ type Estimate struct {
 // cut off lie above the last bound and only raise the rank. With NoSum the
 // bounds use the buckets (and the peak) alone.
 func (h Histogram) Estimate(q, peak float64) Estimate {
+	e := h.estimate(q, peak)
+	if !e.Bunched {
+		e.Projected = e.Value
+	}
+	return e
+}
+
+func (h Histogram) estimate(q, peak float64) Estimate {
 	nan := math.NaN()
-	e := Estimate{Value: nan, Lo: nan, Hi: nan, Plain: h.Quantile(q)}
+	e := Estimate{Value: nan, Lo: nan, Hi: nan, Plain: h.Quantile(q), Projected: nan}
 	b := h.Buckets
 	if math.IsNaN(q) || q < 0 || q > 1 || len(b) == 0 || !math.IsInf(b[len(b)-1].UpperBound, 1) {
 		return e
@@ -152,14 +172,61 @@ func (h Histogram) Estimate(q, peak float64) Estimate {
 		}
 	default:
 		e.Value, e.Kind = plain, Interpolated
+		if h.NoSum || e.Inconsistent {
+			break
+		}
+		e.Projected = plain
+		switch r.bunched() {
+		case -1:
+			e.Value, e.Kind, e.Bunched = e.Hi, AtMost, true
+		case 1:
+			e.Value, e.Kind, e.Bunched = e.Lo, AtLeast, true
+		}
 	}
 	return e
 }
 
-// QuantileBounded is the value [Histogram.Estimate] shows for the
-// q-quantile: histogram_quantile's estimate held to the peak (peak < 0, NaN
-// or +Inf: none known) and projected into what the buckets, sum, total and
-// peak allow. changed reports whether that moved it from
+// bunched tells whether the rank bucket's observations must sit in its
+// lowest quarter (-1) or its highest (1), as far as the sum says: their
+// mean is at most (the sum less every other observation at its lower edge)
+// over their count, and at least likewise with upper edges. Interpolation
+// assumes them spread evenly, with a mean at the bucket's middle; a mean
+// held to a quarter of the width from either end is far from that.
+func (r *ranked) bunched() int {
+	i := r.i
+	a, b := r.lower(i), r.up(i)
+	c := r.count(i)
+	if c <= 0 || math.IsInf(a, 0) || math.IsInf(b, 0) || b <= a {
+		return 0
+	}
+	var minO, maxO float64
+	for j := range r.b {
+		if j == i {
+			continue
+		}
+		if cj := r.count(j); cj > 0 {
+			minO += cj * r.lower(j)
+			maxO += cj * r.up(j)
+		}
+	}
+	if math.IsInf(minO, 0) || math.IsNaN(minO) || math.IsInf(maxO, 0) || math.IsNaN(maxO) {
+		return 0
+	}
+	meanHi, meanLo := (r.sum-minO)/c, (r.sum-maxO)/c
+	w := b - a
+	switch {
+	case meanHi < a+w/4:
+		return -1
+	case meanLo > b-w/4:
+		return 1
+	}
+	return 0
+}
+
+// QuantileBounded is [Estimate]'s Projected for the q-quantile:
+// histogram_quantile's estimate held to the peak (peak < 0, NaN or +Inf:
+// none known) and projected into what the buckets, sum, total and peak
+// allow. changed reports whether that moved it from
 // [Histogram.Quantile]. It does not say whether the value is exact, an
 // estimate or a bound: callers that show it should use Estimate.
 func (h Histogram) QuantileBounded(q, peak float64) (v float64, changed bool) {
@@ -170,10 +237,10 @@ func (h Histogram) QuantileBounded(q, peak float64) (v float64, changed bool) {
 		peak = math.Inf(1)
 	}
 	e := h.Estimate(q, peak)
-	if math.IsNaN(e.Value) {
+	if math.IsNaN(e.Projected) {
 		return e.Plain, false
 	}
-	return e.Value, e.Value != e.Plain
+	return e.Projected, e.Projected != e.Plain
 }
 
 // relTiny is the relative difference below which two values are the same

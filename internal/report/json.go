@@ -294,15 +294,24 @@ func (b Bucket) wire() wireBucket { return wireBucket{b.LE, number(b.Count)} }
 func (b Bucket) MarshalJSON() ([]byte, error) { return marshal(b.wire()) }
 
 type wireHistogram struct {
-	Count   number         `json:"count"`
-	Sum     number         `json:"sum"`
-	Mean    number         `json:"mean"`
-	P50     number         `json:"p50"`
-	P90     number         `json:"p90"`
-	P99     number         `json:"p99"`
-	Capped  *wireQuantiles `json:"capped"`
-	Peak    *number        `json:"peak"`
-	Buckets []wireBucket   `json:"buckets"`
+	Count      number                `json:"count"`
+	Sum        number                `json:"sum"`
+	Mean       number                `json:"mean"`
+	P50        number                `json:"p50"`
+	P90        number                `json:"p90"`
+	P99        number                `json:"p99"`
+	Capped     *wireQuantiles        `json:"capped"`
+	Stated     map[string]wireStated `json:"stated"`
+	Incomplete []string              `json:"incomplete,omitempty"`
+	Peak       *number               `json:"peak"`
+	Buckets    []wireBucket          `json:"buckets"`
+}
+
+type wireStated struct {
+	Value number `json:"value"`
+	Kind  string `json:"kind"`
+	Lo    number `json:"lo"`
+	Hi    number `json:"hi"`
 }
 
 func (h HistogramSummary) wire() wireHistogram {
@@ -315,6 +324,13 @@ func (h HistogramSummary) wire() wireHistogram {
 		q := h.Capped.wire()
 		w.Capped = &q
 	}
+	if h.Stated != nil {
+		w.Stated = make(map[string]wireStated, len(h.Stated))
+		for k, st := range h.Stated {
+			w.Stated[k] = wireStated{Value: number(st.Value), Kind: st.Kind, Lo: number(st.Lo), Hi: number(st.Hi)}
+		}
+	}
+	w.Incomplete = h.Incomplete
 	return w
 }
 

@@ -109,10 +109,31 @@ type HistogramSummary struct {
 	P50   float64 `json:"p50"`  // uncapped, histogram_quantile semantics
 	P90   float64 `json:"p90"`
 	P99   float64 `json:"p99"`
-	// Capped holds the quantiles held to Peak; nil when no peak is known.
-	Capped  *Quantiles `json:"capped"`
-	Peak    *float64   `json:"peak"`
-	Buckets []Bucket   `json:"buckets"`
+	// Capped holds the quantiles as the text shows them (Stated's values);
+	// nil when count is 0.
+	Capped *Quantiles `json:"capped"`
+	// Stated says what each shown quantile is ("p50", "p90", "p99"): exact,
+	// interpolated, or a bound, and the range [Lo, Hi] every dataset
+	// consistent with the buckets, sum, count and peak keeps it in; nil when
+	// count is 0.
+	Stated map[string]Stated `json:"stated"`
+	// Incomplete lists what the exposition left out of this histogram
+	// ("+Inf bucket and _count", "_sum"): those figures are unknown, and the
+	// count is then only a least value.
+	Incomplete []string `json:"incomplete,omitempty"`
+	Peak       *float64 `json:"peak"`
+	Buckets    []Bucket `json:"buckets"`
+}
+
+// Stated is one quantile as the report states it.
+type Stated struct {
+	Value float64 `json:"value"` // what the text shows; NaN (null) when nothing can be said
+	// Kind is "exact", "interpolated", "at_most" (Value is the largest the
+	// data allow, shown "≤"), "at_least" (the smallest, shown "≥") or
+	// "unknown".
+	Kind string  `json:"kind"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
 }
 
 // Quantiles is a p50/p90/p99 triple.
