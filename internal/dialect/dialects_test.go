@@ -83,6 +83,7 @@ type fixtureCase struct {
 	hists   map[string]float64 // canonical histogram → observations
 	extra   map[string]float64
 	missing []string // each Missing line's quantity (the part before ": ")
+	prefix  string   // Snapshot.PrefixCaching
 }
 
 const (
@@ -106,6 +107,7 @@ var vllm010Scalars = map[string]float64{
 	"tokens_predicted_seconds_total": 9120.0 + 9034.5,   // decode histogram sums: 18,154.5
 	"kv_cache_max_tokens":            2 * 35482 * 16,    // two engines × blocks × block size: 1,135,424
 	"process_start_time_seconds":     1754380790.07,     // process_start_time_seconds
+	snapshot.PromptTokensAll:         1150000 + 1130000, // no cached-token counter: every prompt token
 }
 
 var vllm010Hists = map[string]float64{
@@ -153,14 +155,15 @@ var vllmNewScalars = map[string]float64{
 }
 
 var vllmNewHists = map[string]float64{
-	"time_to_first_token_seconds":  4355 + 4284 + 3466 + 3527,         // 15,632
-	"inter_token_latency_seconds":  815645 + 797216 + 300000 + 310000, // 2,222,861
-	"e2e_request_latency_seconds":  15600,
-	"request_queue_time_seconds":   15600,
-	"request_prefill_time_seconds": 15600,
-	"request_decode_time_seconds":  15600,
-	"request_prompt_tokens":        15600,
-	"request_generation_tokens":    15600,
+	"time_to_first_token_seconds":           4355 + 4284 + 3466 + 3527,         // 15,632
+	"inter_token_latency_seconds":           815645 + 797216 + 300000 + 310000, // 2,222,861
+	"request_time_per_output_token_seconds": 4343 + 4274 + 3462 + 3521,         // 15,600
+	"e2e_request_latency_seconds":           15600,
+	"request_queue_time_seconds":            15600,
+	"request_prefill_time_seconds":          15600,
+	"request_decode_time_seconds":           15600,
+	"request_prompt_tokens":                 15600,
+	"request_generation_tokens":             15600,
 }
 
 var vllmNewExtra = map[string]float64{
@@ -215,7 +218,7 @@ var sglangNewExtra = map[string]float64{
 
 var fixtureCases = []fixtureCase{
 	{
-		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", models: []string{llama8B},
+		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", prefix: "on", models: []string{llama8B},
 		scalars: map[string]float64{
 			"requests_processing":                   3,
 			"requests_deferred":                     1,
@@ -229,7 +232,9 @@ var fixtureCases = []fixtureCase{
 			"kv_cache_max_tokens":                   27264 * 16, // 436,224
 			"process_start_time_seconds":            1743301795.42,
 			// no prompt_tokens_total (includes cached, no cached counter) and
-			// no prefix_cache_* (blocks, not tokens)
+			// no prefix_cache_* (blocks, not tokens): vLLM's own count of
+			// every prompt token instead
+			snapshot.PromptTokensAll: 52480,
 		},
 		hists: map[string]float64{
 			"time_to_first_token_seconds":  131,
@@ -254,13 +259,13 @@ var fixtureCases = []fixtureCase{
 	{
 		// Without HELP lines the block unit is inferred: 3072 lookups
 		// against 52,480 prompt tokens can only be blocks.
-		name: "vllm 0.8 without HELP", file: "vllm-0.8.prom", edit: dropLines("# HELP"), dialect: "vllm", models: []string{llama8B},
+		name: "vllm 0.8 without HELP", file: "vllm-0.8.prom", edit: dropLines("# HELP"), dialect: "vllm", prefix: "on", models: []string{llama8B},
 		scalars: map[string]float64{
 			"requests_processing": 3, "requests_deferred": 1, "kv_cache_usage_ratio": 0.3125,
 			"tokens_predicted_total": 18944, "requests_total": 128, "prompt_seconds_total": 21.76,
 			"tokens_predicted_seconds_total": 912.4, "spec_decode_num_draft_tokens_total": 0,
 			"spec_decode_num_accepted_tokens_total": 0, "kv_cache_max_tokens": 436224,
-			"process_start_time_seconds": 1743301795.42,
+			"process_start_time_seconds": 1743301795.42, snapshot.PromptTokensAll: 52480,
 		},
 		hists: map[string]float64{
 			"time_to_first_token_seconds": 131, "inter_token_latency_seconds": 18813, "e2e_request_latency_seconds": 128,
@@ -274,7 +279,7 @@ var fixtureCases = []fixtureCase{
 		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
 	},
 	{
-		name: "vllm 0.10", file: "vllm-0.10.prom", dialect: "vllm", models: []string{qwen30B},
+		name: "vllm 0.10", file: "vllm-0.10.prom", dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
 	},
@@ -282,19 +287,19 @@ var fixtureCases = []fixtureCase{
 		// The deprecated names alone (as 0.9.x had them): tokens by their HELP text.
 		name: "vllm 0.10 deprecated names only", file: "vllm-0.10.prom",
 		edit:    dropLines("vllm:prefix_cache_", "vllm:kv_cache_usage_perc"),
-		dialect: "vllm", models: []string{qwen30B},
+		dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
 	},
 	{
 		name: "vllm 0.10 multiprocess", file: "vllm-0.10.prom", edit: dropLines("process_start_time_seconds"),
-		dialect: "vllm", models: []string{qwen30B},
+		dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: with(vllm010Scalars, map[string]float64{"process_start_time_seconds": del}),
 		hists:   vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
 	},
 	{
-		name: "vllm newest, all models", file: "vllm-new.prom", dialect: "vllm", models: []string{qwenNext, llama70B},
+		name: "vllm newest, all models", file: "vllm-new.prom", dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: vllmNewScalars, hists: vllmNewHists, extra: vllmNewExtra,
 		missing: []string{"KV tokens in use", "largest prompt and generation"},
 	},
@@ -302,7 +307,7 @@ var fixtureCases = []fixtureCase{
 		// Without by_source, computed = prompt_tokens_total − cached: that is
 		// local_compute − recomputed, 295 tokens (120+80+40+55) less.
 		name: "vllm newest without by_source", file: "vllm-new.prom", edit: dropLines("prompt_tokens_by_source"),
-		dialect: "vllm", models: []string{qwenNext, llama70B},
+		dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: with(vllmNewScalars, map[string]float64{
 			// (3,499,880 + 3,469,920 + 2,991,960 + 2,916,345) − 6,888,400
 			"prompt_tokens_total": 12878105 - 6888400, // 5,989,705
@@ -312,7 +317,7 @@ var fixtureCases = []fixtureCase{
 	},
 	{
 		name: "vllm newest, --model Llama", file: "vllm-new.prom", opts: Options{Model: llama70B},
-		dialect: "vllm", models: []string{qwenNext, llama70B},
+		dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: map[string]float64{
 			"requests_processing":            12 + 10,
 			"requests_deferred":              3 + 1,
@@ -330,14 +335,15 @@ var fixtureCases = []fixtureCase{
 			// (cache_config_info names no model)
 		},
 		hists: map[string]float64{
-			"time_to_first_token_seconds":  4355 + 4284,
-			"inter_token_latency_seconds":  815645 + 797216,
-			"e2e_request_latency_seconds":  8617,
-			"request_queue_time_seconds":   8617,
-			"request_prefill_time_seconds": 8617,
-			"request_decode_time_seconds":  8617,
-			"request_prompt_tokens":        8617,
-			"request_generation_tokens":    8617,
+			"time_to_first_token_seconds":           4355 + 4284,
+			"inter_token_latency_seconds":           815645 + 797216,
+			"request_time_per_output_token_seconds": 4343 + 4274,
+			"e2e_request_latency_seconds":           8617,
+			"request_queue_time_seconds":            8617,
+			"request_prefill_time_seconds":          8617,
+			"request_decode_time_seconds":           8617,
+			"request_prompt_tokens":                 8617,
+			"request_generation_tokens":             8617,
 		},
 		extra: map[string]float64{
 			"finished_reason:stop":       4100 + 4050,
@@ -362,11 +368,12 @@ var fixtureCases = []fixtureCase{
 			"kv_cache_tokens":                14336,
 		},
 		extra: map[string]float64{
-			"n_decode_total":                 402117,
-			"n_busy_slots_per_decode":        3.07,
-			"largest_sequence_tokens":        7168, // n_past_max
-			"predicted_tokens_seconds_gauge": 47.9,
-			// prompt_tokens_seconds is -nan: left out
+			"n_decode_total":          402117,
+			"n_busy_slots_per_decode": 3.07,
+			"largest_sequence_tokens": 7168, // n_past_max
+			// per-slot speeds from the counters, not the tokens/s gauges
+			"slot_prefill_tokens_per_second": 48213 / 31.415,    // 1,534.7
+			"slot_decode_tokens_per_second":  1234570 / 25123.6, // 49.14
 		},
 		missing: []string{"prompt cache reuse", "time to first token", "end-to-end latency", "prompt and generation sizes",
 			"requests finished", "largest prompt", "uptime"},
@@ -389,9 +396,9 @@ var fixtureCases = []fixtureCase{
 		extra: map[string]float64{
 			"n_decode_total":                 187654,
 			"n_busy_slots_per_decode":        1.84,
-			"largest_sequence_tokens":        40960, // n_tokens_max: prompt + generation
-			"prompt_tokens_seconds_gauge":    0,
-			"predicted_tokens_seconds_gauge": 52.3,
+			"largest_sequence_tokens":        40960,            // n_tokens_max: prompt + generation
+			"slot_prefill_tokens_per_second": 812345 / 402.117, // 2,020.2
+			"slot_decode_tokens_per_second":  298765 / 6123.45, // 48.79
 			"spec_decode_num_drafts_total":   61234,
 			"spec_decode_accepted_per_pos:0": 55000,
 			"spec_decode_accepted_per_pos:1": 48000,
@@ -470,6 +477,8 @@ var fixtureCases = []fixtureCase{
 			"request_queue_time_seconds":  5120,
 			"request_prompt_tokens":       5169, // observed at validation, so failures after it count too
 			"request_generation_tokens":   5120,
+			// tgi_request_mean_time_per_token_duration
+			"request_time_per_output_token_seconds": 5120,
 		},
 		extra: map[string]float64{
 			"failed_reason:generation": 2,
@@ -526,6 +535,12 @@ func TestFixtures(t *testing.T) {
 			}
 			if s.Model != tc.opts.Model {
 				t.Errorf("model = %q, want %q", s.Model, tc.opts.Model)
+			}
+			if s.PrefixCaching != tc.prefix {
+				t.Errorf("PrefixCaching = %q, want %q", s.PrefixCaching, tc.prefix)
+			}
+			if len(s.Invalid) > 0 {
+				t.Errorf("Invalid = %q, want none", s.Invalid)
 			}
 			compareFigures(t, "Scalars", s.Scalars, tc.scalars)
 			counts := map[string]float64{}
