@@ -216,6 +216,40 @@ var sglangNewExtra = map[string]float64{
 	"kv_num_blocks":              412000 + 412000,
 }
 
+// vLLM with prefix caching off: computed = vllm:prompt_tokens_total.
+var vllmOffScalars = map[string]float64{
+	"requests_processing": 2, "requests_deferred": 0, "kv_cache_usage_ratio": 0.1,
+	"tokens_predicted_total": 9000, "requests_total": 30 + 10,
+	"prompt_tokens_total": 40000, "cached_tokens_total": 0,
+	"prefix_cache_queries": 0, "prefix_cache_hits": 0,
+	"kv_cache_max_tokens": 10000 * 16,
+}
+
+// Ray Serve: replicas r1 and r2.
+var rayScalars = map[string]float64{
+	"requests_processing":    3 + 5,
+	"requests_deferred":      1 + 0,
+	"kv_cache_usage_ratio":   (0.2 + 0.4) / 2,
+	snapshot.PromptTokensAll: 1000 + 3000,
+	"tokens_predicted_total": 500 + 700,
+	"prefix_cache_queries":   1200 + 3100,
+	"prefix_cache_hits":      600 + 1000,
+	"requests_total":         4 + 6,
+}
+
+// sglangTPOT is the per-token histogram SGLang published until 0.4.4.post3.
+const sglangTPOT = `# TYPE sglang:time_per_output_token_seconds histogram
+sglang:time_per_output_token_seconds_sum{model_name="Qwen/Qwen2.5-7B-Instruct"} 30.0
+sglang:time_per_output_token_seconds_bucket{le="0.02",model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+sglang:time_per_output_token_seconds_bucket{le="+Inf",model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+sglang:time_per_output_token_seconds_count{model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+`
+
+// addLines appends lines to a body.
+func addLines(more string) func(string) string {
+	return func(body string) string { return body + "\n" + more }
+}
+
 var fixtureCases = []fixtureCase{
 	{
 		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", prefix: "on", models: []string{llama8B},
@@ -463,6 +497,135 @@ var fixtureCases = []fixtureCase{
 		}),
 		hists: sglangNewHists, extra: sglangNewExtra,
 		missing: []string{"prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Issue 9 classes 1-3: the first metrics' names, name= labels, a
+		// percent hit-rate gauge and no cached-token counter.
+		name: "sglang first metrics", file: "sglang-0.3-first.prom", dialect: "sglang", models: []string{"google/gemma-2-9b-it"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 500000, // cached share unknown: not "computed"
+			"tokens_predicted_total": 420000,
+			"requests_processing":    3, // num_requests_running
+			"requests_deferred":      7, // num_requests_waiting
+			"kv_cache_usage_ratio":   0.25,
+			"kv_cache_max_tokens":    160000,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 2000,
+			"inter_token_latency_seconds": 400000, // time_per_output_token_seconds
+			"e2e_request_latency_seconds": 2000,
+			"request_queue_time_seconds":  2000, // waiting_request_latency_seconds
+			"request_prompt_tokens":       2000,
+			"request_generation_tokens":   2000,
+		},
+		extra: map[string]float64{
+			"cache_hit_rate_gauge": 0.125, // 12.5 percent
+			"gen_throughput_gauge": 250,
+		},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "sglang first metrics, --model by name=", file: "sglang-0.3-first.prom", opts: Options{Model: "google/gemma-2-9b-it"},
+		dialect: "sglang", models: []string{"google/gemma-2-9b-it"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 500000, "tokens_predicted_total": 420000, "requests_processing": 3,
+			"requests_deferred": 7, "kv_cache_usage_ratio": 0.25, "kv_cache_max_tokens": 160000,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 2000, "inter_token_latency_seconds": 400000, "e2e_request_latency_seconds": 2000,
+			"request_queue_time_seconds": 2000, "request_prompt_tokens": 2000, "request_generation_tokens": 2000,
+		},
+		extra:   map[string]float64{"cache_hit_rate_gauge": 0.125, "gen_throughput_gauge": 250},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		// 0.4.4.post4 on: inter_token_latency_seconds without
+		// time_per_output_token_seconds, so the absent cached counter is 0.
+		name: "sglang lazy cached counter", file: "sglang-0.4-lazy.prom", dialect: "sglang", models: []string{"Qwen/Qwen2.5-7B-Instruct"},
+		scalars: map[string]float64{
+			"prompt_tokens_total": 12000, "cached_tokens_total": 0, "prefix_cache_queries": 12000, "prefix_cache_hits": 0,
+			"tokens_predicted_total": 3000, "requests_total": 12, "requests_processing": 4, "requests_deferred": 0,
+			"kv_cache_usage_ratio": 0.04, "kv_cache_tokens": 8000,
+		},
+		hists:   map[string]float64{"time_to_first_token_seconds": 12, "inter_token_latency_seconds": 2988, "e2e_request_latency_seconds": 12},
+		extra:   map[string]float64{"cache_hit_rate_gauge": 0, "gen_throughput_gauge": 400},
+		missing: []string{"prefill and decode time", "queue time", "prompt and generation sizes", "KV capacity", "largest prompt and generation", "uptime"},
+	},
+	{
+		// With time_per_output_token_seconds too it is 0.4.3.post3 or
+		// older: no cached counter at all, so the cached share is unknown.
+		name: "sglang before the cached counter", file: "sglang-0.4-lazy.prom", edit: addLines(sglangTPOT),
+		dialect: "sglang", models: []string{"Qwen/Qwen2.5-7B-Instruct"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 12000,
+			"tokens_predicted_total": 3000, "requests_total": 12, "requests_processing": 4, "requests_deferred": 0,
+			"kv_cache_usage_ratio": 0.04, "kv_cache_tokens": 8000,
+		},
+		hists: map[string]float64{"time_to_first_token_seconds": 12, "inter_token_latency_seconds": 2988, "e2e_request_latency_seconds": 12},
+		extra: map[string]float64{"cache_hit_rate_gauge": 0, "gen_throughput_gauge": 400},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "queue time", "prompt and generation sizes",
+			"KV capacity", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Issue 9 class 4: every prompt token is computed.
+		name: "vllm prefix caching off", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "off",
+		scalars: vllmOffScalars,
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "vllm prefix caching None", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "off",
+		edit: func(s string) string {
+			return strings.ReplaceAll(s, `enable_prefix_caching="False"`, `enable_prefix_caching="None"`)
+		},
+		scalars: vllmOffScalars,
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "vllm prefix caching on, no cached counter", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "on",
+		edit: func(s string) string {
+			return strings.ReplaceAll(s, `enable_prefix_caching="False"`, `enable_prefix_caching="True"`)
+		},
+		scalars: with(vllmOffScalars, map[string]float64{
+			"prompt_tokens_total": del, "cached_tokens_total": del, snapshot.PromptTokensAll: 40000,
+		}),
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Queries without hits (a cut 0.10 excerpt): no half of a ratio.
+		name: "vllm 0.10 queries without hits", file: "vllm-0.10.prom", edit: dropLines("prefix_cache_hits"),
+		dialect: "vllm", models: []string{qwen30B}, prefix: "on",
+		scalars: with(vllm010Scalars, map[string]float64{"prefix_cache_queries": del, "prefix_cache_hits": del}),
+		hists:   vllm010Hists, extra: vllm010Extra,
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "prefix-cache hit rate"},
+	},
+	{
+		// Issue 9 class 5: Ray Serve LLM, two replicas summed as engines.
+		name: "ray serve ray_vllm_", file: "ray-vllm.prom", dialect: "vllm", models: []string{"m"},
+		scalars: rayScalars, hists: map[string]float64{"e2e_request_latency_seconds": 4 + 6},
+		extra:   map[string]float64{"finished_reason:stop": 4 + 6},
+		missing: []string{"KV capacity", "prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "ray serve ray_vllm:", file: "ray-vllm.prom", dialect: "vllm", models: []string{"m"},
+		edit:    func(s string) string { return strings.ReplaceAll(s, "ray_vllm_", "ray_vllm:") },
+		scalars: rayScalars, hists: map[string]float64{"e2e_request_latency_seconds": 4 + 6},
+		extra:   map[string]float64{"finished_reason:stop": 4 + 6},
+		missing: []string{"KV capacity", "prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Issue 9 class 14: no decode call yet, so no batch occupancy and
+		// no per-slot speed (0/0 is not 0).
+		name: "llama.cpp fresh", file: "llamacpp-fresh.prom", dialect: "llamacpp",
+		scalars: map[string]float64{
+			"prompt_tokens_total": 0, "prompt_seconds_total": 0, "tokens_predicted_total": 0,
+			"tokens_predicted_seconds_total": 0, "requests_processing": 0, "requests_deferred": 0,
+		},
+		extra: map[string]float64{"n_decode_total": 0, "largest_sequence_tokens": 0},
+		missing: []string{"KV-cache usage", "prompt cache reuse", "time to first token", "end-to-end latency", "prompt and generation sizes",
+			"requests finished", "largest prompt", "uptime"},
 	},
 	{
 		name: "tgi", file: "tgi.prom", dialect: "tgi",
@@ -804,7 +967,8 @@ func FuzzMap(f *testing.F) {
 	// Each fixture's head: whole fixtures (up to 200 KB) make mutation slow,
 	// and TestForcedDialects maps them in full already.
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.prom"))
-	for _, name := range files {
+	more, _ := filepath.Glob(filepath.Join("testdata", "*", "*.prom"))
+	for _, name := range append(files, more...) {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -833,6 +997,17 @@ func FuzzMap(f *testing.F) {
 				if h == nil || len(h.Buckets) == 0 {
 					t.Fatalf("histogram %q empty", k)
 				}
+				if h.Sum < 0 && h.Buckets[0].UpperBound >= 0 || math.IsInf(h.Sum, 0) || math.IsNaN(h.Sum) {
+					t.Fatalf("histogram %q: sum %v passed validation", k, h.Sum)
+				}
+			}
+			for k, v := range s.Scalars {
+				if math.IsInf(v, 0) {
+					t.Fatalf("scalar %q = %v passed validation", k, v)
+				}
+			}
+			if len(s.Invalid) > maxProblems+1 {
+				t.Fatalf("%d problems listed", len(s.Invalid))
 			}
 		}
 	})
