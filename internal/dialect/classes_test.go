@@ -304,3 +304,19 @@ func TestInvalidFixturesParse(t *testing.T) {
 		parse(t, string(b))
 	}
 }
+
+// SGLang 0.4.9.post3 to 0.5.3 counted retractions in a gauge per
+// scheduler, before the counter: data-parallel ranks add.
+func TestSGLangRetractionGauge(t *testing.T) {
+	body := `# TYPE sglang:total_retracted_reqs gauge
+sglang:total_retracted_reqs{dp_rank="0",model_name="m",tp_rank="0"} 3.0
+sglang:total_retracted_reqs{dp_rank="1",model_name="m",tp_rank="0"} 5.0
+`
+	s, err := Map(parse(t, body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Extra["num_preemptions_total"] != 3+5 {
+		t.Errorf("num_preemptions_total = %v, want 8", s.Extra["num_preemptions_total"])
+	}
+}

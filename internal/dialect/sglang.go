@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -219,7 +220,7 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 
 	hist("time_to_first_token_seconds", sgNames("time_to_first_token_seconds")...)
 	hist("e2e_request_latency_seconds", sgNames("e2e_request_latency_seconds")...)
-	haveQueue := hist("request_queue_time_seconds", append(sgNames("queue_time_seconds"), sgNames("waiting_request_latency_seconds")...)...)
+	haveQueue := hist("request_queue_time_seconds", slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
 	hist("inter_token_latency_seconds", append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
 	haveSizes := hist("request_prompt_tokens", append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
 	if hist("request_generation_tokens", append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
@@ -243,7 +244,9 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	if v, ok := sum(sgCounter("num_aborted_requests")...); ok {
 		p.extra("num_aborted_requests_total", v)
 	}
-	if v, ok := sum(sgCounter("num_retracted_requests")...); ok {
+	// The counter from December 2025; before it (0.4.9.post3 to 0.5.3) a
+	// gauge holding each scheduler's running total.
+	if v, ok := sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
 		p.extra("num_preemptions_total", v)
 	}
 	sglangCacheConfig(p)
