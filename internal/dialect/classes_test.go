@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Each invalid kind (issue 15.5, 15.6, 9.2) is named with its series as
@@ -318,5 +320,30 @@ sglang:total_retracted_reqs{dp_rank="1",model_name="m",tp_rank="0"} 5.0
 	}
 	if s.Extra["num_preemptions_total"] != 3+5 {
 		t.Errorf("num_preemptions_total = %v, want 8", s.Extra["num_preemptions_total"])
+	}
+}
+
+// tabbyAPI's usage ratios are fractions: 13.7 cannot be one.
+func TestTabbyRatioAboveOne(t *testing.T) {
+	s, err := Map(parse(t, "# TYPE tabbyapi:kv_cache_usage_ratio gauge\ntabbyapi:kv_cache_usage_ratio 13.7\n# TYPE tabbyapi:requests_total counter\ntabbyapi:requests_total 3\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Scalars["kv_cache_usage_ratio"]; ok || len(s.Invalid) != 1 || s.Invalid[0].Series != "tabbyapi:kv_cache_usage_ratio" {
+		t.Errorf("Scalars %v, Invalid %q", s.Scalars, s.Invalid)
+	}
+}
+
+// Buckets out of order are checked in le order.
+func TestHistogramReasonUnsorted(t *testing.T) {
+	b := func(le float64, n uint64) *dto.Bucket { return &dto.Bucket{UpperBound: &le, CumulativeCount: &n} }
+	count := uint64(9)
+	h := &dto.Histogram{SampleCount: &count, Bucket: []*dto.Bucket{b(2, 3), b(1, 5), b(math.NaN(), 1)}}
+	if got, want := histogramReason(h), "cumulative bucket counts fall (le=1: 5, then le=2: 3)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	h = &dto.Histogram{SampleCount: &count, Bucket: []*dto.Bucket{b(2, 8), b(1, 5)}}
+	if got := histogramReason(h); got != "" {
+		t.Errorf("valid unsorted histogram: %q", got)
 	}
 }

@@ -36,16 +36,28 @@
 //   - largest_sequence_tokens: llama.cpp n_tokens_max (old n_past_max), the
 //     longest prompt + generation seen; never a largest prompt.
 //   - cache_hit_rate_gauge: SGLang's cache_hit_rate, a per-batch gauge (mean
-//     over data-parallel ranks); the lifetime rate is prefix_cache_hits /
+//     over data-parallel ranks), as a fraction whatever unit the version
+//     published; the lifetime rate is prefix_cache_hits /
 //     prefix_cache_queries.
-//   - prompt_tokens_seconds_gauge, predicted_tokens_seconds_gauge: llama.cpp's
-//     throughput since the previous scrape (each scrape resets them).
+//   - slot_prefill_tokens_per_second, slot_decode_tokens_per_second:
+//     llama.cpp's prompt (generated) tokens over their summed per-slot
+//     seconds, how fast a request was served while it ran, not throughput;
+//     absent while the seconds are 0. (llama.cpp's own tokens/s gauges are
+//     not read: before b5153 each scrape reset them.)
 //   - num_aborted_requests_total: SGLang aborted requests.
 //   - gen_throughput_gauge: SGLang's generation tokens/s over its last log
 //     interval, summed over data-parallel ranks.
 //
 // Inter-token latency, where published per step or per token, is the
-// histogram inter_token_latency_seconds.
+// histogram inter_token_latency_seconds; each request's mean time per
+// output token is request_time_per_output_token_seconds (vLLM's, decode
+// time over tokens after the first; TGI's, inference time, prefill
+// included, over generated tokens).
+//
+// Besides Scalars, Histograms and Extra a dialect sets Snapshot.Invalid
+// (series whose values cannot be, left out), Advice (the server's wording
+// and knobs), PrefixCaching (vLLM's cache_config_info) and, where the
+// computed share of prompt tokens is unknown, snapshot.PromptTokensAll.
 package dialect
 
 import (

@@ -76,6 +76,7 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	if o.Model != "" {
 		return &ModelError{Model: o.Model}
 	}
+	p := newMapper(fams, nil, s)
 	for _, mf := range fams {
 		name, ok := strings.CutPrefix(mf.GetName(), "tabbyapi:")
 		if !ok {
@@ -95,9 +96,18 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 			}
 			continue
 		}
+		if tabbyFractions[name] && !p.ratioOK(mf, nil, 1, "fraction") {
+			continue
+		}
 		if v, ok := Sum(mf, nil); ok {
 			s.Scalars[name] = v
 		}
 	}
 	return nil
+}
+
+// tabbyFractions are tabbyAPI's gauges that hold a fraction 0..1.
+var tabbyFractions = map[string]bool{
+	"kv_cache_usage_ratio": true, "kv_offload_usage_ratio": true, "recurrent_cache_usage_ratio": true,
+	"spec_decode_draft_acceptance_rate": true,
 }

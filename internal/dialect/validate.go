@@ -105,37 +105,59 @@ func gaugeReason(v float64) string {
 // when no bucket admits a negative observation.
 func histogramReason(h *dto.Histogram) string {
 	type bucket struct{ le, n float64 }
-	bs := make([]bucket, 0, len(h.GetBucket()))
-	for _, b := range h.GetBucket() {
+	count := func(b *dto.Bucket) float64 {
 		n := float64(b.GetCumulativeCount())
 		if b.CumulativeCountFloat != nil {
 			n += b.GetCumulativeCountFloat()
 		}
-		if math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
+		return n
+	}
+	// Buckets come sorted from every exposition seen; a copy is sorted only
+	// when they are not.
+	var bs []bucket
+	sorted := true
+	for i, b := range h.GetBucket() {
+		if n := count(b); math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
 			return "bucket le=" + num(b.GetUpperBound()) + " counts " + num(n)
 		}
-		if math.IsNaN(b.GetUpperBound()) {
-			continue
+		if i > 0 && !(b.GetUpperBound() > h.GetBucket()[i-1].GetUpperBound()) {
+			sorted = false
 		}
-		bs = append(bs, bucket{b.GetUpperBound(), n})
 	}
-	sort.SliceStable(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
-	for i := 1; i < len(bs); i++ {
-		if bs[i].n < bs[i-1].n {
-			return fmt.Sprintf("cumulative bucket counts fall (le=%s: %s, then le=%s: %s)", num(bs[i-1].le), num(bs[i-1].n), num(bs[i].le), num(bs[i].n))
+	at := func(i int) bucket {
+		if sorted {
+			b := h.GetBucket()[i]
+			return bucket{b.GetUpperBound(), count(b)}
+		}
+		return bs[i]
+	}
+	n := len(h.GetBucket())
+	if !sorted {
+		for _, b := range h.GetBucket() {
+			if !math.IsNaN(b.GetUpperBound()) {
+				bs = append(bs, bucket{b.GetUpperBound(), count(b)})
+			}
+		}
+		sort.SliceStable(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
+		n = len(bs)
+	}
+	for i := 1; i < n; i++ {
+		if prev, cur := at(i-1), at(i); cur.n < prev.n {
+			return fmt.Sprintf("cumulative bucket counts fall (le=%s: %s, then le=%s: %s)", num(prev.le), num(prev.n), num(cur.le), num(cur.n))
 		}
 	}
 	if h.SampleCount != nil || h.SampleCountFloat != nil {
-		count := float64(h.GetSampleCount()) + h.GetSampleCountFloat()
-		if math.IsNaN(count) || math.IsInf(count, 0) {
-			return "_count is " + num(count)
+		total := float64(h.GetSampleCount()) + h.GetSampleCountFloat()
+		if math.IsNaN(total) || math.IsInf(total, 0) {
+			return "_count is " + num(total)
 		}
-		for i := len(bs) - 1; i >= 0; i-- {
-			if math.IsInf(bs[i].le, 1) {
+		for i := n - 1; i >= 0; i-- {
+			b := at(i)
+			if math.IsInf(b.le, 1) {
 				continue
 			}
-			if count < bs[i].n {
-				return fmt.Sprintf("_count %s is below its top finite bucket's %s (le=%s)", num(count), num(bs[i].n), num(bs[i].le))
+			if total < b.n {
+				return fmt.Sprintf("_count %s is below its top finite bucket's %s (le=%s)", num(total), num(b.n), num(b.le))
 			}
 			break
 		}
@@ -145,7 +167,7 @@ func histogramReason(h *dto.Histogram) string {
 		switch {
 		case math.IsInf(sum, 0):
 			return "_sum is " + num(sum)
-		case sum < 0 && len(bs) > 0 && bs[0].le >= 0:
+		case sum < 0 && n > 0 && at(0).le >= 0:
 			return fmt.Sprintf("negative _sum (%s) with no bucket below 0", num(sum))
 		}
 	}
