@@ -347,3 +347,16 @@ func TestHistogramReasonUnsorted(t *testing.T) {
 		t.Errorf("valid unsorted histogram: %q", got)
 	}
 }
+
+// A server that counts cached prompt tokens is believed over a
+// configuration that says prefix caching is off.
+func TestVLLMCachedCounterOverConfig(t *testing.T) {
+	body := fixture(t, "vllm-prefix-off.prom") + "# TYPE vllm:prompt_tokens_cached_total counter\nvllm:prompt_tokens_cached_total{engine=\"0\",model_name=\"m\"} 5000\n"
+	s, err := Map(parse(t, body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scalars["prompt_tokens_total"] != 40000-5000 || s.Scalars["cached_tokens_total"] != 5000 {
+		t.Errorf("computed %v, cached %v", s.Scalars["prompt_tokens_total"], s.Scalars["cached_tokens_total"])
+	}
+}

@@ -96,7 +96,7 @@ type UnknownError struct {
 	Prefixes []string // the name prefixes it did have
 	Wanted   string   // the dialect --dialect asked for, if any
 	// Dialect names the server whose prefix was found when none of its
-	// series was one it publishes; Seen lists those names (at most 8).
+	// series was one the dialect reads; Seen lists those names (at most 8).
 	Dialect string
 	Seen    []string
 	// Readable lists the dialects that do find series they recognise in
@@ -110,7 +110,7 @@ func (e *UnknownError) Error() string {
 	case len(e.Prefixes) == 0:
 		return "the exposition has no series at all"
 	case e.Dialect != "":
-		return "no series " + e.Dialect + " publishes found (saw: " + strings.Join(e.Seen, ", ") + ")"
+		return "none of the " + e.Dialect + " series inferscope reads found (saw: " + strings.Join(e.Seen, ", ") + ")"
 	case e.Wanted != "":
 		return "no " + e.Wanted + " series found (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 	}

@@ -165,12 +165,6 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 // prompt_tokens_total lumps together.
 func vllmPromptTokens(p *mapper) {
 	all, haveAll := p.sum(counterNames("vllm:prompt_tokens")...)
-	if p.s.PrefixCaching == "off" && haveAll {
-		// Nothing is looked up, so nothing is reused.
-		p.s.Scalars["prompt_tokens_total"] = all
-		p.s.Scalars["cached_tokens_total"] = 0
-		return
-	}
 	bySource := p.fam(counterNames("vllm:prompt_tokens_by_source")...)
 	var computed float64
 	haveComputed := false
@@ -180,6 +174,11 @@ func vllmPromptTokens(p *mapper) {
 	cached, haveCached := p.sum(counterNames("vllm:prompt_tokens_cached")...)
 	if !haveCached && bySource != nil {
 		cached, haveCached = Sum(bySource, both(p.keep, withLabel("source", "local_cache_hit", "external_kv_transfer")))
+	}
+	if !haveComputed && !haveCached && haveAll && p.s.PrefixCaching == "off" {
+		// Nothing is looked up, so nothing is reused. (A server that counts
+		// its cached tokens is believed over its configuration.)
+		computed, haveComputed, cached, haveCached = all, true, 0, true
 	}
 	if !haveComputed && haveCached && haveAll && all >= cached {
 		computed, haveComputed = all-cached, true
