@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -12,15 +13,16 @@ import (
 
 // dialectRows adds what only some servers publish (the Extra figures of
 // internal/dialect): vLLM preemptions, finish reasons, KV block size,
-// per-position draft acceptance; llama.cpp batch occupancy; the per-batch
-// gauges that cannot stand for a lifetime figure.
+// per-position draft acceptance; llama.cpp batch occupancy and per-slot
+// speeds; the per-batch gauges that cannot stand for a lifetime figure.
 func (a *analyzer) dialectRows() {
 	x := a.s.Extra
 	if len(x) == 0 {
 		return
 	}
 	a.requestOutcomes(x)
-	if bs, ok := x["kv_block_size"]; ok && bs > 0 {
+	// With prefix caching off nothing is reused whatever the block size.
+	if bs, ok := x["kv_block_size"]; ok && bs > 0 && a.s.PrefixCaching != "off" {
 		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
 		if bs > 1 {
 			row.Note = "prefixes shorter than a block are never reused"
@@ -36,7 +38,8 @@ func (a *analyzer) dialectRows() {
 			Note: "the server's per-batch gauge, not a lifetime figure"})
 	}
 	a.drafts(x)
-	if occ, ok := x["n_busy_slots_per_decode"]; ok && !math.IsNaN(occ) {
+	// The server divides by at least one decode call: with none, its 0 is 0/0.
+	if occ, ok := x["n_busy_slots_per_decode"]; ok && !math.IsNaN(occ) && x["n_decode_total"] != 0 {
 		row := report.Row{ID: "batch_occupancy", Label: "batch occupancy", Value: strconv.FormatFloat(occ, 'f', 2, 64) + " slots per decode",
 			Note: "busy slots each llama_decode call served, lifetime average"}
 		a.addRows("throughput", "Throughput (cumulative)", row)
@@ -44,11 +47,14 @@ func (a *analyzer) dialectRows() {
 	if n, ok := x["n_decode_total"]; ok && n > 0 {
 		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
 	}
-	_, p := x["prompt_tokens_seconds_gauge"]
-	_, d := x["predicted_tokens_seconds_gauge"]
-	if p || d {
-		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "poll_gauges", Severity: report.Dim,
-			Note: "llama.cpp's tokens/s gauges cover only the time since the previous scrape (each scrape resets them): not shown"})
+	for _, sp := range []struct{ key, id, label string }{
+		{"slot_prefill_tokens_per_second", "slot_prefill_speed", "per-slot prefill speed"},
+		{"slot_decode_tokens_per_second", "slot_decode_speed", "per-slot decode speed"},
+	} {
+		if v, ok := x[sp.key]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s",
+				Note: "per request while it ran, not throughput"})
+		}
 	}
 	if g, ok := x["gen_throughput_gauge"]; ok && !math.IsNaN(g) {
 		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "gen_throughput_gauge", Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
@@ -60,15 +66,24 @@ func (a *analyzer) dialectRows() {
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
 	if n, ok := x["num_preemptions_total"]; ok {
-		// SGLang calls them retractions, and its knobs have other names.
-		label, verb, fix := "preemptions", "preempted", "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"
-		if a.s.Dialect == "sglang" {
-			label, verb, fix = "retractions", "retracted", "lower --max-running-requests, or raise --mem-fraction-static"
+		// Each server names the event (vLLM preempts, SGLang retracts) and
+		// its own knobs.
+		verb, fix := a.s.Advice.Preempted, a.s.Advice.PreemptFix
+		if verb == "" {
+			verb = "preempted"
+		}
+		label := "preemptions"
+		if verb == "retracted" {
+			label = "retractions"
 		}
 		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
 		if n > 0 {
 			row.Note, row.Severity = "KV cache ran out mid-request; that work is recomputed", report.Warn
-			a.note("preemptions", report.Warn, "%s %s: the KV cache ran out while they ran, and their work is recomputed; %s", plural(n, "request was"), verb, fix)
+			text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
+			if fix != "" {
+				text += "; " + fix
+			}
+			a.note("preemptions", report.Warn, "%s", text)
 		}
 		rows = append(rows, row)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -90,4 +91,84 @@ func TestModelListCapped(t *testing.T) {
 	if len(r.Header) == 0 || r.Header[0] != want {
 		t.Errorf("header %q, want %q", r.Header, want)
 	}
+}
+
+// Notes name the server's own event and knobs (issue 9.11): SGLang
+// retracts, with its flags; vLLM preempts, with its engine arguments.
+func TestPreemptionAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		advice      snapshot.Advice
+		label, note string
+	}{
+		{snapshot.Advice{Preempted: "retracted", PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static"}, "retractions",
+			"2 requests were retracted: the KV cache ran out while they ran, and their work is recomputed; lower --max-running-requests, or raise --mem-fraction-static"},
+		{snapshot.Advice{Preempted: "preempted", PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"}, "preemptions",
+			"2 requests were preempted: the KV cache ran out while they ran, and their work is recomputed; lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"},
+		// No advice: the event without knobs never borrowed from another server.
+		{snapshot.Advice{}, "preemptions", "2 requests were preempted: the KV cache ran out while they ran, and their work is recomputed"},
+	} {
+		s := &snapshot.Snapshot{Dialect: "x", Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{},
+			Extra: map[string]float64{"num_preemptions_total": 2}, Advice: tc.advice}
+		r := Analyze(s, Options{})
+		if got := row(t, r, "requests", "preemptions").Label; got != tc.label {
+			t.Errorf("label %q, want %q", got, tc.label)
+		}
+		if got := noteText(r, "preemptions"); got != tc.note {
+			t.Errorf("note %q\nwant %q", got, tc.note)
+		}
+	}
+}
+
+// With prefix caching off there is no block-size hint (issue 9.4).
+func TestNoBlockSizeWhenPrefixCachingOff(t *testing.T) {
+	for _, state := range []string{"off", "on", ""} {
+		s := &snapshot.Snapshot{Dialect: "vllm", Scalars: map[string]float64{"prompt_tokens_total": 100, "cached_tokens_total": 0},
+			Histograms: map[string]*histogram.Histogram{}, Extra: map[string]float64{"kv_block_size": 16}, PrefixCaching: state}
+		r := Analyze(s, Options{})
+		has := false
+		for _, sec := range r.Sections {
+			for _, rw := range sec.Rows {
+				has = has || rw.ID == "block_size"
+			}
+		}
+		if has != (state != "off") {
+			t.Errorf("PrefixCaching %q: block_size row shown = %v", state, has)
+		}
+	}
+}
+
+// llama.cpp: per-slot speeds from the counters, and no batch occupancy
+// from 0/0 (issue 9.13, 9.14).
+func TestLlamaCppRows(t *testing.T) {
+	s := &snapshot.Snapshot{Dialect: "llamacpp", Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{},
+		Extra: map[string]float64{"slot_prefill_tokens_per_second": 48213 / 31.415, "slot_decode_tokens_per_second": 49.14,
+			"n_decode_total": 402117, "n_busy_slots_per_decode": 3.07}}
+	r := Analyze(s, Options{})
+	if v := row(t, r, "throughput", "slot_prefill_speed").Value; v != "1.5K tok/s" { // 1,534.7
+		t.Errorf("prefill speed %q", v)
+	}
+	if v := row(t, r, "throughput", "slot_decode_speed").Value; v != "49.1 tok/s" {
+		t.Errorf("decode speed %q", v)
+	}
+	if v := row(t, r, "throughput", "batch_occupancy").Value; v != "3.07 slots per decode" {
+		t.Errorf("occupancy %q", v)
+	}
+	fresh := &snapshot.Snapshot{Dialect: "llamacpp", Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{},
+		Extra: map[string]float64{"n_decode_total": 0, "n_busy_slots_per_decode": 0}}
+	for _, sec := range Analyze(fresh, Options{}).Sections {
+		for _, rw := range sec.Rows {
+			if rw.ID == "batch_occupancy" || rw.ID == "decode_calls" || rw.ID == "poll_gauges" {
+				t.Errorf("fresh server shows %s %q", rw.ID, rw.Value)
+			}
+		}
+	}
+}
+
+func noteText(r *report.Report, id string) string {
+	for _, n := range r.Notes {
+		if n.ID == id {
+			return n.Text
+		}
+	}
+	return ""
 }

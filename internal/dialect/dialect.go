@@ -36,16 +36,28 @@
 //   - largest_sequence_tokens: llama.cpp n_tokens_max (old n_past_max), the
 //     longest prompt + generation seen; never a largest prompt.
 //   - cache_hit_rate_gauge: SGLang's cache_hit_rate, a per-batch gauge (mean
-//     over data-parallel ranks); the lifetime rate is prefix_cache_hits /
+//     over data-parallel ranks), as a fraction whatever unit the version
+//     published; the lifetime rate is prefix_cache_hits /
 //     prefix_cache_queries.
-//   - prompt_tokens_seconds_gauge, predicted_tokens_seconds_gauge: llama.cpp's
-//     throughput since the previous scrape (each scrape resets them).
+//   - slot_prefill_tokens_per_second, slot_decode_tokens_per_second:
+//     llama.cpp's prompt (generated) tokens over their summed per-slot
+//     seconds, how fast a request was served while it ran, not throughput;
+//     absent while the seconds are 0. (llama.cpp's own tokens/s gauges are
+//     not read: before b5153 each scrape reset them.)
 //   - num_aborted_requests_total: SGLang aborted requests.
 //   - gen_throughput_gauge: SGLang's generation tokens/s over its last log
 //     interval, summed over data-parallel ranks.
 //
 // Inter-token latency, where published per step or per token, is the
-// histogram inter_token_latency_seconds.
+// histogram inter_token_latency_seconds; each request's mean time per
+// output token is request_time_per_output_token_seconds (vLLM's, decode
+// time over tokens after the first; TGI's, inference time, prefill
+// included, over generated tokens).
+//
+// Besides Scalars, Histograms and Extra a dialect sets Snapshot.Invalid
+// (series whose values cannot be, left out), Advice (the server's wording
+// and knobs), PrefixCaching (vLLM's cache_config_info) and, where the
+// computed share of prompt tokens is unknown, snapshot.PromptTokensAll.
 package dialect
 
 import (
@@ -60,6 +72,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/termsafe"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -76,17 +89,29 @@ type Options struct {
 	StartHeader float64
 }
 
-// UnknownError is an exposition with no series of any known server.
+// UnknownError is an exposition with nothing a dialect recognises: no
+// series of any known server, a forced dialect's prefix missing, or a known
+// prefix whose series are none that server publishes (tabbyapi:foo alone).
 type UnknownError struct {
 	Prefixes []string // the name prefixes it did have
 	Wanted   string   // the dialect --dialect asked for, if any
+	// Dialect names the server whose prefix was found when none of its
+	// series was one the dialect reads; Seen lists those names (at most 8).
+	Dialect string
+	Seen    []string
+	// Readable lists the dialects that do find series they recognise in
+	// these families, so that a hint to force one is given only where it
+	// would work; empty when none does.
+	Readable []string
 }
 
 func (e *UnknownError) Error() string {
-	if len(e.Prefixes) == 0 {
+	switch {
+	case len(e.Prefixes) == 0:
 		return "the exposition has no series at all"
-	}
-	if e.Wanted != "" {
+	case e.Dialect != "":
+		return "none of the " + e.Dialect + " series inferscope reads found (saw: " + strings.Join(e.Seen, ", ") + ")"
+	case e.Wanted != "":
 		return "no " + e.Wanted + " series found (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 	}
 	return "no inference-server series found (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
@@ -102,10 +127,15 @@ type dialect struct {
 	match func(name string) bool
 	// read fills the canonical snapshot from the families.
 	read func(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
+	// recognises reports whether a reading found anything this server
+	// publishes; nil means any canonical figure but the process start.
+	recognises func(s *snapshot.Snapshot) bool
 	// startHeaderIsTime says the server's Process-Start-Time-Unix header is
 	// Unix seconds (tabbyAPI); llama.cpp sends a monotonic clock under the
 	// same name.
 	startHeaderIsTime bool
+	// advice is the server's wording for notes that name its knobs.
+	advice snapshot.Advice
 }
 
 // all lists the supported dialects; detection prefers the one with most
@@ -123,18 +153,42 @@ func Names() []string {
 
 // Map reads families into a canonical snapshot. Source, ScrapedAt and the
 // other scrape fields are left for the caller to fill.
+//
+// Every series is checked first: one whose values cannot be (a counter
+// below zero, buckets that fall, ±Inf) is left out of what the dialect
+// reads and listed in Snapshot.Invalid. An exposition in which the dialect
+// finds nothing it recognises is an *UnknownError, never an empty report.
 func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
+	valid, problems := validate(fams)
 	d, err := pick(fams, o.Dialect)
+	if err != nil {
+		var ue *UnknownError
+		if errors.As(err, &ue) {
+			ue.Readable = readable(valid)
+		}
+		return nil, err
+	}
+	s, err := read(d, valid, o)
 	if err != nil {
 		return nil, err
 	}
+	if len(problems) == 0 && !d.recognised(s) {
+		return nil, &UnknownError{Prefixes: Prefixes(fams), Wanted: o.Dialect, Dialect: d.name, Seen: familyNames(fams, d.match, 8), Readable: readable(valid)}
+	}
+	s.Raw = fams
+	s.Invalid = capProblems(append(problems, s.Invalid...))
+	return s, nil
+}
+
+// read runs one dialect over families that passed validation.
+func read(d dialect, fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{
 		Dialect:    d.name,
 		Scalars:    map[string]float64{},
 		Histograms: map[string]*histogram.Histogram{},
 		Extra:      map[string]float64{},
-		Raw:        fams,
 		Model:      o.Model,
+		Advice:     d.advice,
 	}
 	if d.startHeaderIsTime {
 		s.HeaderStart = o.StartHeader
@@ -142,7 +196,76 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 	if err := d.read(fams, o, s); err != nil {
 		return nil, fmt.Errorf("reading %s series: %w", d.name, err)
 	}
+	halfRatios(s)
 	return s, nil
+}
+
+// recognised reports whether a reading found anything the server publishes.
+func (d dialect) recognised(s *snapshot.Snapshot) bool {
+	if d.recognises != nil {
+		return d.recognises(s)
+	}
+	if len(s.Histograms) > 0 || len(s.Extra) > 0 {
+		return true
+	}
+	for k := range s.Scalars {
+		if k != "process_start_time_seconds" {
+			return true
+		}
+	}
+	return false
+}
+
+// readable lists the dialects that recognise something in fams when forced.
+func readable(fams []*dto.MetricFamily) []string {
+	var out []string
+	for _, d := range all {
+		if len(familyNames(fams, d.match, 1)) == 0 {
+			continue
+		}
+		if s, err := read(d, fams, Options{}); err == nil && d.recognised(s) {
+			out = append(out, d.name)
+		}
+	}
+	return out
+}
+
+// familyNames lists up to max family names that match, made safe to print.
+func familyNames(fams []*dto.MetricFamily, match func(string) bool, max int) []string {
+	var out []string
+	for _, mf := range fams {
+		if len(out) == max {
+			break
+		}
+		if match(mf.GetName()) {
+			out = append(out, termsafe.Line(mf.GetName(), 80))
+		}
+	}
+	return out
+}
+
+// ratioPairs are canonical counters that only mean something together:
+// one without the other is a hit rate or acceptance rate with half missing.
+var ratioPairs = []struct{ a, b, what string }{
+	{"prefix_cache_queries", "prefix_cache_hits", "prefix-cache hit rate"},
+	{"spec_decode_num_draft_tokens_total", "spec_decode_num_accepted_tokens_total", "draft acceptance"},
+}
+
+// halfRatios drops one half of a ratio published without the other (a cut
+// paste, a server that lost one) and says which half is missing.
+func halfRatios(s *snapshot.Snapshot) {
+	for _, r := range ratioPairs {
+		_, okA := s.Scalars[r.a]
+		_, okB := s.Scalars[r.b]
+		switch {
+		case okA && !okB:
+			delete(s.Scalars, r.a)
+			s.Missing = append(s.Missing, fmt.Sprintf("%s: the scrape has %s but no %s", r.what, r.a, r.b))
+		case okB && !okA:
+			delete(s.Scalars, r.b)
+			s.Missing = append(s.Missing, fmt.Sprintf("%s: the scrape has %s but no %s", r.what, r.b, r.a))
+		}
+	}
 }
 
 func pick(fams []*dto.MetricFamily, name string) (dialect, error) {
@@ -231,6 +354,9 @@ func Sum(mf *dto.MetricFamily, keep func(*dto.Metric) bool) (v float64, ok bool)
 }
 
 // Hist merges a family's histogram series, or returns nil when it has none.
+// A series without _sum (or with a NaN one) makes the merge NoSum; one
+// with neither _count nor a +Inf bucket makes it NoTop, its total taken as
+// its last bucket's count, a lower bound.
 // Series with equal bucket bounds add bound by bound, as sum by (le) would.
 // Where their ladders differ (vLLM sizes its token buckets by each model's
 // context length) the merged ladder is the union of bounds, and a series
@@ -251,12 +377,11 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 		if h == nil {
 			h = &histogram.Histogram{}
 		}
-		n := float64(dh.GetSampleCount())
-		if dh.SampleCountFloat != nil {
-			n += dh.GetSampleCountFloat()
-		}
-		h.Count += n
-		if s := dh.GetSampleSum(); !math.IsNaN(s) {
+		// A paste cut short can lack _sum, _count or the +Inf bucket: what
+		// it lacks is unknown, never 0.
+		if s := dh.GetSampleSum(); dh.SampleSum == nil || math.IsNaN(s) {
+			h.NoSum = true
+		} else {
 			h.Sum += s
 		}
 		bs := make([]histogram.Bucket, 0, len(dh.GetBucket())+1)
@@ -271,7 +396,23 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 			bs = append(bs, histogram.Bucket{UpperBound: b.GetUpperBound(), Count: c})
 		}
 		sort.SliceStable(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
-		if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		hasTop := len(bs) > 0 && math.IsInf(bs[len(bs)-1].UpperBound, 1)
+		var n float64
+		switch {
+		case dh.SampleCount != nil || dh.SampleCountFloat != nil:
+			n = float64(dh.GetSampleCount()) + dh.GetSampleCountFloat()
+		case hasTop:
+			n = bs[len(bs)-1].Count
+		default:
+			// Neither _count nor +Inf: the total is only at least the
+			// last bucket's count, and the +Inf bucket says no more.
+			h.NoTop = true
+			if len(bs) > 0 {
+				n = bs[len(bs)-1].Count
+			}
+		}
+		h.Count += n
+		if !hasTop {
 			bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: n})
 		}
 		series = append(series, bs)
@@ -306,16 +447,29 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 
 // ModelError is a --model the scrape does not serve.
 type ModelError struct {
-	Model  string
-	Models []string // the models the scrape does serve; empty when unlabelled
+	Model string
+	// Models lists the models the scrape does serve, made safe to print
+	// (and so to type back: a cleaned name selects its model); empty when
+	// the server does not label its series by model.
+	Models []string
+	// Ambiguous is how many served models Model matches once their names
+	// are cleaned, when that is more than one.
+	Ambiguous int
 }
 
 func (e *ModelError) Error() string {
-	if len(e.Models) == 0 {
-		return fmt.Sprintf("model %q: this server does not label its series by model", e.Model)
+	model := termsafe.Line(e.Model, 200)
+	switch {
+	case len(e.Models) == 0:
+		return fmt.Sprintf("model %q: this server does not label its series by model", model)
+	case e.Ambiguous > 1:
+		return fmt.Sprintf("model %q matches %d served models whose names differ only in control characters (models: %s)", model, e.Ambiguous, strings.Join(e.Models, ", "))
 	}
-	return fmt.Sprintf("model %q is not served here (models: %s)", e.Model, strings.Join(e.Models, ", "))
+	return fmt.Sprintf("model %q is not served here (models: %s)", model, strings.Join(e.Models, ", "))
 }
+
+// cleanModel is a model name as it can be shown and typed back.
+func cleanModel(m string) string { return termsafe.Line(m, 0) }
 
 // labelValue returns a series' label value and whether it has the label.
 func labelValue(m *dto.Metric, name string) (string, bool) {
@@ -406,16 +560,31 @@ func counterNames(base string) []string {
 	return []string{base + "_total", base}
 }
 
-// servedModels lists the distinct values of the model_name label across the
-// families a dialect owns, sorted.
-func servedModels(fams []*dto.MetricFamily, owns func(string) bool) []string {
+// modelLabel is the label that names a served model; SGLang's first
+// metrics used name instead (sglangFirstModelLabels).
+var modelLabel = []string{"model_name"}
+
+// modelOf returns the served model a series is labelled with, under the
+// first of labels it has.
+func modelOf(m *dto.Metric, labels []string) (string, bool) {
+	for _, l := range labels {
+		if v, ok := labelValue(m, l); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// servedModels lists the distinct models labelled across the families a
+// dialect owns, sorted.
+func servedModels(fams []*dto.MetricFamily, owns func(string) bool, labels []string) []string {
 	seen := map[string]bool{}
 	for _, mf := range fams {
 		if !owns(mf.GetName()) {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if v, ok := labelValue(m, "model_name"); ok && v != "" {
+			if v, ok := modelOf(m, labels); ok && v != "" {
 				seen[v] = true
 			}
 		}
@@ -425,19 +594,34 @@ func servedModels(fams []*dto.MetricFamily, owns func(string) bool) []string {
 
 // modelFilter resolves Options.Model against the models served: nil keeps
 // everything; otherwise series labelled with another model are dropped and
-// unlabelled ones (process series, info series) kept.
-func modelFilter(models []string, model string) (func(*dto.Metric) bool, error) {
+// unlabelled ones (process series, info series) kept. A name that served
+// none exactly selects the one model whose cleaned name it is (a label
+// holding control characters is listed cleaned, and typed back so). It
+// returns the model selected as served.
+func modelFilter(models []string, model string, labels []string) (func(*dto.Metric) bool, string, error) {
 	if model == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	i := sort.SearchStrings(models, model)
-	if i == len(models) || models[i] != model {
-		return nil, &ModelError{Model: model, Models: models}
+	if !slices.Contains(models, model) {
+		var match []string
+		for _, m := range models {
+			if cleanModel(m) == model {
+				match = append(match, m)
+			}
+		}
+		if len(match) != 1 {
+			shown := make([]string, len(models))
+			for i, m := range models {
+				shown[i] = cleanModel(m)
+			}
+			return nil, "", &ModelError{Model: model, Models: shown, Ambiguous: len(match)}
+		}
+		model = match[0]
 	}
 	return func(m *dto.Metric) bool {
-		v, ok := labelValue(m, "model_name")
+		v, ok := modelOf(m, labels)
 		return !ok || v == model
-	}, nil
+	}, model, nil
 }
 
 // mapper fills one snapshot from indexed families through a model filter.
@@ -557,4 +741,38 @@ func (p *mapper) processStart(why string) {
 	if why != "" {
 		p.missing("%s", why)
 	}
+}
+
+// invalid records a series whose value is impossible for what the dialect
+// takes it to be (a fraction above 1); the figure is left unset.
+func (p *mapper) invalid(mf *dto.MetricFamily, m *dto.Metric, reason string) {
+	p.s.Invalid = append(p.s.Invalid, snapshot.Problem{Series: seriesName(mf.GetName(), m), Reason: reason})
+}
+
+// ratioOK checks that every kept series of a ratio gauge lies in 0..1 once
+// divided by scale (100 for a percent), recording each that does not. A
+// value a little above 1 from rounding is let through.
+func (p *mapper) ratioOK(mf *dto.MetricFamily, keep func(*dto.Metric) bool, scale float64, unit string) bool {
+	ok := true
+	for _, m := range mf.GetMetric() {
+		if keep != nil && !keep(m) {
+			continue
+		}
+		v, isScalar := scalarValue(m)
+		if !isScalar || math.IsNaN(v) {
+			continue
+		}
+		if f := v / scale; f < 0 || f > 1+1e-6 {
+			p.invalid(mf, m, fmt.Sprintf("%s is impossible for a %s (%s)", num(v), unit, ratioRange(scale)))
+			ok = false
+		}
+	}
+	return ok
+}
+
+func ratioRange(scale float64) string {
+	if scale == 100 {
+		return "0 to 100"
+	}
+	return "0 to 1"
 }

@@ -83,6 +83,7 @@ type fixtureCase struct {
 	hists   map[string]float64 // canonical histogram → observations
 	extra   map[string]float64
 	missing []string // each Missing line's quantity (the part before ": ")
+	prefix  string   // Snapshot.PrefixCaching
 }
 
 const (
@@ -106,6 +107,7 @@ var vllm010Scalars = map[string]float64{
 	"tokens_predicted_seconds_total": 9120.0 + 9034.5,   // decode histogram sums: 18,154.5
 	"kv_cache_max_tokens":            2 * 35482 * 16,    // two engines × blocks × block size: 1,135,424
 	"process_start_time_seconds":     1754380790.07,     // process_start_time_seconds
+	snapshot.PromptTokensAll:         1150000 + 1130000, // no cached-token counter: every prompt token
 }
 
 var vllm010Hists = map[string]float64{
@@ -153,14 +155,15 @@ var vllmNewScalars = map[string]float64{
 }
 
 var vllmNewHists = map[string]float64{
-	"time_to_first_token_seconds":  4355 + 4284 + 3466 + 3527,         // 15,632
-	"inter_token_latency_seconds":  815645 + 797216 + 300000 + 310000, // 2,222,861
-	"e2e_request_latency_seconds":  15600,
-	"request_queue_time_seconds":   15600,
-	"request_prefill_time_seconds": 15600,
-	"request_decode_time_seconds":  15600,
-	"request_prompt_tokens":        15600,
-	"request_generation_tokens":    15600,
+	"time_to_first_token_seconds":           4355 + 4284 + 3466 + 3527,         // 15,632
+	"inter_token_latency_seconds":           815645 + 797216 + 300000 + 310000, // 2,222,861
+	"request_time_per_output_token_seconds": 4343 + 4274 + 3462 + 3521,         // 15,600
+	"e2e_request_latency_seconds":           15600,
+	"request_queue_time_seconds":            15600,
+	"request_prefill_time_seconds":          15600,
+	"request_decode_time_seconds":           15600,
+	"request_prompt_tokens":                 15600,
+	"request_generation_tokens":             15600,
 }
 
 var vllmNewExtra = map[string]float64{
@@ -213,9 +216,43 @@ var sglangNewExtra = map[string]float64{
 	"kv_num_blocks":              412000 + 412000,
 }
 
+// vLLM with prefix caching off: computed = vllm:prompt_tokens_total.
+var vllmOffScalars = map[string]float64{
+	"requests_processing": 2, "requests_deferred": 0, "kv_cache_usage_ratio": 0.1,
+	"tokens_predicted_total": 9000, "requests_total": 30 + 10,
+	"prompt_tokens_total": 40000, "cached_tokens_total": 0,
+	"prefix_cache_queries": 0, "prefix_cache_hits": 0,
+	"kv_cache_max_tokens": 10000 * 16,
+}
+
+// Ray Serve: replicas r1 and r2.
+var rayScalars = map[string]float64{
+	"requests_processing":    3 + 5,
+	"requests_deferred":      1 + 0,
+	"kv_cache_usage_ratio":   (0.2 + 0.4) / 2,
+	snapshot.PromptTokensAll: 1000 + 3000,
+	"tokens_predicted_total": 500 + 700,
+	"prefix_cache_queries":   1200 + 3100,
+	"prefix_cache_hits":      600 + 1000,
+	"requests_total":         4 + 6,
+}
+
+// sglangTPOT is the per-token histogram SGLang published until 0.4.4.post3.
+const sglangTPOT = `# TYPE sglang:time_per_output_token_seconds histogram
+sglang:time_per_output_token_seconds_sum{model_name="Qwen/Qwen2.5-7B-Instruct"} 30.0
+sglang:time_per_output_token_seconds_bucket{le="0.02",model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+sglang:time_per_output_token_seconds_bucket{le="+Inf",model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+sglang:time_per_output_token_seconds_count{model_name="Qwen/Qwen2.5-7B-Instruct"} 2988.0
+`
+
+// addLines appends lines to a body.
+func addLines(more string) func(string) string {
+	return func(body string) string { return body + "\n" + more }
+}
+
 var fixtureCases = []fixtureCase{
 	{
-		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", models: []string{llama8B},
+		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", prefix: "on", models: []string{llama8B},
 		scalars: map[string]float64{
 			"requests_processing":                   3,
 			"requests_deferred":                     1,
@@ -229,7 +266,9 @@ var fixtureCases = []fixtureCase{
 			"kv_cache_max_tokens":                   27264 * 16, // 436,224
 			"process_start_time_seconds":            1743301795.42,
 			// no prompt_tokens_total (includes cached, no cached counter) and
-			// no prefix_cache_* (blocks, not tokens)
+			// no prefix_cache_* (blocks, not tokens): vLLM's own count of
+			// every prompt token instead
+			snapshot.PromptTokensAll: 52480,
 		},
 		hists: map[string]float64{
 			"time_to_first_token_seconds":  131,
@@ -254,13 +293,13 @@ var fixtureCases = []fixtureCase{
 	{
 		// Without HELP lines the block unit is inferred: 3072 lookups
 		// against 52,480 prompt tokens can only be blocks.
-		name: "vllm 0.8 without HELP", file: "vllm-0.8.prom", edit: dropLines("# HELP"), dialect: "vllm", models: []string{llama8B},
+		name: "vllm 0.8 without HELP", file: "vllm-0.8.prom", edit: dropLines("# HELP"), dialect: "vllm", prefix: "on", models: []string{llama8B},
 		scalars: map[string]float64{
 			"requests_processing": 3, "requests_deferred": 1, "kv_cache_usage_ratio": 0.3125,
 			"tokens_predicted_total": 18944, "requests_total": 128, "prompt_seconds_total": 21.76,
 			"tokens_predicted_seconds_total": 912.4, "spec_decode_num_draft_tokens_total": 0,
 			"spec_decode_num_accepted_tokens_total": 0, "kv_cache_max_tokens": 436224,
-			"process_start_time_seconds": 1743301795.42,
+			"process_start_time_seconds": 1743301795.42, snapshot.PromptTokensAll: 52480,
 		},
 		hists: map[string]float64{
 			"time_to_first_token_seconds": 131, "inter_token_latency_seconds": 18813, "e2e_request_latency_seconds": 128,
@@ -274,7 +313,7 @@ var fixtureCases = []fixtureCase{
 		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
 	},
 	{
-		name: "vllm 0.10", file: "vllm-0.10.prom", dialect: "vllm", models: []string{qwen30B},
+		name: "vllm 0.10", file: "vllm-0.10.prom", dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
 	},
@@ -282,19 +321,19 @@ var fixtureCases = []fixtureCase{
 		// The deprecated names alone (as 0.9.x had them): tokens by their HELP text.
 		name: "vllm 0.10 deprecated names only", file: "vllm-0.10.prom",
 		edit:    dropLines("vllm:prefix_cache_", "vllm:kv_cache_usage_perc"),
-		dialect: "vllm", models: []string{qwen30B},
+		dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: vllm010Scalars, hists: vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
 	},
 	{
 		name: "vllm 0.10 multiprocess", file: "vllm-0.10.prom", edit: dropLines("process_start_time_seconds"),
-		dialect: "vllm", models: []string{qwen30B},
+		dialect: "vllm", prefix: "on", models: []string{qwen30B},
 		scalars: with(vllm010Scalars, map[string]float64{"process_start_time_seconds": del}),
 		hists:   vllm010Hists, extra: vllm010Extra,
 		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
 	},
 	{
-		name: "vllm newest, all models", file: "vllm-new.prom", dialect: "vllm", models: []string{qwenNext, llama70B},
+		name: "vllm newest, all models", file: "vllm-new.prom", dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: vllmNewScalars, hists: vllmNewHists, extra: vllmNewExtra,
 		missing: []string{"KV tokens in use", "largest prompt and generation"},
 	},
@@ -302,7 +341,7 @@ var fixtureCases = []fixtureCase{
 		// Without by_source, computed = prompt_tokens_total − cached: that is
 		// local_compute − recomputed, 295 tokens (120+80+40+55) less.
 		name: "vllm newest without by_source", file: "vllm-new.prom", edit: dropLines("prompt_tokens_by_source"),
-		dialect: "vllm", models: []string{qwenNext, llama70B},
+		dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: with(vllmNewScalars, map[string]float64{
 			// (3,499,880 + 3,469,920 + 2,991,960 + 2,916,345) − 6,888,400
 			"prompt_tokens_total": 12878105 - 6888400, // 5,989,705
@@ -312,7 +351,7 @@ var fixtureCases = []fixtureCase{
 	},
 	{
 		name: "vllm newest, --model Llama", file: "vllm-new.prom", opts: Options{Model: llama70B},
-		dialect: "vllm", models: []string{qwenNext, llama70B},
+		dialect: "vllm", prefix: "on", models: []string{qwenNext, llama70B},
 		scalars: map[string]float64{
 			"requests_processing":            12 + 10,
 			"requests_deferred":              3 + 1,
@@ -330,14 +369,15 @@ var fixtureCases = []fixtureCase{
 			// (cache_config_info names no model)
 		},
 		hists: map[string]float64{
-			"time_to_first_token_seconds":  4355 + 4284,
-			"inter_token_latency_seconds":  815645 + 797216,
-			"e2e_request_latency_seconds":  8617,
-			"request_queue_time_seconds":   8617,
-			"request_prefill_time_seconds": 8617,
-			"request_decode_time_seconds":  8617,
-			"request_prompt_tokens":        8617,
-			"request_generation_tokens":    8617,
+			"time_to_first_token_seconds":           4355 + 4284,
+			"inter_token_latency_seconds":           815645 + 797216,
+			"request_time_per_output_token_seconds": 4343 + 4274,
+			"e2e_request_latency_seconds":           8617,
+			"request_queue_time_seconds":            8617,
+			"request_prefill_time_seconds":          8617,
+			"request_decode_time_seconds":           8617,
+			"request_prompt_tokens":                 8617,
+			"request_generation_tokens":             8617,
 		},
 		extra: map[string]float64{
 			"finished_reason:stop":       4100 + 4050,
@@ -362,11 +402,12 @@ var fixtureCases = []fixtureCase{
 			"kv_cache_tokens":                14336,
 		},
 		extra: map[string]float64{
-			"n_decode_total":                 402117,
-			"n_busy_slots_per_decode":        3.07,
-			"largest_sequence_tokens":        7168, // n_past_max
-			"predicted_tokens_seconds_gauge": 47.9,
-			// prompt_tokens_seconds is -nan: left out
+			"n_decode_total":          402117,
+			"n_busy_slots_per_decode": 3.07,
+			"largest_sequence_tokens": 7168, // n_past_max
+			// per-slot speeds from the counters, not the tokens/s gauges
+			"slot_prefill_tokens_per_second": 48213 / 31.415,    // 1,534.7
+			"slot_decode_tokens_per_second":  1234570 / 25123.6, // 49.14
 		},
 		missing: []string{"prompt cache reuse", "time to first token", "end-to-end latency", "prompt and generation sizes",
 			"requests finished", "largest prompt", "uptime"},
@@ -389,9 +430,9 @@ var fixtureCases = []fixtureCase{
 		extra: map[string]float64{
 			"n_decode_total":                 187654,
 			"n_busy_slots_per_decode":        1.84,
-			"largest_sequence_tokens":        40960, // n_tokens_max: prompt + generation
-			"prompt_tokens_seconds_gauge":    0,
-			"predicted_tokens_seconds_gauge": 52.3,
+			"largest_sequence_tokens":        40960,            // n_tokens_max: prompt + generation
+			"slot_prefill_tokens_per_second": 812345 / 402.117, // 2,020.2
+			"slot_decode_tokens_per_second":  298765 / 6123.45, // 48.79
 			"spec_decode_num_drafts_total":   61234,
 			"spec_decode_accepted_per_pos:0": 55000,
 			"spec_decode_accepted_per_pos:1": 48000,
@@ -458,6 +499,135 @@ var fixtureCases = []fixtureCase{
 		missing: []string{"prefill and decode time", "largest prompt and generation", "uptime"},
 	},
 	{
+		// Issue 9 classes 1-3: the first metrics' names, name= labels, a
+		// percent hit-rate gauge and no cached-token counter.
+		name: "sglang first metrics", file: "sglang-0.3-first.prom", dialect: "sglang", models: []string{"google/gemma-2-9b-it"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 500000, // cached share unknown: not "computed"
+			"tokens_predicted_total": 420000,
+			"requests_processing":    3, // num_requests_running
+			"requests_deferred":      7, // num_requests_waiting
+			"kv_cache_usage_ratio":   0.25,
+			"kv_cache_max_tokens":    160000,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 2000,
+			"inter_token_latency_seconds": 400000, // time_per_output_token_seconds
+			"e2e_request_latency_seconds": 2000,
+			"request_queue_time_seconds":  2000, // waiting_request_latency_seconds
+			"request_prompt_tokens":       2000,
+			"request_generation_tokens":   2000,
+		},
+		extra: map[string]float64{
+			"cache_hit_rate_gauge": 0.125, // 12.5 percent
+			"gen_throughput_gauge": 250,
+		},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "sglang first metrics, --model by name=", file: "sglang-0.3-first.prom", opts: Options{Model: "google/gemma-2-9b-it"},
+		dialect: "sglang", models: []string{"google/gemma-2-9b-it"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 500000, "tokens_predicted_total": 420000, "requests_processing": 3,
+			"requests_deferred": 7, "kv_cache_usage_ratio": 0.25, "kv_cache_max_tokens": 160000,
+		},
+		hists: map[string]float64{
+			"time_to_first_token_seconds": 2000, "inter_token_latency_seconds": 400000, "e2e_request_latency_seconds": 2000,
+			"request_queue_time_seconds": 2000, "request_prompt_tokens": 2000, "request_generation_tokens": 2000,
+		},
+		extra:   map[string]float64{"cache_hit_rate_gauge": 0.125, "gen_throughput_gauge": 250},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "largest prompt and generation", "uptime"},
+	},
+	{
+		// 0.4.4.post4 on: inter_token_latency_seconds without
+		// time_per_output_token_seconds, so the absent cached counter is 0.
+		name: "sglang lazy cached counter", file: "sglang-0.4-lazy.prom", dialect: "sglang", models: []string{"Qwen/Qwen2.5-7B-Instruct"},
+		scalars: map[string]float64{
+			"prompt_tokens_total": 12000, "cached_tokens_total": 0, "prefix_cache_queries": 12000, "prefix_cache_hits": 0,
+			"tokens_predicted_total": 3000, "requests_total": 12, "requests_processing": 4, "requests_deferred": 0,
+			"kv_cache_usage_ratio": 0.04, "kv_cache_tokens": 8000,
+		},
+		hists:   map[string]float64{"time_to_first_token_seconds": 12, "inter_token_latency_seconds": 2988, "e2e_request_latency_seconds": 12},
+		extra:   map[string]float64{"cache_hit_rate_gauge": 0, "gen_throughput_gauge": 400},
+		missing: []string{"prefill and decode time", "queue time", "prompt and generation sizes", "KV capacity", "largest prompt and generation", "uptime"},
+	},
+	{
+		// With time_per_output_token_seconds too it is 0.4.3.post3 or
+		// older: no cached counter at all, so the cached share is unknown.
+		name: "sglang before the cached counter", file: "sglang-0.4-lazy.prom", edit: addLines(sglangTPOT),
+		dialect: "sglang", models: []string{"Qwen/Qwen2.5-7B-Instruct"},
+		scalars: map[string]float64{
+			snapshot.PromptTokensAll: 12000,
+			"tokens_predicted_total": 3000, "requests_total": 12, "requests_processing": 4, "requests_deferred": 0,
+			"kv_cache_usage_ratio": 0.04, "kv_cache_tokens": 8000,
+		},
+		hists: map[string]float64{"time_to_first_token_seconds": 12, "inter_token_latency_seconds": 2988, "e2e_request_latency_seconds": 12},
+		extra: map[string]float64{"cache_hit_rate_gauge": 0, "gen_throughput_gauge": 400},
+		missing: []string{"prefix-cache hit rate and computed prompt tokens", "prefill and decode time", "queue time", "prompt and generation sizes",
+			"KV capacity", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Issue 9 class 4: every prompt token is computed.
+		name: "vllm prefix caching off", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "off",
+		scalars: vllmOffScalars,
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "vllm prefix caching None", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "off",
+		edit: func(s string) string {
+			return strings.ReplaceAll(s, `enable_prefix_caching="False"`, `enable_prefix_caching="None"`)
+		},
+		scalars: vllmOffScalars,
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "vllm prefix caching on, no cached counter", file: "vllm-prefix-off.prom", dialect: "vllm", models: []string{"m"}, prefix: "on",
+		edit: func(s string) string {
+			return strings.ReplaceAll(s, `enable_prefix_caching="False"`, `enable_prefix_caching="True"`)
+		},
+		scalars: with(vllmOffScalars, map[string]float64{
+			"prompt_tokens_total": del, "cached_tokens_total": del, snapshot.PromptTokensAll: 40000,
+		}),
+		extra:   map[string]float64{"finished_reason:stop": 30, "finished_reason:length": 10, "kv_block_size": 16, "kv_num_blocks": 10000},
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Queries without hits (a cut 0.10 excerpt): no half of a ratio.
+		name: "vllm 0.10 queries without hits", file: "vllm-0.10.prom", edit: dropLines("prefix_cache_hits"),
+		dialect: "vllm", models: []string{qwen30B}, prefix: "on",
+		scalars: with(vllm010Scalars, map[string]float64{"prefix_cache_queries": del, "prefix_cache_hits": del}),
+		hists:   vllm010Hists, extra: vllm010Extra,
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation", "prefix-cache hit rate"},
+	},
+	{
+		// Issue 9 class 5: Ray Serve LLM, two replicas summed as engines.
+		name: "ray serve ray_vllm_", file: "ray-vllm.prom", dialect: "vllm", models: []string{"m"},
+		scalars: rayScalars, hists: map[string]float64{"e2e_request_latency_seconds": 4 + 6},
+		extra:   map[string]float64{"finished_reason:stop": 4 + 6},
+		missing: []string{"KV capacity", "prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		name: "ray serve ray_vllm:", file: "ray-vllm.prom", dialect: "vllm", models: []string{"m"},
+		edit:    func(s string) string { return strings.ReplaceAll(s, "ray_vllm_", "ray_vllm:") },
+		scalars: rayScalars, hists: map[string]float64{"e2e_request_latency_seconds": 4 + 6},
+		extra:   map[string]float64{"finished_reason:stop": 4 + 6},
+		missing: []string{"KV capacity", "prompt tokens computed", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
+	{
+		// Issue 9 class 14: no decode call yet, so no batch occupancy and
+		// no per-slot speed (0/0 is not 0).
+		name: "llama.cpp fresh", file: "llamacpp-fresh.prom", dialect: "llamacpp",
+		scalars: map[string]float64{
+			"prompt_tokens_total": 0, "prompt_seconds_total": 0, "tokens_predicted_total": 0,
+			"tokens_predicted_seconds_total": 0, "requests_processing": 0, "requests_deferred": 0,
+		},
+		extra: map[string]float64{"n_decode_total": 0, "largest_sequence_tokens": 0},
+		missing: []string{"KV-cache usage", "prompt cache reuse", "time to first token", "end-to-end latency", "prompt and generation sizes",
+			"requests finished", "largest prompt", "uptime"},
+	},
+	{
 		name: "tgi", file: "tgi.prom", dialect: "tgi",
 		scalars: map[string]float64{
 			"requests_total":         5120,
@@ -470,6 +640,8 @@ var fixtureCases = []fixtureCase{
 			"request_queue_time_seconds":  5120,
 			"request_prompt_tokens":       5169, // observed at validation, so failures after it count too
 			"request_generation_tokens":   5120,
+			// tgi_request_mean_time_per_token_duration
+			"request_time_per_output_token_seconds": 5120,
 		},
 		extra: map[string]float64{
 			"failed_reason:generation": 2,
@@ -526,6 +698,12 @@ func TestFixtures(t *testing.T) {
 			}
 			if s.Model != tc.opts.Model {
 				t.Errorf("model = %q, want %q", s.Model, tc.opts.Model)
+			}
+			if s.PrefixCaching != tc.prefix {
+				t.Errorf("PrefixCaching = %q, want %q", s.PrefixCaching, tc.prefix)
+			}
+			if len(s.Invalid) > 0 {
+				t.Errorf("Invalid = %q, want none", s.Invalid)
 			}
 			compareFigures(t, "Scalars", s.Scalars, tc.scalars)
 			counts := map[string]float64{}
@@ -789,7 +967,8 @@ func FuzzMap(f *testing.F) {
 	// Each fixture's head: whole fixtures (up to 200 KB) make mutation slow,
 	// and TestForcedDialects maps them in full already.
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.prom"))
-	for _, name := range files {
+	more, _ := filepath.Glob(filepath.Join("testdata", "*", "*.prom"))
+	for _, name := range append(files, more...) {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -818,6 +997,17 @@ func FuzzMap(f *testing.F) {
 				if h == nil || len(h.Buckets) == 0 {
 					t.Fatalf("histogram %q empty", k)
 				}
+				if h.Sum < 0 && h.Buckets[0].UpperBound >= 0 || math.IsInf(h.Sum, 0) || math.IsNaN(h.Sum) {
+					t.Fatalf("histogram %q: sum %v passed validation", k, h.Sum)
+				}
+			}
+			for k, v := range s.Scalars {
+				if math.IsInf(v, 0) {
+					t.Fatalf("scalar %q = %v passed validation", k, v)
+				}
+			}
+			if len(s.Invalid) > maxProblems+1 {
+				t.Fatalf("%d problems listed", len(s.Invalid))
 			}
 		}
 	})

@@ -7,8 +7,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// llamaCpp reads llama-server's series (started with --metrics). They carry
-// no labels except the draft position, so there is no model to choose.
+// llamaCpp reads llama-server's series (started with --metrics), from the
+// endpoint's first build (b2258, February 2024) on, and ik_llama.cpp's,
+// which kept the older set. They carry no labels except the draft
+// position, so there is no model to choose. docs/servers.md lists the names
+// and the builds that publish them.
 //
 // Traps handled:
 //   - prompt_tokens_total already excludes prompt tokens reused from the
@@ -16,17 +19,29 @@ import (
 //     counts those, and the two add up to every prompt token looked up.
 //   - n_tokens_max (old n_past_max) is the longest prompt + generation, not
 //     the largest prompt: it goes to Extra as largest_sequence_tokens.
-//   - prompt_tokens_seconds and predicted_tokens_seconds cover the time since
-//     the previous scrape and reset on each one: Extra *_gauge, never a
-//     lifetime rate (that comes from the token and seconds counters).
-//   - kv_cache_usage_ratio and kv_cache_tokens were removed; older servers
-//     still publish them.
+//   - prompt_tokens_seconds and predicted_tokens_seconds are not read.
+//     Before b5153 each /metrics call reset them, so they covered only the
+//     time since the previous scrape (whoever made it); from b5153 on
+//     nothing resets them and they are the lifetime tokens over the summed
+//     per-slot seconds, the same figure as the counters give. The HELP text
+//     did not change, so a scrape cannot always say which; the counters
+//     say it on every build: slot_prefill_tokens_per_second and
+//     slot_decode_tokens_per_second.
+//   - n_busy_slots_per_decode is busy slots over max(decode calls, 1): with
+//     no decode call yet it reads 0 for 0/0, and is left out.
+//   - kv_cache_usage_ratio and kv_cache_tokens were removed in b5441; older
+//     servers still publish them. The ratio is a fraction 0..1.
 //   - The Process-Start-Time-Unix header is a monotonic clock reading, not
 //     an epoch, so there is no uptime.
 var llamaCpp = dialect{
 	name:  "llamacpp",
 	match: func(n string) bool { return strings.HasPrefix(n, "llamacpp:") },
 	read:  readLlamaCpp,
+	advice: snapshot.Advice{
+		SlowScrape: "llama-server answers /metrics from the loop that drives generation, between decode batches",
+		QueueFix:   "start llama-server with more slots (--parallel N); each slot gets --ctx-size / N tokens of context, so raise --ctx-size with it",
+		KVFix:      "raise --ctx-size, or quantise the cache with --cache-type-k q8_0 --cache-type-v q8_0",
+	},
 }
 
 func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
@@ -54,21 +69,28 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	p.scalar("tokens_predicted_seconds_total", counterNames("llamacpp:tokens_predicted_seconds")...)
 	p.scalar("requests_processing", "llamacpp:requests_processing")
 	p.scalar("requests_deferred", "llamacpp:requests_deferred")
-	haveKV := p.scalar("kv_cache_usage_ratio", "llamacpp:kv_cache_usage_ratio")
+	kv := p.fam("llamacpp:kv_cache_usage_ratio")
+	if kv != nil && p.ratioOK(kv, nil, 1, "fraction") {
+		p.scalar("kv_cache_usage_ratio", "llamacpp:kv_cache_usage_ratio")
+	}
 	p.scalar("kv_cache_tokens", "llamacpp:kv_cache_tokens")
 	p.scalar("spec_decode_num_draft_tokens_total", counterNames("llamacpp:spec_decode_num_draft_tokens")...)
 	p.scalar("spec_decode_num_accepted_tokens_total", counterNames("llamacpp:spec_decode_num_accepted_tokens")...)
 
+	slotSpeed(p, "slot_prefill_tokens_per_second", "prompt_tokens_total", "prompt_seconds_total")
+	slotSpeed(p, "slot_decode_tokens_per_second", "tokens_predicted_total", "tokens_predicted_seconds_total")
+
+	decodes, okDecodes := p.sum(counterNames("llamacpp:n_decode")...)
 	p.extraSum("n_decode_total", counterNames("llamacpp:n_decode")...)
-	// A counter in older servers, a gauge in newer ones; an average either way.
-	p.extraSum("n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode_total")
+	if !okDecodes || decodes > 0 {
+		// A counter in older servers, a gauge in newer ones; an average either way.
+		p.extraSum("n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode_total")
+	}
 	p.extraSum("largest_sequence_tokens", "llamacpp:n_tokens_max", "llamacpp:n_tokens_max_total", "llamacpp:n_past_max", "llamacpp:n_past_max_total")
-	p.extraSum("prompt_tokens_seconds_gauge", "llamacpp:prompt_tokens_seconds")
-	p.extraSum("predicted_tokens_seconds_gauge", "llamacpp:predicted_tokens_seconds")
 	p.extraSum("spec_decode_num_drafts_total", counterNames("llamacpp:spec_decode_num_drafts")...)
 	p.extraByLabel("spec_decode_accepted_per_pos:", "position", counterNames("llamacpp:spec_decode_num_accepted_tokens_per_pos")...)
 
-	if !haveKV {
+	if kv == nil {
 		p.missing("KV-cache usage: llama.cpp no longer publishes it")
 	}
 	if !okCached {
@@ -81,4 +103,15 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	p.missing("largest prompt: llama.cpp tracks only the largest sequence (prompt + generation)")
 	p.missing("uptime: llama.cpp's start header is not a wall-clock time")
 	return nil
+}
+
+// slotSpeed sets tokens over their summed per-slot seconds: how fast a
+// request was served while it ran, not the server's throughput. With no
+// seconds yet there is no speed (0/0 is not 0).
+func slotSpeed(p *mapper, key, tokens, seconds string) {
+	n, okN := p.s.Scalar(tokens)
+	t, okT := p.s.Scalar(seconds)
+	if okN && okT && t > 0 {
+		p.extra(key, n/t)
+	}
 }

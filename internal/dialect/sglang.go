@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 // "sglang:" prefix or the "sglang_" spelling some builds use. Tokenizer-side
 // series (tokens, requests, latency histograms) carry model_name; scheduler
 // series (queue, KV pool, throughput) add rank labels, one series per
-// scheduler.
+// scheduler. docs/servers.md lists the names read and their versions.
 //
 // Ranks: by default only each data-parallel group's first attention rank
 // publishes, so series that differ in dp_rank (or engine_type) are separate
@@ -30,12 +31,20 @@ import (
 //     mode="prefill_cache" as the cached ones), else prompt_tokens_total −
 //     cached_tokens_total. Either way queries = computed + cached and
 //     hits = cached: the lifetime hit rate from counters.
-//   - cached_tokens_total is split by cache_source in newer versions (each
-//     request is counted under its sources, or under "total" when it has no
-//     breakdown), so all its series add. It and each realtime mode appear
-//     only after their first increment: absent next to prompt tokens means 0.
+//   - cached_tokens_total appeared in 0.4.3.post4, added to on every
+//     finished request; from 0.4.4.post4 only on a request with a cache hit,
+//     so there it is absent until the first hit. Absent next to prompt
+//     tokens it means 0 only where the scrape shows a version that publishes
+//     it lazily (sglangLazyCached); otherwise the cached share is unknown
+//     and the report gets the whole prompt count as PromptTokensAll.
+//   - Newer versions split cached_tokens_total by cache_source (each
+//     request counted under its sources, or under "total" when it has no
+//     breakdown), so all its series add. Each realtime mode also appears
+//     only after its first increment: absent next to prefill_compute is 0.
 //   - cache_hit_rate is the last batch's rate, gen_throughput the last log
-//     interval's: Extra *_gauge only.
+//     interval's: Extra *_gauge only. The first metrics (late 2024, the
+//     docs' example with num_requests_running and name= labels) published
+//     cache_hit_rate in percent; every release since, a fraction.
 //   - token_usage is a fraction 0..1; num_used_tokens and
 //     max_total_num_tokens are tokens.
 //   - time_per_output_token_seconds was the per-token latency histogram
@@ -44,7 +53,16 @@ var sglang = dialect{
 	name:  "sglang",
 	match: isSGLang,
 	read:  readSGLang,
+	advice: snapshot.Advice{
+		Preempted:  "retracted",
+		PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static",
+		QueueFix:   "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
+		KVFix:      "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
+	},
 }
+
+// sglangFirstModelLabels name the served model in SGLang's first metrics.
+var sglangFirstModelLabels = []string{"model_name", "name"}
 
 func isSGLang(name string) bool {
 	return strings.HasPrefix(name, "sglang:") || strings.HasPrefix(name, "sglang_")
@@ -146,10 +164,20 @@ func rankHist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Hist
 }
 
 func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	s.Models = servedModels(fams, isSGLang)
-	keep, err := modelFilter(s.Models, o.Model)
+	// name= labels a model only in the first metrics: later it names the
+	// function func_latency_seconds times.
+	first := sglangFirstMetrics(newMapper(fams, nil, s))
+	labels := modelLabel
+	if first {
+		labels = sglangFirstModelLabels
+	}
+	s.Models = servedModels(fams, isSGLang, labels)
+	keep, model, err := modelFilter(s.Models, o.Model, labels)
 	if err != nil {
 		return err
+	}
+	if model != "" {
+		s.Model = model
 	}
 	p := newMapper(fams, keep, s)
 	sum := func(names ...string) (float64, bool) {
@@ -177,10 +205,12 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 
 	sglangPromptTokens(p, sum)
 	set("tokens_predicted_total", sgCounter("generation_tokens")...)
-	set("requests_total", sgCounter("num_requests")...)
-	set("requests_processing", sgNames("num_running_reqs")...)
-	set("requests_deferred", sgNames("num_queue_reqs")...)
-	if mf := p.fam(sgNames("token_usage")...); mf != nil {
+	if !set("requests_total", sgCounter("num_requests")...) {
+		set("requests_total", sgCounter("request_success")...)
+	}
+	set("requests_processing", append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
+	set("requests_deferred", append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
+	if mf := p.fam(sgNames("token_usage")...); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
 		if v, ok := rankMean(mf, keep); ok {
 			s.Scalars["kv_cache_usage_ratio"] = v
 		}
@@ -190,16 +220,22 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 
 	hist("time_to_first_token_seconds", sgNames("time_to_first_token_seconds")...)
 	hist("e2e_request_latency_seconds", sgNames("e2e_request_latency_seconds")...)
-	haveQueue := hist("request_queue_time_seconds", sgNames("queue_time_seconds")...)
+	haveQueue := hist("request_queue_time_seconds", slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
 	hist("inter_token_latency_seconds", append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
-	haveSizes := hist("request_prompt_tokens", sgNames("prompt_tokens_histogram")...)
-	if hist("request_generation_tokens", sgNames("generation_tokens_histogram")...) {
+	haveSizes := hist("request_prompt_tokens", append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
+	if hist("request_generation_tokens", append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
 		haveSizes = true
 	}
 
 	if mf := p.fam(sgNames("cache_hit_rate")...); mf != nil {
-		if v, ok := rankMean(mf, keep); ok {
-			p.extra("cache_hit_rate_gauge", v)
+		scale, unit := 1.0, "fraction"
+		if first {
+			scale, unit = 100, "percent"
+		}
+		if p.ratioOK(mf, keep, scale, unit) {
+			if v, ok := rankMean(mf, keep); ok {
+				p.extra("cache_hit_rate_gauge", v/scale)
+			}
 		}
 	}
 	if v, ok := sum(sgNames("gen_throughput")...); ok {
@@ -208,7 +244,9 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	if v, ok := sum(sgCounter("num_aborted_requests")...); ok {
 		p.extra("num_aborted_requests_total", v)
 	}
-	if v, ok := sum(sgCounter("num_retracted_requests")...); ok {
+	// The counter from December 2025; before it (0.4.9.post3 to 0.5.3) a
+	// gauge holding each scheduler's running total.
+	if v, ok := sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
 		p.extra("num_preemptions_total", v)
 	}
 	sglangCacheConfig(p)
@@ -231,8 +269,67 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	return nil
 }
 
+// sglangFirstMetrics reports whether the scrape is from SGLang's first
+// metrics (November 2024, before 0.3.5.post1; the docs' example until
+// December 2024): names and a name= label no release kept, and a percent
+// cache_hit_rate whose HELP is "Cache hit rate".
+func sglangFirstMetrics(p *mapper) bool {
+	for _, base := range []string{"num_requests_running", "num_requests_waiting", "waiting_request_latency_seconds", "new_seq", "new_token", "cached_token", "queue_req"} {
+		if p.fam(sgNames(base)...) != nil {
+			return true
+		}
+	}
+	if mf := p.fam(sgNames("cache_hit_rate")...); mf != nil {
+		if mf.GetHelp() == "Cache hit rate" {
+			return true
+		}
+		for _, m := range mf.GetMetric() {
+			if _, ok := labelValue(m, "model_name"); ok {
+				return false
+			}
+			if _, ok := labelValue(m, "name"); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sglangLazySignals are series that only versions publishing
+// cached_tokens_total lazily (0.4.4.post4 on) have: scheduler gauges set at
+// every log interval and newer families.
+var sglangLazySignals = []string{
+	"avg_request_queue_latency", "num_grammar_queue_reqs", "num_so_requests_total",
+	"prompt_tokens_histogram", "generation_tokens_histogram", "num_aborted_requests_total",
+	"total_retracted_reqs", "utilization", "engine_startup_time", "queue_time_seconds",
+	"per_stage_req_latency_seconds", "num_retracted_reqs", "swa_token_usage", "cache_config_info",
+	"realtime_tokens_total", "num_retracted_requests_total", "spec_accept_rate", "is_cuda_graph",
+	"num_paused_reqs", "max_running_requests_under_SLO",
+}
+
+// sglangLazyCached reports whether the scrape shows a version that adds to
+// cached_tokens_total only on a cache hit, so that its absence means none
+// yet. 0.4.4.post4 made the counter lazy in the same change that dropped
+// time_per_output_token_seconds; before 0.4.3.post4 there was no counter,
+// and in between it was published with the first finished request.
+func sglangLazyCached(p *mapper) bool {
+	if p.fam(sgNames("time_per_output_token_seconds")...) != nil {
+		return false
+	}
+	if p.fam(sgNames("inter_token_latency_seconds")...) != nil {
+		return true
+	}
+	for _, base := range sglangLazySignals {
+		if p.fam(sgNames(base)...) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // sglangPromptTokens sets computed and cached prompt tokens and the
 // lifetime prefix-cache queries and hits, from one source so they agree.
+// Where the cached share is unknown it sets only PromptTokensAll.
 func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
 	var computed, cached float64
 	ok := false
@@ -249,14 +346,19 @@ func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
 	}
 	if !ok {
 		prompt, okPrompt := sum(sgCounter("prompt_tokens")...)
-		if !okPrompt {
+		if !okPrompt || math.IsNaN(prompt) {
 			return
 		}
 		var okCached bool
 		if cached, okCached = sum(sgCounter("cached_tokens")...); !okCached {
-			cached = 0 // the counter appears with the first cache hit
+			if !sglangLazyCached(p) {
+				p.s.Scalars[snapshot.PromptTokensAll] = prompt
+				p.missing("prefix-cache hit rate and computed prompt tokens: this SGLang publishes no cached-token counter (its cache_hit_rate gauge is the last batch's)")
+				return
+			}
+			cached = 0 // this version adds the counter with the first cache hit
 		}
-		if prompt < cached || math.IsNaN(prompt) || math.IsNaN(cached) {
+		if prompt < cached || math.IsNaN(cached) {
 			return
 		}
 		computed, ok = prompt-cached, true

@@ -7,20 +7,29 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// vllm reads vLLM's V1-engine series (0.8 to current). Every series carries
-// model_name and engine (the data-parallel engine index); engines are summed
-// (counters, request gauges) or averaged (the KV usage fraction), and
-// Options.Model keeps one model.
+// vllm reads vLLM's series: the V1 engine's (0.8 to current) and, where
+// the names are the same, the V0 engine's (0.4 to 0.10). Every V1 series
+// carries model_name and engine (the data-parallel engine index); engines
+// are summed (counters, request gauges) or averaged (the KV usage
+// fraction), and Options.Model keeps one model.
+//
+// Ray Serve LLM re-exports the same series under ray_vllm: (ray_vllm_ once
+// its exporter sanitises names), adding Ray's own labels (ReplicaId,
+// WorkerId, Component, …): each replica's engine is one more series, summed
+// or averaged like engines. They are read as vllm: series of the same name.
 //
 // Traps handled:
 //   - vllm:prompt_tokens_total counts every prompt token, cached ones too.
 //     Computed tokens are prompt_tokens_by_source_total{source="local_compute"}
 //     where published, else prompt_tokens_total − prompt_tokens_cached_total
 //     (which also subtracts the single token a fully cached prompt
-//     recomputes). Versions before the cached counter get no computed figure:
-//     prompt_tokens_total − prefix_cache_hits would only approximate it
-//     (hits are counted again after each preemption, prompt tokens when
-//     prefill ends).
+//     recomputes). With prefix caching off (cache_config_info
+//     enable_prefix_caching "False", or "None", which no engine reads as on)
+//     every prompt token is computed and none cached. Otherwise versions
+//     before the cached counter get no computed figure: prompt_tokens_total
+//     − prefix_cache_hits would only approximate it (hits are counted again
+//     after each preemption, prompt tokens when prefill ends); the report
+//     gets vLLM's own count as snapshot.PromptTokensAll instead.
 //   - Prefix-cache queries and hits are tokens from the 0.9-era rename on, but
 //     vLLM 0.8's gpu_prefix_cache_* counted full blocks. A block hit rate is
 //     not a token hit rate (a prompt's partial last block is never looked
@@ -28,30 +37,91 @@ import (
 //     line carries the block hit rate instead. The unit is read from the HELP
 //     text ("blocks" in 0.8, "tokens" after); without HELP, lookups far
 //     fewer than the prompt tokens can only be blocks.
-//   - kv_cache_usage_perc (old gpu_cache_usage_perc) is a fraction 0..1.
+//   - kv_cache_usage_perc (old gpu_cache_usage_perc) is a fraction 0..1
+//     despite its name (HELP "1 means 100 percent usage"); a value above 1
+//     is invalid, not a percent.
 //   - KV capacity comes from cache_config_info: kv_cache_size_tokens where
 //     present, else num_gpu_blocks × block_size, summed over engines.
 //   - time_per_output_token_seconds was the per-step inter-token latency
-//     before its rename to inter_token_latency_seconds.
+//     before its rename to inter_token_latency_seconds (0.10.2);
+//     request_time_per_output_token_seconds (0.11 on) is each request's
+//     mean decode time per token.
 var vllm = dialect{
 	name:  "vllm",
 	match: isVLLM,
 	read:  readVLLM,
+	advice: snapshot.Advice{
+		Preempted:  "preempted",
+		PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
+		QueueFix:   "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
+		KVFix:      "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
+	},
 }
 
-func isVLLM(name string) bool { return strings.HasPrefix(name, "vllm:") }
+// Ray Serve LLM's spellings of vLLM's prefix.
+const (
+	rayVLLMColon = "ray_vllm:"
+	rayVLLMUnder = "ray_vllm_"
+)
+
+func isVLLM(name string) bool {
+	return strings.HasPrefix(name, "vllm:") || strings.HasPrefix(name, rayVLLMColon) || strings.HasPrefix(name, rayVLLMUnder)
+}
+
+// vllmNames renames Ray Serve's re-exported families to vLLM's own names.
+// Where a server publishes both spellings of one family, vLLM's own is read
+// and Ray's copy ignored, so nothing is counted twice.
+func vllmNames(fams []*dto.MetricFamily) []*dto.MetricFamily {
+	native := map[string]bool{}
+	ray := false
+	for _, mf := range fams {
+		n := mf.GetName()
+		switch {
+		case strings.HasPrefix(n, "vllm:"):
+			native[n] = true
+		case strings.HasPrefix(n, rayVLLMColon), strings.HasPrefix(n, rayVLLMUnder):
+			ray = true
+		}
+	}
+	if !ray {
+		return fams
+	}
+	out := make([]*dto.MetricFamily, 0, len(fams))
+	for _, mf := range fams {
+		n := mf.GetName()
+		base, ok := strings.CutPrefix(n, rayVLLMColon)
+		if !ok {
+			base, ok = strings.CutPrefix(n, rayVLLMUnder)
+		}
+		if !ok {
+			out = append(out, mf)
+			continue
+		}
+		name := "vllm:" + base
+		if native[name] {
+			continue
+		}
+		native[name] = true
+		out = append(out, &dto.MetricFamily{Name: &name, Help: mf.Help, Type: mf.Type, Unit: mf.Unit, Metric: mf.Metric})
+	}
+	return out
+}
 
 func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	s.Models = servedModels(fams, isVLLM)
-	keep, err := modelFilter(s.Models, o.Model)
+	fams = vllmNames(fams)
+	s.Models = servedModels(fams, isVLLM, modelLabel)
+	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
 	if err != nil {
 		return err
+	}
+	if model != "" {
+		s.Model = model
 	}
 	p := newMapper(fams, keep, s)
 
 	p.scalar("requests_processing", "vllm:num_requests_running")
 	p.scalar("requests_deferred", "vllm:num_requests_waiting")
-	if mf := p.fam("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"); mf != nil {
+	if mf := p.fam("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
 		// Each engine has its own cache; data-parallel engines are sized alike.
 		if v, ok := mean(mf, keep); ok {
 			s.Scalars["kv_cache_usage_ratio"] = v
@@ -62,17 +132,19 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	p.extraByLabel("finished_reason:", "finished_reason", counterNames("vllm:request_success")...)
 	p.extraSum("num_preemptions_total", counterNames("vllm:num_preemptions")...)
 
+	vllmCacheConfig(p, model)
 	vllmPromptTokens(p)
 	vllmPrefixCache(p)
 
 	p.hist("time_to_first_token_seconds", "vllm:time_to_first_token_seconds")
 	p.hist("inter_token_latency_seconds", "vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
+	p.hist("request_time_per_output_token_seconds", "vllm:request_time_per_output_token_seconds")
 	p.hist("e2e_request_latency_seconds", "vllm:e2e_request_latency_seconds")
 	p.hist("request_queue_time_seconds", "vllm:request_queue_time_seconds")
-	if h := p.hist("request_prefill_time_seconds", "vllm:request_prefill_time_seconds"); h != nil {
+	if h := p.hist("request_prefill_time_seconds", "vllm:request_prefill_time_seconds"); h != nil && !h.NoSum {
 		s.Scalars["prompt_seconds_total"] = h.Sum
 	}
-	if h := p.hist("request_decode_time_seconds", "vllm:request_decode_time_seconds"); h != nil {
+	if h := p.hist("request_decode_time_seconds", "vllm:request_decode_time_seconds"); h != nil && !h.NoSum {
 		s.Scalars["tokens_predicted_seconds_total"] = h.Sum
 	}
 	p.hist("request_prompt_tokens", "vllm:request_prompt_tokens")
@@ -83,8 +155,6 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	p.extraSum("spec_decode_num_drafts_total", counterNames("vllm:spec_decode_num_drafts")...)
 	p.extraByLabel("spec_decode_accepted_per_pos:", "position", counterNames("vllm:spec_decode_num_accepted_tokens_per_pos")...)
 
-	vllmCacheConfig(p, o.Model)
-
 	p.missing("KV tokens in use: vLLM publishes the usage fraction only")
 	p.missing("largest prompt and generation: vLLM publishes no peak series")
 	p.processStart("uptime: no process_start_time_seconds (vLLM drops it when --api-server-count > 1)")
@@ -94,6 +164,7 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 // vllmPromptTokens sets computed and cached prompt tokens, which vLLM's own
 // prompt_tokens_total lumps together.
 func vllmPromptTokens(p *mapper) {
+	all, haveAll := p.sum(counterNames("vllm:prompt_tokens")...)
 	bySource := p.fam(counterNames("vllm:prompt_tokens_by_source")...)
 	var computed float64
 	haveComputed := false
@@ -104,10 +175,13 @@ func vllmPromptTokens(p *mapper) {
 	if !haveCached && bySource != nil {
 		cached, haveCached = Sum(bySource, both(p.keep, withLabel("source", "local_cache_hit", "external_kv_transfer")))
 	}
-	if !haveComputed && haveCached {
-		if total, ok := p.sum(counterNames("vllm:prompt_tokens")...); ok && total >= cached {
-			computed, haveComputed = total-cached, true
-		}
+	if !haveComputed && !haveCached && haveAll && p.s.PrefixCaching == "off" {
+		// Nothing is looked up, so nothing is reused. (A server that counts
+		// its cached tokens is believed over its configuration.)
+		computed, haveComputed, cached, haveCached = all, true, 0, true
+	}
+	if !haveComputed && haveCached && haveAll && all >= cached {
+		computed, haveComputed = all-cached, true
 	}
 	if haveComputed {
 		p.s.Scalars["prompt_tokens_total"] = computed
@@ -115,8 +189,14 @@ func vllmPromptTokens(p *mapper) {
 	if haveCached {
 		p.s.Scalars["cached_tokens_total"] = cached
 	}
-	if !haveCached && p.fam(counterNames("vllm:prompt_tokens")...) != nil {
+	if !haveComputed && haveAll {
+		p.s.Scalars[snapshot.PromptTokensAll] = all
+	}
+	switch {
+	case !haveCached && haveAll:
 		p.missing("prompt tokens computed: this vLLM counts prompt tokens including prefix-cache hits and publishes no cached-token count")
+	case haveCached && !haveComputed:
+		p.missing("prompt tokens computed: this scrape has cached prompt tokens but no prompt-token total to take them from")
 	}
 }
 
@@ -175,9 +255,10 @@ func vllmPrefixUnit(p *mapper, q *dto.MetricFamily, queries float64) string {
 	return "tokens"
 }
 
-// vllmCacheConfig reads KV capacity and block size from cache_config_info,
-// an info gauge whose labels are the engine's CacheConfig (one series per
-// engine in newer versions; none of them names the model).
+// vllmCacheConfig reads KV capacity, block size and whether prefix caching
+// is on from cache_config_info, an info gauge whose labels are the engine's
+// CacheConfig (one series per engine in newer versions; none of them names
+// the model).
 func vllmCacheConfig(p *mapper, model string) {
 	mf := p.byName["vllm:cache_config_info"]
 	if mf == nil || len(mf.GetMetric()) == 0 {
@@ -191,7 +272,9 @@ func vllmCacheConfig(p *mapper, model string) {
 			break
 		}
 	}
-	if model != "" && !named && len(p.s.Models) > 1 {
+	split := model != "" && !named && len(p.s.Models) > 1
+	p.s.PrefixCaching = vllmPrefixCaching(mf, p.keep, split)
+	if split {
 		p.missing("KV capacity: cache_config_info does not name its model, so it cannot be split between %d models", len(p.s.Models))
 		return
 	}
@@ -234,4 +317,34 @@ func vllmCacheConfig(p *mapper, model string) {
 	if allTokens {
 		p.s.Scalars["kv_cache_max_tokens"] = tokens
 	}
+}
+
+// vllmPrefixCaching reads enable_prefix_caching across the engines kept:
+// "on" when any says True, "off" when every one says False or None (an
+// unset flag, which no engine reads as on), "" when one does not say. When
+// the series cannot be told apart by model (split), only what every engine
+// of every model says holds for the model asked for.
+func vllmPrefixCaching(mf *dto.MetricFamily, keep func(*dto.Metric) bool, split bool) string {
+	on, off := 0, 0
+	for _, m := range mf.GetMetric() {
+		if !split && keep != nil && !keep(m) {
+			continue
+		}
+		v, _ := labelValue(m, "enable_prefix_caching")
+		switch {
+		case strings.EqualFold(v, "true"):
+			on++
+		case strings.EqualFold(v, "false"), v == "None":
+			off++
+		default:
+			return ""
+		}
+	}
+	switch {
+	case on > 0 && (off == 0 || !split):
+		return "on"
+	case off > 0 && on == 0:
+		return "off"
+	}
+	return ""
 }
