@@ -758,6 +758,8 @@ var latencyRows = []struct{ id, hist, label string }{
 	{"prefill", "request_prefill_time_seconds", "prefill time"},
 	{"decode", "request_decode_time_seconds", "decode time"},
 	{"itl", "inter_token_latency_seconds", "inter-token latency"},
+	// Each request's own mean (TGI's includes its prefill, vLLM's does not).
+	{"tpot", "request_time_per_output_token_seconds", "time per output token"},
 	{"e2e", "e2e_request_latency_seconds", "end-to-end"},
 }
 
@@ -923,6 +925,7 @@ var distOrder = []struct{ hist, label string }{
 	{"request_prefill_time_seconds", "prefill time"},
 	{"request_decode_time_seconds", "decode time"},
 	{"inter_token_latency_seconds", "inter-token latency"},
+	{"request_time_per_output_token_seconds", "time per output token (per-request mean)"},
 	{"e2e_request_latency_seconds", "end-to-end latency"},
 	{"request_prompt_tokens", "prompt size (tokens)"},
 	{"request_generation_tokens", "generation size (tokens)"},

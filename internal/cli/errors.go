@@ -88,13 +88,16 @@ func explain(err error) (string, []string) {
 			hint = re.lookHint()
 		}
 		return err.Error(), []string{hint}
-	case errors.As(err, &ue) && ue.Wanted != "":
-		return err.Error(), []string{"leave out --dialect and inferscope detects the server from its series"}
 	case errors.As(err, &ue):
-		return err.Error(), []string{
-			"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?",
-			"--dialect NAME reads the series as one server's anyway (" + strings.Join(dialect.Names(), ", ") + ")",
+		// Offer --dialect only where it would read something.
+		hints := []string{"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"}
+		switch {
+		case len(ue.Readable) > 0 && ue.Wanted != "":
+			hints = []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}
+		case len(ue.Readable) > 0:
+			hints = append(hints, "--dialect "+ue.Readable[0]+" reads these series (readable as: "+strings.Join(ue.Readable, ", ")+")")
 		}
+		return err.Error(), hints
 	case errors.As(err, &me):
 		if len(me.Models) == 0 {
 			return err.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
