@@ -164,6 +164,7 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 			Histograms: map[string]report.HistogramSummary{"h": {
 				Count: v, Sum: v, Mean: v, P50: v, P90: v, P99: v,
 				Capped: &report.Quantiles{P50: v, P90: v, P99: v}, Peak: &v,
+				Stated:  map[string]report.Stated{"p50": {Value: v, Kind: "exact", Lo: v, Hi: v}},
 				Buckets: []report.Bucket{{LE: "+Inf", Count: v}},
 			}},
 			Figures: report.Figures{
@@ -194,11 +195,12 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 		}
 		walk("", m)
 		// By hand: scraped_at, scrape_seconds, scalars.a, extra.b; the
-		// histogram's count, sum, mean, p50, p90, p99, capped ×3, peak,
-		// one bucket count (11); figures: 13 numbers (break_even has
-		// two) and overlapped, dominant_phase (15); the row's bar.
-		if n := bytes.Count(b, []byte("null")); n != 4+11+15+1 {
-			t.Errorf("%v: %d nulls, want 31:\n%s", v, n, b)
+		// histogram's count, sum, mean, p50, p90, p99, capped ×3, stated
+		// value, lo and hi, peak, one bucket count (14); figures: 13
+		// numbers (break_even has two) and overlapped, dominant_phase
+		// (15); the row's bar.
+		if n := bytes.Count(b, []byte("null")); n != 4+14+15+1 {
+			t.Errorf("%v: %d nulls, want 34:\n%s", v, n, b)
 		}
 	}
 }
