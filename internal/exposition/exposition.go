@@ -59,6 +59,16 @@ const (
 	OverLimit
 )
 
+var kindNames = [...]string{Malformed: "malformed", NotMetrics: "not_metrics", Invalid: "invalid", OverLimit: "over_limit"}
+
+// String returns a stable snake_case name, fit for JSON.
+func (k ErrorKind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
 // Error is a body that is not a readable exposition. Line is 1-based, 0 when
 // the whole body is at fault. Reason is one terminal-safe line; Hints say
 // what to try, one line each (there may be none).
@@ -184,7 +194,8 @@ func normalize(body []byte) ([]byte, error) {
 		}}
 	}
 	if i := bytes.IndexByte(body, 0); i >= 0 {
-		return nil, &Error{Kind: Malformed, Line: lineOf(body, i), Reason: "the body contains NUL bytes (binary data, not text)"}
+		return nil, &Error{Kind: Malformed, Line: lineOf(body, i), Reason: "the body contains NUL bytes (binary data, not text)",
+			Hints: []string{"a scrape is text; the target may be another kind of file or endpoint"}}
 	}
 	body = bytes.TrimPrefix(body, utf8BOM)
 	if !utf8.Valid(body) {
