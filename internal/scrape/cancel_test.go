@@ -41,28 +41,36 @@ func TestStdinCanceled(t *testing.T) {
 // A FIFO blocks even its open until a writer comes: Ctrl-C ends that too;
 // with a writer, it is read as a pipe (timed when read, not by mtime).
 func TestFIFO(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "scrape.fifo")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("no FIFOs here: %v", err)
+	dir := t.TempDir()
+	fifo := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		return path
 	}
+	unwritten := fifo("unwritten.fifo")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	_, err := Fetch(ctx, path, testOptions())
+	_, err := Fetch(ctx, unwritten, testOptions())
 	wantError(t, err, Canceled, "canceled")
-	// Release the reader left blocked in open.
-	if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
-		w.Close()
-	}
-
+	// Release the reader left blocked in open (if it got that far).
 	go func() {
-		w, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if w, err := os.OpenFile(unwritten, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+	}()
+
+	written := fifo("written.fifo")
+	go func() {
+		w, err := os.OpenFile(written, os.O_WRONLY, 0)
 		if err != nil {
 			return
 		}
 		w.WriteString(sampleText)
 		w.Close()
 	}()
-	r, err := Fetch(context.Background(), path, testOptions())
+	r, err := Fetch(context.Background(), written, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

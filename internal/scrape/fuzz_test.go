@@ -28,7 +28,7 @@ func FuzzResolve(f *testing.F) {
 		"http://gpu-box:5000", "https://u:p@h/m#f", "HTTP://X", "ftp://x", "file:///tmp/a.prom", "file://h/x",
 		"scrape.prom", "runs/a", "./a", `C:\a`, "~/a.prom", "a b", "a:b:c", "gpu-box:abc", "[zz]", "http://",
 		"http://h:99999", "exists", "dir", "h\x1b[2J:1", "\xff\xfe", "http://[::1", "x/../../etc/passwd",
-		"localhost/metrics", strings.Repeat("a.", 200),
+		"localhost/metrics", strings.Repeat("a.", 200), "file://", "file:",
 	} {
 		f.Add(s)
 	}
@@ -46,6 +46,9 @@ func FuzzResolve(f *testing.F) {
 			}
 			if !printable(e.Msg) || !utf8.ValidString(e.Msg) {
 				t.Fatalf("resolve(%q) message %q is not printable", in, e.Msg)
+			}
+			if len(e.Hints) == 0 {
+				t.Fatalf("resolve(%q): %q has no hint", in, e.Msg)
 			}
 			return
 		}
