@@ -24,7 +24,8 @@ const (
 	// MaxLabelsPerSeries bounds the labels of one series, le and quantile
 	// included.
 	MaxLabelsPerSeries = 64
-	// MaxLabelNameBytes bounds a label name, after unquoting.
+	// MaxLabelNameBytes bounds a label name as written (a quoted name
+	// without its quotes).
 	MaxLabelNameBytes = 256
 	// MaxLabelValueBytes bounds a label value, after unescaping.
 	MaxLabelValueBytes = 4096
@@ -45,8 +46,10 @@ type scanResult struct {
 }
 
 // scanner is the state of one pre-scan. It tokenizes each line as expfmt's
-// text parser does, but never looks further back than the current line,
-// except through maps keyed by name, so its cost is linear in the body.
+// text parser does, as far as the limits and duplicates need (where they
+// could differ, the label limit falls back on a count that needs no
+// grammar: see sample). It never looks back past the current line except
+// through maps, so its cost is linear in the body.
 type scanner struct {
 	line int
 	res  scanResult
@@ -68,8 +71,9 @@ type labelPair struct{ name, value []byte }
 // against the limits and the rules expfmt does not check.
 func prescan(ctx context.Context, body []byte) (scanResult, error) {
 	s := &scanner{
-		// A line is a series, more or less: sized so the map never grows.
-		series:    make(map[string]int, bytes.Count(body, []byte("\n"))),
+		// A line is a series, more or less: sized so that a real scrape's
+		// map never grows, and a huge body's is not allocated up front.
+		series:    make(map[string]int, min(bytes.Count(body, []byte("\n")), 1<<14)),
 		help:      map[string]int{},
 		typeLine:  map[string]int{},
 		typeOf:    map[string]string{},
@@ -129,8 +133,9 @@ func (s *scanner) comment(line []byte, i int) {
 	for j < len(line) && !isBlank(line[j]) {
 		j++
 	}
-	keyword := string(line[i:j])
-	if keyword != "HELP" && keyword != "TYPE" {
+	keyword := line[i:j]
+	isHelp := bytes.Equal(keyword, []byte("HELP"))
+	if !isHelp && !bytes.Equal(keyword, []byte("TYPE")) {
 		return
 	}
 	i = skipBlank(line, j)
@@ -151,7 +156,7 @@ func (s *scanner) comment(line []byte, i int) {
 	if s.res.first != nil {
 		return
 	}
-	if keyword == "HELP" {
+	if isHelp {
 		if bad, ok := badEscape(line[i:]); ok {
 			s.found(&Error{Reason: fmt.Sprintf("invalid escape %s in the # HELP text of %s", bad, termsafe.Line(name, 80)), Hints: escapeHints})
 			return
