@@ -127,8 +127,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"html", "<!DOCTYPE html>\n<html><body>login</body></html>\n", 1},
 		{"bad value on line 3", "# TYPE a gauge\na 1\na{x=\"1\"} one\n", 3},
-		{"nul", "a 1\x00\n", 0},
-		{"not utf8", "a{x=\"\xff\"} 1\n", 0},
+		{"nul on line 2", "a 1\nb 1\x00\n", 2},
+		{"not utf8 on line 1", "a{x=\"\xff\"} 1\n", 1},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.body), Text)
@@ -146,12 +146,26 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// FuzzParse: no input may panic, and an error is always an *Error on one line.
+// FuzzParse: no input may panic, an error is always an *Error on one line,
+// and what is accepted holds no series twice and none over the label limit.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"a 1\n", "# TYPE a counter\na_total 1\n", "a -nan\n", "a{b=\"c\"} NaN 123\n",
 		"# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
 		"a 1\n# EOF\n", "\x1b]0;x\x07 1\n",
+		// Label bombs and limits.
+		labelBomb(8000), labelBomb(30000), labelBomb(100000), series("a", 65),
+		"a{v=\"" + strings.Repeat("x", 1<<20) + "\"} 1\n", "a{" + strings.Repeat("x", 300) + "=\"1\"} 1\n",
+		// Duplicates.
+		"tabbyapi:requests_total 180\ntabbyapi:requests_total 999\ntabbyapi:requests_total 1\n",
+		"a{x=\"1\",y=\"2\"} 1\na{y=\"2\",x=\"1\"} 2\n",
+		"# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"1.0\"} 1\nh_sum 1\nh_count 1\n",
+		"# HELP a A.\na 1\n# HELP a A.\na 2\n", "# TYPE a gauge\n# TYPE a gauge\n", "a 1\n# TYPE a gauge\n",
+		"# TYPE a counter\na_total 1\na_total 2\n# EOF\n",
+		// Windows files, encodings, no final newline, other documents.
+		"# TYPE a gauge\r\na 1\r\n", "\ufeffa 1\n", "\ufeff# TYPE a gauge\r\na 1\r\n# EOF\r\n",
+		"a{x=\"caf\xe9\"} 1\n", "\xff\xfea\x00 \x001\x00", "a{x=\"a\\qb\"} 1\n", "# HELP a C:\\temp\na 1\n",
+		"a 1", "# TYPE a gauge\na 1\n# EOF", "a{x=\"1\"} 1\r", `{"object":"list"}`, "[1]", "{\"my.metric\"} 1\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -160,10 +174,13 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, err = Parse(b, format)
+		fams, err := Parse(b, format)
 		var pe *Error
-		if err != nil && (!errors.As(err, &pe) || strings.ContainsAny(pe.Error(), "\n\x1b")) {
+		if err != nil && (!errors.As(err, &pe) || strings.ContainsAny(pe.Error(), "\n\r\x1b")) {
 			t.Fatalf("error %q", err)
+		}
+		if err == nil {
+			checkAccepted(t, fams)
 		}
 	})
 }

@@ -34,7 +34,8 @@ func fromOpenMetrics(body []byte) ([]byte, error) {
 		line := string(bytes.TrimSuffix(raw, []byte("\r")))
 		if eof {
 			if strings.TrimSpace(line) != "" {
-				return nil, &Error{Line: i + 1, Reason: "content after # EOF"}
+				return nil, &Error{Line: i + 1, Reason: "content after # EOF",
+					Hints: []string{"# EOF ends an OpenMetrics body; two outputs joined into one? keep one"}}
 			}
 			continue
 		}
@@ -75,7 +76,8 @@ func fromOpenMetrics(body []byte) ([]byte, error) {
 		}
 	}
 	if !eof {
-		return nil, &Error{Reason: "the OpenMetrics body has no # EOF line: it was cut short"}
+		return nil, &Error{Reason: "the OpenMetrics body has no # EOF line: it was cut short",
+			Hints: []string{"scrape again; a body saved by hand must run to its # EOF line"}}
 	}
 	return out, nil
 }

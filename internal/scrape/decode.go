@@ -26,7 +26,8 @@ func (e *gzipError) Unwrap() error { return e.err }
 
 // readCapped reads r to the end, failing with errCap as soon as it holds more
 // than max bytes. sizeHint (a Content-Length, or a file's size) presizes the
-// buffer when it is within the cap.
+// buffer when it is within the cap. On another error it returns what it
+// read before it.
 func readCapped(r io.Reader, max, sizeHint int64) ([]byte, error) {
 	lr := io.LimitReader(r, max+1)
 	var b []byte
@@ -43,7 +44,7 @@ func readCapped(r io.Reader, max, sizeHint int64) ([]byte, error) {
 		return nil, errCap
 	}
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	return b, nil
 }
@@ -104,13 +105,17 @@ func tooLarge(src string, max int64, decompressed bool) *Error {
 	if decompressed {
 		what = "decompresses to more than"
 	}
-	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap", src, what, fmtBytes(max)),
-		"raise the cap with --max-bytes if the body is meant to be that large")
+	raise := max * 4
+	if raise/4 != max || raise <= 0 {
+		raise = max
+	}
+	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap (--max-bytes %d)", src, what, fmtBytes(max), max),
+		fmt.Sprintf("if the body is meant to be that large, raise the cap, e.g. --max-bytes %d (%s)", raise, fmtBytes(raise)))
 }
 
 // decodeError explains a failure of decode; src names the body ("the answer
-// from URL", a file path).
-func decodeError(src string, max int64, err error) *Error {
+// from URL", a file path) and look is a command that shows it.
+func decodeError(src string, max int64, err error, look string) *Error {
 	var ue *unsupportedEncodingError
 	switch {
 	case errors.Is(err, errCap):
@@ -124,5 +129,6 @@ func decodeError(src string, max int64, err error) *Error {
 	if errors.As(err, &ge) {
 		reason = ge.err.Error()
 	}
-	return newError(Read, err, fmt.Sprintf("%s holds gzip data that is corrupt: %s", src, clean(reason, 80)))
+	return newError(Read, err, fmt.Sprintf("%s holds gzip data that is corrupt: %s", src, clean(reason, 80)),
+		"the compressed data is damaged or cut short; "+look)
 }

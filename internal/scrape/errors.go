@@ -9,7 +9,8 @@ import (
 type Kind int
 
 const (
-	// Unreachable: no HTTP answer at all (refused, unknown host, TLS, not HTTP).
+	// Unreachable: no answer at all (refused, unknown host, TLS failed,
+	// closed without a byte).
 	Unreachable Kind = iota + 1
 	// Timeout: no complete answer within Options.Timeout (or the caller's deadline).
 	Timeout
@@ -33,6 +34,9 @@ const (
 	BadTarget
 	// Canceled: the caller's context was canceled (the user quit).
 	Canceled
+	// BadResponse: the server answered, but not in readable HTTP (a
+	// malformed status line, header or chunked body).
+	BadResponse
 )
 
 var kindNames = map[Kind]string{
@@ -47,6 +51,7 @@ var kindNames = map[Kind]string{
 	Redirect:     "redirect",
 	BadTarget:    "bad_target",
 	Canceled:     "canceled",
+	BadResponse:  "bad_response",
 }
 
 // String returns a stable snake_case name, fit for JSON.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,9 +292,111 @@ func TestParseSavedLine(t *testing.T) {
 		{"", false, time.Time{}, ""},
 	}
 	for _, tc := range tests {
-		at, src, ok := parseSavedLine(tc.line)
-		if ok != tc.ok || !at.Equal(tc.at) || src != tc.source {
-			t.Errorf("parseSavedLine(%q) = %v %q %v, want %v %q %v", tc.line, at, src, ok, tc.at, tc.source, tc.ok)
+		m, ok := parseSavedLine(tc.line)
+		if ok != tc.ok || !m.at.Equal(tc.at) || m.source != tc.source || m.start != 0 || m.token != "" {
+			t.Errorf("parseSavedLine(%q) = %+v %v, want %v %q %v", tc.line, m, ok, tc.at, tc.source, tc.ok)
+		}
+	}
+}
+
+// Save records the server's start header, parsed and raw, and reading the
+// file restores both exactly: --since compares them across a restart.
+func TestSaveStartHeader(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Process-Start-Time-Unix", r.URL.Query().Get("v"))
+		fmt.Fprint(w, sampleText)
+	}))
+	defer srv.Close()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	read := func(t *testing.T, saved []byte) *Result {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "s.prom")
+		if err := os.WriteFile(path, saved, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Fetch(context.Background(), path, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name, header string
+		start        float64
+		token        string
+		line         string // the fields Save writes before source=
+	}{
+		{"tabbyAPI seconds", "1772366000.5", 1772366000.5, "1772366000.5", "start=1772366000.5 start_token=1772366000.5"},
+		{"milliseconds", "1772366000123", 1772366000.123, "1772366000123", "start=1772366000.123 start_token=1772366000123"},
+		{"llama.cpp monotonic µs", "432000123456", 0, "432000123456", "start_token=432000123456"},
+		{"spaces and odd bytes", "boot  7 % = é", 0, "boot 7 % = é", "start_token=boot%207%20%25%20%3D%20%C3%A9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
+			o.Now = func() time.Time { return at }
+			live, err := Fetch(context.Background(), srv.URL+"/metrics?v="+url.QueryEscape(tc.header), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live.HeaderStart != tc.start || live.StartToken != tc.token {
+				t.Fatalf("live: %v %q", live.HeaderStart, live.StartToken)
+			}
+			var buf bytes.Buffer
+			if err := Save(&buf, live); err != nil {
+				t.Fatal(err)
+			}
+			want := "# inferscope: scraped_at=2026-03-01T12:00:00Z " + tc.line + " source=" + srv.URL + "/metrics?v=" + url.QueryEscape(tc.header) + "\n"
+			if first, _, _ := strings.Cut(buf.String(), "\n"); first+"\n" != want {
+				t.Fatalf("saved line %q, want %q", first, want)
+			}
+			got := read(t, buf.Bytes())
+			if got.HeaderStart != tc.start || got.StartToken != tc.token || !got.ScrapedAt.Equal(at) || string(got.Body) != sampleText {
+				t.Errorf("read back %v %q at %v", got.HeaderStart, got.StartToken, got.ScrapedAt)
+			}
+			// An older reader, which skips every key=value it does not know
+			// before source=, sees the same time and source.
+			fields := strings.Fields(strings.TrimPrefix(strings.SplitN(buf.String(), " source=", 2)[0], savedPrefix))
+			for _, f := range fields {
+				if !strings.Contains(f, "=") {
+					t.Errorf("field %q is not key=value: an older reader would stop at it", f)
+				}
+			}
+			// Saving what was read writes the same file.
+			var again bytes.Buffer
+			if err := Save(&again, got); err != nil || again.String() != buf.String() {
+				t.Errorf("re-saved:\n%s\nwant\n%s", again.String(), buf.String())
+			}
+		})
+	}
+
+	// Tokens as Fetch cleans them, with every kind of byte it lets through,
+	// round-trip through a file exactly.
+	for _, tok := range []string{"a b", "%41", "100%", "日本 語 🚀", "x=y", "…", `"quoted" \ back`, strings.Repeat("9", 63) + "…"} {
+		r := &Result{Source: "x", Body: []byte("a 1\n"), ScrapedAt: at, StartToken: tok}
+		var buf bytes.Buffer
+		if err := Save(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, buf.Bytes()); got.StartToken != tok || got.HeaderStart != 0 {
+			t.Errorf("token %q read back as %q (start %v)", tok, got.StartToken, got.HeaderStart)
+		}
+	}
+
+	// Hand-edited or hostile fields are ignored; the line still counts.
+	for _, tc := range []struct {
+		fields string
+		start  float64
+		token  string
+	}{
+		{"start=5 start_token=%zz", 0, ""},
+		{"start=NaN start_token=a%1B%5B2Jb%0Ac", 0, "ab c"},
+		{"start=1872366000", 0, ""}, // after the scrape, by more than a day
+		{"start=+Inf start_token=%", 0, ""},
+		{"start=1772366000 start_token=x start_token=y", 1772366000, "y"},
+	} {
+		got := read(t, []byte("# inferscope: scraped_at=2026-03-01T12:00:00Z "+tc.fields+" source=x\na 1\n"))
+		if got.TimeSource != TimeSaved || got.HeaderStart != tc.start || got.StartToken != tc.token {
+			t.Errorf("%s: %v %q (%s)", tc.fields, got.HeaderStart, got.StartToken, got.TimeSource)
 		}
 	}
 }

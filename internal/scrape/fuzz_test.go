@@ -3,9 +3,11 @@ package scrape
 import (
 	"bytes"
 	"errors"
+	"math"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -26,7 +28,7 @@ func FuzzResolve(f *testing.F) {
 		"http://gpu-box:5000", "https://u:p@h/m#f", "HTTP://X", "ftp://x", "file:///tmp/a.prom", "file://h/x",
 		"scrape.prom", "runs/a", "./a", `C:\a`, "~/a.prom", "a b", "a:b:c", "gpu-box:abc", "[zz]", "http://",
 		"http://h:99999", "exists", "dir", "h\x1b[2J:1", "\xff\xfe", "http://[::1", "x/../../etc/passwd",
-		"localhost/metrics", strings.Repeat("a.", 200),
+		"localhost/metrics", strings.Repeat("a.", 200), "file://", "file:",
 	} {
 		f.Add(s)
 	}
@@ -44,6 +46,9 @@ func FuzzResolve(f *testing.F) {
 			}
 			if !printable(e.Msg) || !utf8.ValidString(e.Msg) {
 				t.Fatalf("resolve(%q) message %q is not printable", in, e.Msg)
+			}
+			if len(e.Hints) == 0 {
+				t.Fatalf("resolve(%q): %q has no hint", in, e.Msg)
 			}
 			return
 		}
@@ -85,12 +90,15 @@ func FuzzSavedLine(f *testing.F) {
 		"# inferscope: source=\x1b]0;x\x07 scraped_at=2026-01-02T03:04:05Z",
 		"# HELP a b\n# TYPE a counter\na 1\n",
 		"# inferscope: scraped_at=2026-01-02T03:04:05Z source=x\n# TYPE a counter\na_total 1\n# EOF\n",
+		"# inferscope: scraped_at=2026-01-02T03:04:05Z start=1767322000.25 start_token=432000123456 source=x",
+		"# inferscope: scraped_at=2026-01-02T03:04:05Z start=1e99 start_token=%zz%20%E2%80%A6 source=x",
+		"# inferscope: scraped_at=2026-01-02T03:04:05Z start=NaN start_token=a%1Bb%0A source=x",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		// The first line as a whole file.
-		rest, at, source, ok := splitSaved([]byte(in))
+		rest, m, ok := splitSaved([]byte(in))
 		if !bytes.HasSuffix([]byte(in), rest) {
 			t.Fatalf("splitSaved(%q) rest %q is not a suffix", in, rest)
 		}
@@ -100,20 +108,23 @@ func FuzzSavedLine(f *testing.F) {
 		if !ok {
 			return
 		}
-		if !printable(source) {
-			t.Fatalf("source %q is not printable", source)
+		if !printable(m.source) || !printable(m.token) || utf8.RuneCountInString(m.token) > 64 {
+			t.Fatalf("source %q or token %q is not printable", m.source, m.token)
+		}
+		if m.start != 0 && (math.IsNaN(m.start) || m.start < epoch2000 || m.start > float64(m.at.Add(24*time.Hour).UnixNano())/1e9) {
+			t.Fatalf("implausible start %v accepted", m.start)
 		}
 		// What was read writes back to a line that reads the same.
-		line := savedLine(at, source)
+		line := savedLine(m)
 		if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
 			t.Fatalf("savedLine wrote %q: want one line", line)
 		}
-		at2, source2, ok2 := parseSavedLine(strings.TrimSuffix(line, "\n"))
-		if !ok2 || !at2.Equal(at) || source2 != source {
-			t.Fatalf("round trip of %q: %v %q %v, want %v %q", line, at2, source2, ok2, at, source)
+		m2, ok2 := parseSavedLine(strings.TrimSuffix(line, "\n"))
+		if !ok2 || !m2.at.Equal(m.at) || m2.source != m.source || m2.start != m.start || m2.token != m.token {
+			t.Fatalf("round trip of %q: %+v %v, want %+v", line, m2, ok2, m)
 		}
-		if at.Unix() < epoch2000 {
-			t.Fatalf("implausible time %v accepted", at)
+		if m.at.Unix() < epoch2000 {
+			t.Fatalf("implausible time %v accepted", m.at)
 		}
 	})
 }

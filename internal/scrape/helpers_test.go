@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,10 +118,39 @@ func rawServer(t *testing.T, reply []byte) string {
 				buf := make([]byte, 4096)
 				c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				c.Read(buf)
-				c.Write(reply)
+				if reply != nil {
+					c.Write(reply)
+				}
 			}()
 		}
 	}()
+	return ln.Addr().String()
+}
+
+// silentServer accepts connections and never sends a byte: a port that
+// never completes a TLS handshake, or never answers.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c) // held open, never written to
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
 	return ln.Addr().String()
 }
 
@@ -144,4 +175,15 @@ tabbyapi:requests_running 2
 func isBidiControl(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f ||
 		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// newTextServer serves sampleText at every path.
+func newTextServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write([]byte(sampleText))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -295,15 +295,31 @@ func TestFetchGarbage(t *testing.T) {
 	// Not HTTP at all, with escape sequences in the reply.
 	addr := rawServer(t, []byte("\x1b[31mHELLO\x1b]0;title\x07\x00\x01garbage\r\n\r\n"))
 	_, err := Fetch(context.Background(), "http://"+addr+"/metrics", testOptions())
-	e := wantError(t, err, Unreachable, "cannot reach http://"+addr+"/metrics")
+	e := wantError(t, err, BadResponse, "the server at http://"+addr+"/metrics did not answer in HTTP: malformed HTTP response")
 	if !hasHint(e, "https://"+addr+"/metrics") {
 		t.Errorf("hints %q should suggest https", e.Hints)
+	}
+
+	// A malformed header: the server was reached.
+	addr = rawServer(t, []byte("HTTP/1.1 200 OK\r\nContent-Type text/plain\r\n\r\na 1\n"))
+	_, err = Fetch(context.Background(), addr, testOptions())
+	wantError(t, err, BadResponse, "sent a malformed HTTP header")
+
+	// Nothing at all: closed before a byte.
+	addr = rawServer(t, nil)
+	_, err = Fetch(context.Background(), addr, testOptions())
+	e = wantError(t, err, Unreachable, "closed the connection without answering")
+	if strings.Contains(e.Msg, "cannot reach") {
+		t.Errorf("message %q", e.Msg)
 	}
 
 	// HTTP headers, then a body cut short.
 	addr = rawServer(t, []byte("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\nshort"))
 	_, err = Fetch(context.Background(), addr, testOptions())
-	wantError(t, err, Read, "reading the answer from http://"+addr+"/metrics")
+	e = wantError(t, err, Read, "the answer from http://"+addr+"/metrics was cut short: 5 B of the 1000 B announced arrived")
+	if strings.Contains(e.Msg, "cannot reach") || !hasHint(e, "try again") {
+		t.Errorf("message %q hints %q", e.Msg, e.Hints)
+	}
 
 	// A 200 whose body is binary garbage is delivered as is: judging it is
 	// the parser's job, which must then fail cleanly.
@@ -487,7 +503,7 @@ func TestFetchStartHeader(t *testing.T) {
 				if !tc.mayRefuse {
 					t.Fatal(err)
 				}
-				wantError(t, err, Unreachable)
+				wantError(t, err, BadResponse, "malformed HTTP header")
 				return
 			}
 			if r.HeaderStart != tc.want || r.StartToken != tc.wantToken {

@@ -12,22 +12,6 @@ import (
 // runes (0 = no limit): see termsafe.Line.
 func clean(s string, max int) string { return termsafe.Line(s, max) }
 
-// shellQuote quotes s for a POSIX shell when it holds anything but plainly
-// safe characters, so that a hint such as `curl -s URL | head` can be pasted.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // fmtDuration writes a duration the way a person says it: 250ms, 1.5s, 30s,
 // 1m, 1m30s, 2h.
 func fmtDuration(d time.Duration) string {

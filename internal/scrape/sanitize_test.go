@@ -45,20 +45,6 @@ func TestClean(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"http://127.0.0.1:5000/metrics", "http://127.0.0.1:5000/metrics"},
-		{"http://h/metrics?a=1&b=2", "'http://h/metrics?a=1&b=2'"},
-		{"http://h/it's", `'http://h/it'\''s'`},
-		{"", "''"},
-	}
-	for _, tc := range tests {
-		if got := shellQuote(tc.in); got != tc.want {
-			t.Errorf("shellQuote(%q) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestFmtDuration(t *testing.T) {
 	tests := []struct {
 		d    time.Duration

@@ -6,6 +6,24 @@
 // limit and a byte cap and reports when the data was taken ([Result.ScrapedAt]
 // and [Result.TimeSource]) and how long the server made us wait.
 //
+// # When the data was taken
+//
+// [Result.TimeSource] is always set. An HTTP scrape is timed when the answer
+// arrived ([TimeScrape]); a file or stdin that starts with the line [Save]
+// writes, by the time recorded there ([TimeSaved]). A regular file without
+// that line takes its modification time as the scrape time ([TimeMtime]),
+// which is only right if the file was written when it was scraped and not
+// copied since: callers should say so, and the CLI's --at gives the real
+// time ([TimeGiven], set by the caller). Stdin or a pipe without the line is
+// timed when it was read ([TimeNow]).
+//
+// # Cancellation
+//
+// The context ends any scrape: an HTTP request at once, a read of stdin, a
+// pipe or a FIFO as soon as the context is done (the blocked read is left
+// behind; the process is expected to exit). Options.Timeout bounds HTTP
+// only, dial and TLS handshake included: a pipe's writer has its own pace.
+//
 // # Untrusted input
 //
 // Everything a server sends is treated as hostile: bodies are capped on the
@@ -46,7 +64,8 @@ const Accept = "text/plain;version=0.0.4;q=1,text/plain;q=0.9,*/*;q=0.1"
 
 // Options controls one fetch. The zero value is ready to use.
 type Options struct {
-	// Timeout bounds the whole scrape, headers and body (DefaultTimeout when ≤ 0).
+	// Timeout bounds a whole HTTP scrape: dial, TLS handshake, headers and
+	// body (DefaultTimeout when ≤ 0). Files and stdin end with the context.
 	Timeout time.Duration
 	// MaxBytes caps the body on the wire and after decompression, and a
 	// file's size (DefaultMaxBytes when ≤ 0).
@@ -122,11 +141,11 @@ func fetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
 	case t.URL != nil:
 		return fetchHTTP(ctx, t, o)
 	case t.Stdin:
-		return readStdin(t, o)
+		return readAsync(ctx, t, o, func() (*Result, error) { return readStdin(t, o) })
 	case t.Path != "":
-		return readFile(t, o)
+		return readAsync(ctx, t, o, func() (*Result, error) { return readFile(t, o) })
 	}
-	return nil, newError(BadTarget, nil, "empty target")
+	return nil, newError(BadTarget, nil, "empty target", "give host:port, a URL, a file, or - for stdin")
 }
 
 func (o Options) withDefaults() Options {

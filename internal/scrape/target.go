@@ -144,7 +144,8 @@ func resolveURL(t Target, shown string) (Target, error) {
 				"give the path of a local file")
 		}
 		if u.Path == "" {
-			return t, newError(BadTarget, nil, fmt.Sprintf("file URL %s has no path", shown))
+			return t, newError(BadTarget, nil, fmt.Sprintf("file URL %s has no path", shown),
+				"write it as file:///path/to/scrape.prom, or give the path alone")
 		}
 		t.Path = filepath.FromSlash(u.Path)
 		return t, nil

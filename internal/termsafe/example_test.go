@@ -17,3 +17,13 @@ func ExampleLine() {
 	// Output:
 	// Traceback: KeyError…
 }
+
+func ExampleShellQuote() {
+	fmt.Println("curl -s " + termsafe.ShellQuote("http://gpu-box:5000/metrics") + " | head")
+	fmt.Println("curl -s " + termsafe.ShellQuote("http://gpu-box:5000/metrics?a=1&b=2") + " | head")
+	fmt.Println("head " + termsafe.ShellQuote("it's a scrape.prom"))
+	// Output:
+	// curl -s http://gpu-box:5000/metrics | head
+	// curl -s 'http://gpu-box:5000/metrics?a=1&b=2' | head
+	// head 'it'\''s a scrape.prom'
+}
