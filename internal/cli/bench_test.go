@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,7 @@ import (
 // pipeline is what one-shot does after the bytes arrive.
 func pipeline(b *testing.B, body []byte) {
 	res := &scrape.Result{Source: "bench", Body: body, ScrapedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	snap, err := parse(res, dialect.Options{})
+	snap, err := parse(context.Background(), res, dialect.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

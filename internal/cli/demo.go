@@ -72,7 +72,7 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
 			if err != nil {
 				return nil, err
 			}
-			snap, err := parse(&scrape.Result{Source: "demo:" + d.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
+			snap, err := parse(ctx, &scrape.Result{Source: "demo:" + d.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
 			if err != nil {
 				return nil, usagef("this is a bug in inferscope's simulator or reader: please report it with the command you ran",
 					"reading the simulator's own exposition: %v", err)

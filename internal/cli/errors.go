@@ -83,11 +83,13 @@ func explain(err error) (string, []string) {
 		}
 		return err.Error(), []string{kindHint(se.Kind)}
 	case errors.As(err, &ee):
-		hint := "check that the target serves Prometheus metrics"
+		hints := append([]string(nil), ee.Hints...)
 		if errors.As(err, &re) {
-			hint = re.lookHint()
+			hints = append(hints, re.lookHint())
+		} else if len(hints) == 0 {
+			hints = append(hints, "check that the target serves Prometheus metrics")
 		}
-		return err.Error(), []string{hint}
+		return err.Error(), hints
 	case errors.As(err, &ue):
 		// Offer --dialect only where it would read something.
 		hints := []string{"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"}

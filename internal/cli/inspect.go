@@ -429,8 +429,12 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 	if !at.IsZero() {
 		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
 	}
-	snap, err := parse(res, do)
+	snap, err := parse(ctx, res, do)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C or --timeout during the parse: not the body's fault.
+			return nil, res, err
+		}
 		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
 	}
 	return snap, res, nil
@@ -458,13 +462,14 @@ func (e *readError) lookHint() string {
 	return "check what the endpoint sends: curl -s " + termsafe.ShellQuote(e.source) + " | head"
 }
 
-// parse reads a scrape result's body into a snapshot.
-func parse(res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
+// parse reads a scrape result's body into a snapshot; the parse stops when
+// ctx ends (a body within the byte cap can take seconds).
+func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapshot.Snapshot, error) {
 	f, err := exposition.DetectFormat(res.ContentType, res.Body)
 	if err != nil {
 		return nil, err
 	}
-	fams, err := exposition.Parse(res.Body, f)
+	fams, err := exposition.ParseContext(ctx, res.Body, f)
 	if err != nil {
 		return nil, err
 	}

@@ -170,8 +170,8 @@ func TestRealNotes(t *testing.T) {
 		{"sglang-0.4.3-docs-production-metrics", []string{"queue_pressure", "latency_beyond_buckets"}, nil},
 		// An idle server with no queue: nothing to advise.
 		{"sglang-0.3.5-docs-production-metrics", nil, []string{"queue_pressure", "queue_stalled", "kv_cache_pressure"}},
-		// A cut histogram is said to be incomplete.
-		{"vllm-0.7-aibrix-docs-runtime-excerpt", []string{"histogram_incomplete"}, nil},
+		// A histogram published without its _sum is said to be incomplete.
+		{"vllm-v1-docs-design-metrics-excerpt", []string{"histogram_incomplete"}, nil},
 	}
 	for _, tt := range tests {
 		ids := noteIDsOf(realJSON(t, tt.file))
@@ -194,7 +194,7 @@ func TestRealNotes(t *testing.T) {
 // time is its modification time, today: the header says so, and the report
 // does not call the server idle.
 func TestRealFileTime(t *testing.T) {
-	body, err := os.ReadFile(realDir + "vllm-0.5-datadog-fixture.prom")
+	body, err := os.ReadFile(realDir + "vllm-mixed-v0-v1-datadog-fixture.prom")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -327,6 +327,9 @@ func ParseContext(ctx context.Context, body []byte, f Format) ([]*dto.MetricFami
 		}
 		return nil, found.limit
 	}
+	if len(found.repeats) > 0 {
+		body = blankLines(body, found.repeats)
+	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	m, err := p.TextToMetricFamilies(&ctxReader{ctx: ctx, r: bytes.NewReader(body)})
 	if err != nil {
@@ -350,6 +353,27 @@ func ParseContext(ctx context.Context, body []byte, f Format) ([]*dto.MetricFami
 	}
 	sort.Slice(fams, func(i, j int) bool { return fams[i].GetName() < fams[j].GetName() })
 	return fams, nil
+}
+
+// blankLines returns a copy of body with the given comment lines (1-based,
+// ascending) emptied to a bare "#", so line numbers stay as they were.
+func blankLines(body []byte, lines []int) []byte {
+	out := bytes.Clone(body)
+	line, start := 1, 0
+	for _, want := range lines {
+		for line < want {
+			start += bytes.IndexByte(out[start:], '\n') + 1
+			line++
+		}
+		end := start + bytes.IndexByte(out[start:], '\n')
+		if end < start {
+			end = len(out)
+		}
+		for i := start + 1; i < end; i++ {
+			out[i] = ' '
+		}
+	}
+	return out
 }
 
 // ctxReader ends a read when ctx is done; expfmt reads through a bufio

@@ -43,6 +43,12 @@ const checkEvery = 4096
 type scanResult struct {
 	limit *Error
 	first *Error
+	// repeats are the lines (1-based) of a family's HELP and TYPE said
+	// again in a later block, agreeing with the first: Prometheus reads such
+	// a body (two outputs joined, as Ray Serve's exporter and vendors'
+	// fixtures produce), and so does inferscope, once the repeated lines
+	// are blanked for expfmt, which refuses them.
+	repeats []int
 }
 
 // scanner is the state of one pre-scan. It tokenizes each line as expfmt's
@@ -161,15 +167,20 @@ func (s *scanner) comment(line []byte, i int) {
 			s.found(&Error{Reason: fmt.Sprintf("invalid escape %s in the # HELP text of %s", bad, termsafe.Line(name, 80)), Hints: escapeHints})
 			return
 		}
-		if first, dup := s.help[name]; dup {
-			s.found(repeatedFamily("# HELP", name, first))
+		if _, dup := s.help[name]; dup {
+			s.res.repeats = append(s.res.repeats, s.line) // the first text stands
 			return
 		}
 		s.help[name] = s.line
 		return
 	}
+	typ := strings.ToLower(string(bytes.TrimRight(line[i:], " \t")))
 	if first, dup := s.typeLine[name]; dup {
-		s.found(repeatedFamily("# TYPE", name, first))
+		if typ == s.typeOf[name] {
+			s.res.repeats = append(s.res.repeats, s.line)
+			return
+		}
+		s.found(repeatedFamily("# TYPE", name, first, s.typeOf[name], typ))
 		return
 	}
 	if first, seen := s.firstSeen[name]; seen {
@@ -178,13 +189,16 @@ func (s *scanner) comment(line []byte, i int) {
 		return
 	}
 	s.typeLine[name] = s.line
-	s.typeOf[name] = strings.ToLower(string(bytes.TrimRight(line[i:], " \t")))
+	s.typeOf[name] = typ
 }
 
-func repeatedFamily(what, name string, first int) *Error {
+// repeatedFamily is a family typed twice, differently: which samples are
+// which cannot be told.
+func repeatedFamily(what, name string, first int, was, is string) *Error {
 	return &Error{Kind: Invalid,
-		Reason: fmt.Sprintf("second %s for %s (first at line %d): the exposition repeats the family", what, termsafe.Line(name, 120), first),
-		Hints:  repeatedHints}
+		Reason: fmt.Sprintf("second %s for %s (first at line %d) says %s where the first said %s", what, termsafe.Line(name, 120), first,
+			termsafe.Line(is, 20), termsafe.Line(was, 20)),
+		Hints: repeatedHints}
 }
 
 var repeatedHints = []string{

@@ -199,13 +199,13 @@ func TestRepeatedFamily(t *testing.T) {
 		line int
 		msg  string
 	}{
-		{"HELP twice", "# HELP a Requests.\n# TYPE a counter\na 1\n# HELP a Requests.\n# TYPE a counter\na 2\n", Text, 4,
-			"line 4: second # HELP for a (first at line 1): the exposition repeats the family"},
-		{"TYPE twice", "# TYPE a counter\na 1\n\n# TYPE a counter\n", Text, 4, "second # TYPE for a (first at line 1)"},
+		// Repeated blocks that agree are read (below); what they repeat
+		// of a series is the error.
+		{"the same series in two blocks", "# HELP a Requests.\n# TYPE a counter\na 1\n# HELP a Requests.\n# TYPE a counter\na 2\n", Text, 6,
+			"line 6: duplicate series a (first at line 3)"},
+		{"TYPE twice, differently", "# TYPE a counter\na 1\n\n# TYPE a gauge\n", Text, 4, "second # TYPE for a (first at line 1) says gauge where the first said counter"},
 		{"TYPE after samples", "a 1\n# TYPE a counter\n", Text, 2, "# TYPE for a comes after its samples (line 1)"},
-		{"two processes joined", "# HELP x_total X.\n# TYPE x_total counter\nx_total 1\n# HELP x_total X.\n# TYPE x_total counter\nx_total 2\n", Text, 4,
-			"second # HELP for x_total (first at line 1)"},
-		{"OpenMetrics HELP twice", "# TYPE a gauge\n# HELP a A.\na 1\n# HELP a A.\n# EOF\n", OpenMetrics, 4, "second # HELP for a (first at line 2)"},
+		{"OpenMetrics TYPE twice, differently", "# TYPE a gauge\n# HELP a A.\na 1\n# TYPE a summary\n# EOF\n", OpenMetrics, 4, "second # TYPE for a (first at line 1)"},
 		// A histogram's _count names its family for expfmt: its message,
 		// reworded.
 		{"HELP through a histogram's _count", "# TYPE h histogram\n# HELP h H.\n# HELP h_count H.\n", Text, 3,
@@ -217,10 +217,27 @@ func TestRepeatedFamily(t *testing.T) {
 			if e.Kind != Invalid || e.Line != tt.line || !strings.Contains(e.Error(), tt.msg) {
 				t.Errorf("got %v (kind %d), want line %d with %q", e, e.Kind, tt.line, tt.msg)
 			}
-			if len(e.Hints) == 0 || !strings.Contains(e.Hints[0], "two processes") && !strings.Contains(e.Hints[0], "joined") {
+			if len(e.Hints) == 0 || !strings.Contains(e.Hints[0], "processes") && !strings.Contains(e.Hints[0], "joined") {
 				t.Errorf("hints %q", e.Hints)
 			}
 		})
+	}
+	// Two outputs joined, each family's blocks agreeing (Ray Serve's
+	// exporter, vendors' fixtures): read as one exposition, as Prometheus
+	// reads it.
+	joined := "# HELP a A.\n# TYPE a gauge\na{x=\"1\"} 1\n# HELP b B.\n# TYPE b gauge\nb 2\n# HELP a A, again.\n# TYPE a gauge\na{x=\"2\"} 3\n"
+	for _, f := range []Format{Text, OpenMetrics} {
+		body := joined
+		if f == OpenMetrics {
+			body += "# EOF\n"
+		}
+		fams, err := Parse([]byte(body), f)
+		if err != nil {
+			t.Fatalf("%s: joined blocks: %v", f, err)
+		}
+		if len(fams) != 2 || fams[0].GetName() != "a" || len(fams[0].GetMetric()) != 2 || fams[0].GetHelp() != "A." {
+			t.Errorf("%s: joined blocks read as %v", f, fams)
+		}
 	}
 	// A HELP with no text is ignored by the format, so it repeats nothing.
 	if _, err := Parse([]byte("# HELP a Requests.\n# HELP a\n# HELP a \na 1\n"), Text); err != nil {
