@@ -932,10 +932,19 @@ var distOrder = []struct{ hist, label string }{
 	{"spec_decode_acceptance_rate", "per-request draft acceptance"},
 }
 
-// exactSeconds writes a bucket bound without rounding it: "5 ms", "0.25 s",
-// "2.5 s", "2 min" when it is whole minutes, else seconds ("160 s").
+// exactSeconds writes a bucket bound as the server chose it: "5 ms",
+// "0.25 s", "2.5 s", "2 min" when it is whole minutes, else seconds
+// ("160 s"). A bound computed rather than chosen (TGI's exponential
+// ladder: 0.15000000000000002, 65.6840835571289) is cut to 4 significant
+// digits, which no chosen bound has more of.
 func exactSeconds(v float64) string {
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	g := func(x float64) string {
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if len(strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "0")) > 6 {
+			s = strconv.FormatFloat(x, 'g', 4, 64)
+		}
+		return s
+	}
 	switch {
 	case v < 0.1:
 		return g(v*1000) + " ms"
