@@ -294,6 +294,21 @@ func FuzzPipeline(f *testing.F) {
 	f.Add([]byte("tabbyapi:prompt_seconds_total -1\ntabbyapi:tokens_predicted_seconds_total 1e308\ntabbyapi:process_start_time_seconds +Inf\n"))
 	f.Add([]byte("# TYPE tabbyapi:request_prompt_tokens histogram\ntabbyapi:request_prompt_tokens_bucket{le=\"10\"} 5\ntabbyapi:request_prompt_tokens_bucket{le=\"+Inf\"} 3\ntabbyapi:request_prompt_tokens_count 3\ntabbyapi:request_prompt_tokens_sum NaN\ntabbyapi:n_tokens_max 2\n"))
 	f.Add([]byte("tabbyapi:x{model=\"\x1b]0;pwned\x07\"} 1\n"))
+	// Real servers' expositions, and the invalid values of issue 15.
+	real, _ := filepath.Glob(realDir + "*.prom")
+	for _, file := range real {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
+	f.Add([]byte("tabbyapi:requests_total -180\ntabbyapi:prompt_tokens_total -208000\ntabbyapi:prompt_seconds_total 84\ntabbyapi:tokens_predicted_seconds_total 600\n"))
+	f.Add([]byte("tabbyapi:kv_cache_tokens 1.3732910156250000e16\ntabbyapi:kv_cache_max_tokens 100000\ntabbyapi:kv_offload_bytes 1e300\ntabbyapi:kv_offload_max_bytes 1\ntabbyapi:kv_offload_max_tokens 1\n"))
+	f.Add([]byte("tabbyapi:spec_decode_num_draft_tokens_total NaN\ntabbyapi:spec_decode_num_accepted_tokens_total +Inf\ntabbyapi:spec_decode_requests_total 3\ntabbyapi:kv_offload_written_bytes_total -Inf\n"))
+	f.Add([]byte("# TYPE tabbyapi:time_to_first_token_seconds histogram\ntabbyapi:time_to_first_token_seconds_bucket{le=\"1\"} 5\ntabbyapi:time_to_first_token_seconds_bucket{le=\"2\"} 3\ntabbyapi:time_to_first_token_seconds_count 2\ntabbyapi:time_to_first_token_seconds_sum -4\n"))
+	f.Add([]byte("tabbyapi:requests_total 180\ntabbyapi:requests_total 999\n"))
+	f.Add([]byte("a{" + strings.Repeat("l=\"v\",", 100) + "} 1\n"))
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		format, err := exposition.DetectFormat("", body)
@@ -310,6 +325,14 @@ func FuzzPipeline(f *testing.F) {
 		}
 		snap.ScrapedAt = now
 		rep := analysis.Analyze(snap, analysis.Options{Hist: true, Raw: true})
+		// A figure built from a non-finite input is absent, never NaN.
+		for _, sec := range rep.Sections {
+			for _, rw := range sec.Rows {
+				if strings.Contains(rw.Value, "NaN") {
+					t.Fatalf("%s/%s shows %q", sec.ID, rw.ID, rw.Value)
+				}
+			}
+		}
 		var buf bytes.Buffer
 		if err := render.Text(&buf, rep, render.Options{Width: 100}); err != nil {
 			t.Fatal(err)
