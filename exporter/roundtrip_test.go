@@ -276,7 +276,8 @@ func TestHandler(t *testing.T) {
 
 // TestNoStandardCollectors: what is served is only the metric set.
 func TestNoStandardCollectors(t *testing.T) {
-	fams, err := New(Options{}).gatherers.Gather()
+	fams, done, err := gatherer{New(Options{})}.Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,20 +291,29 @@ func TestNoStandardCollectors(t *testing.T) {
 	}
 }
 
-// TestGatherMatchesRegistry: the in-place Gather serves exactly what a
-// registry gathering the same collector would.
+// TestGatherMatchesRegistry: the prepared families the handler serves are
+// exactly what a registry gathering *Metrics as a Collector holds, on the
+// first use of a set and on its reuse after the token ladder changed.
 func TestGatherMatchesRegistry(t *testing.T) {
 	m := scenario()
-	c := newCollector(m)
+	compareWithRegistry(t, m)
+	m.ConfigureTokenBuckets(4096)
+	m.RecordGeneration(Generation{PromptTokens: 3000, GeneratedTokens: 7})
+	compareWithRegistry(t, m)
+}
+
+func compareWithRegistry(t *testing.T, m *Metrics) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(c); err != nil {
+	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
 	want, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Gather()
+	got, done, err := gatherer{m}.Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
