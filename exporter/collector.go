@@ -107,7 +107,7 @@ var scalars = [numScalars]scalarDef{
 	sNTokensMax:         {"n_tokens_max", counter, "Largest observed n_tokens."},
 	sPredictedMax:       {"tokens_predicted_max", counter, "Largest observed number of generation tokens in one request."},
 	sPredictedPerSecond: {"predicted_tokens_seconds", gauge, "Average generation throughput in tokens/s."},
-	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since unix epoch in seconds."},
+	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since the Unix epoch, in seconds."},
 
 	sSpecDraft:          {"spec_decode_num_draft_tokens_total", counter, "Number of tokens proposed by the drafter."},
 	sSpecAccepted:       {"spec_decode_num_accepted_tokens_total", counter, "Number of drafted tokens accepted by the target model."},
@@ -261,7 +261,10 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 	v[sNTokensMax] = float64(t.peakPrompt)
 	v[sPredictedMax] = float64(t.peakGen)
 	v[sPredictedPerSecond] = ratio(v[sPredictedTokens], v[sPredictedSeconds])
-	v[sProcessStart] = float64(start.UnixNano()) / 1e9
+	// Whole and fractional seconds apart: UnixNano as a float64 is already
+	// rounded (a 2026 time needs 61 bits), so 12:00:00.25 would read
+	// …00.2499998, not the reference's …00.25.
+	v[sProcessStart] = float64(start.Unix()) + float64(start.Nanosecond())/1e9
 
 	drafted := float64(t.specAccepted + t.specRejected)
 	v[sSpecDraft] = drafted
