@@ -14,7 +14,7 @@ import (
 func TestConcurrentRecordAndScrape(t *testing.T) {
 	const writers = 8
 	eng := &fakeEngine{live: busyLive}
-	m := New(Options{Engine: eng, MaxSeqLen: 4096})
+	m := New(Options{Engine: eng, MaxSeqLen: 4096, LiveTimeout: patient})
 	var (
 		wg, side          sync.WaitGroup
 		stop, stopSide    atomic.Bool

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func FuzzRecordGeneration(f *testing.F) {
 		m := New(Options{Engine: &fakeEngine{live: Live{PageSize: page, KVPages: kvPages, KVReferencedPages: kvRef,
 			Offload:   &OffloadStats{Slots: kvRef, MaxSlots: kvPages, SlotBytes: int64(page)},
 			Recurrent: &RecurrentStats{Checkpoints: kvRef, Bytes: int64(kvPages), MaxBytes: int64(page)},
-		}}})
+		}}, LiveTimeout: patient})
 		m.ConfigureTokenBuckets(maxSeq)
 		gen := Generation{PromptTokens: p, CachedTokens: c, GeneratedTokens: g,
 			Queue: time.Duration(q), Prefill: time.Duration(pf), Decode: time.Duration(d)}
@@ -81,6 +82,9 @@ func FuzzRecordGeneration(f *testing.F) {
 		m.RecordGeneration(gen)
 		e := scrape(t, m)
 		checkInvariants(t, e)
+		if got, want := writeText(t, m), expfmtText(t, m); !bytes.Equal(got, want) {
+			t.Errorf("WriteText differs from expfmt:\n%s", diffLines(string(want), string(got)))
+		}
 		if e.scalars["requests_total"] != 2 {
 			t.Errorf("requests_total = %v, want 2", e.scalars["requests_total"])
 		}

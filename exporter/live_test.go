@@ -109,7 +109,7 @@ func TestLiveMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(Options{Engine: tt.engine})
+			m := New(Options{Engine: tt.engine, LiveTimeout: patient})
 			e := scrape(t, m)
 			checkScalars(t, e.scalars, tt.want)
 		})
@@ -182,7 +182,7 @@ func TestLiveAsReported(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(Options{Engine: &fakeEngine{live: tt.live}})
+			m := New(Options{Engine: &fakeEngine{live: tt.live}, LiveTimeout: patient})
 			e := scrape(t, m)
 			checkScalars(t, e.scalars, tt.want)
 			for name, v := range e.scalars {
@@ -215,7 +215,7 @@ func scrapeWithin(t *testing.T, m *Metrics) exposed {
 // stacked behind the hung one, and the next good reading is fresh again.
 func TestLiveHangs(t *testing.T) {
 	eng := &fakeEngine{live: Live{ActiveJobs: 5, PageSize: 16, KVPages: 10, KVReferencedPages: 5}}
-	m := New(Options{Engine: eng, LiveTimeout: 20 * time.Millisecond})
+	m := New(Options{Engine: eng, LiveTimeout: 300 * time.Millisecond})
 	clock := withClock(m)
 
 	e := scrapeWithin(t, m)
@@ -256,7 +256,7 @@ func TestLiveHangs(t *testing.T) {
 // TestLivePanics: a panicking Live is a stale reading, not a failed scrape.
 func TestLivePanics(t *testing.T) {
 	eng := &fakeEngine{panic: true}
-	m := New(Options{Engine: eng})
+	m := New(Options{Engine: eng, LiveTimeout: patient})
 	clock := withClock(m)
 	clock.advance(3 * time.Second)
 
@@ -283,7 +283,7 @@ func (e *nilEngine) Live() Live { return *e.live }
 // the scrape still succeeds.
 func TestTypedNilEngine(t *testing.T) {
 	var e *nilEngine
-	m := New(Options{Engine: e})
+	m := New(Options{Engine: e, LiveTimeout: patient})
 	got := scrapeWithin(t, m)
 	if got.scalars["live_state_failures_total"] != 1 {
 		t.Errorf("live_state_failures_total = %v, want 1", got.scalars["live_state_failures_total"])
@@ -296,7 +296,7 @@ func TestTypedNilEngine(t *testing.T) {
 func TestLiveCopied(t *testing.T) {
 	off := &OffloadStats{Slots: 1, MaxSlots: 2}
 	eng := &fakeEngine{live: Live{PageSize: 1, Offload: off}}
-	m := New(Options{Engine: eng, LiveTimeout: 10 * time.Millisecond})
+	m := New(Options{Engine: eng, LiveTimeout: 300 * time.Millisecond})
 	scrapeWithin(t, m)
 	gate := make(chan struct{})
 	defer close(gate)

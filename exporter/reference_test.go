@@ -75,7 +75,7 @@ func metricsFor(c refCase) *Metrics {
 	whole, frac := math.Modf(c.Start)
 	opts := Options{StartTime: time.Unix(int64(whole), int64(math.Round(frac*1e9)))}
 	if c.Live != nil {
-		opts.Engine = &fakeEngine{live: *c.Live}
+		opts.Engine, opts.LiveTimeout = &fakeEngine{live: *c.Live}, patient
 	}
 	m := New(opts)
 	for _, s := range c.Steps {
