@@ -20,7 +20,7 @@ var _ prometheus.Collector = (*Metrics)(nil)
 // DefaultNamespace is the series prefix used when [Options.Namespace] is empty.
 const DefaultNamespace = "tabbyapi"
 
-// DefaultLiveTimeout is how long a scrape waits for [Engine.Live] when
+// DefaultLiveTimeout is how long a scrape may wait for [Engine.Live] when
 // [Options.LiveTimeout] is zero.
 const DefaultLiveTimeout = 100 * time.Millisecond
 
@@ -31,7 +31,7 @@ type Options struct {
 	Namespace   string        // series prefix before the colon; "" means "tabbyapi"
 	MaxSeqLen   int           // token-ladder limit; 0 means 1,000,000 until ConfigureTokenBuckets
 	Engine      Engine        // live state; nil reads as an idle engine with no model
-	LiveTimeout time.Duration // how long a scrape waits for Engine.Live; 0 means 100ms
+	LiveTimeout time.Duration // the most a scrape waits for Engine.Live (see Engine); 0 means 100ms
 
 	// StartTime is published as <ns>:process_start_time_seconds and in the
 	// Process-Start-Time-Unix header; zero means the time New is called.
