@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 var benchGen = Generation{
@@ -80,6 +83,21 @@ func BenchmarkWriteText(b *testing.B) {
 func BenchmarkHandler(b *testing.B) {
 	m := busyMetrics(b)
 	h := m.Handler()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+	}
+}
+
+// BenchmarkCallerRegistry is a scrape of *Metrics registered on a caller's
+// registry: the registry's Gather and promhttp's handler, uncompressed.
+func BenchmarkCallerRegistry(b *testing.B) {
+	m := busyMetrics(b)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	b.ReportAllocs()
 	for b.Loop() {
