@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 var benchGen = Generation{
@@ -37,18 +40,37 @@ func BenchmarkRecordGenerationParallel(b *testing.B) {
 	})
 }
 
-func busyMetrics() *Metrics {
-	m := New(Options{MaxSeqLen: 262144, Engine: &fakeEngine{live: busyLive}})
-	for range 1000 {
-		m.RecordGeneration(benchGen)
+// busyMetrics is the "bench" case of testdata/reference/cases.json: 1000
+// generations like benchGen on busyLive, a 262144-token ladder. It is the
+// state BenchmarkReferenceRender times the reference on, and
+// TestBenchCase checks it is the state built here.
+func busyMetrics(b testing.TB) *Metrics {
+	for _, c := range loadCases(b) {
+		if c.Name == "bench" {
+			return metricsFor(c)
+		}
 	}
-	return m
+	b.Fatal("no bench case in cases.json")
+	return nil
 }
 
-// BenchmarkWriteText is one full scrape: engine reading, shard sum, gather,
-// text encoding.
+// TestBenchCase: the benchmarks' state is busyLive with 1000 benchGen
+// generations on a 262144-token ladder, as their comments say.
+func TestBenchCase(t *testing.T) {
+	want := New(Options{MaxSeqLen: 262144, Engine: &fakeEngine{live: busyLive}, LiveTimeout: patient, StartTime: time.Unix(1767225603, 0)})
+	for range 1000 {
+		want.RecordGeneration(benchGen)
+	}
+	got := busyMetrics(t)
+	if g, w := scrape(t, got).text, scrape(t, want).text; g != w {
+		t.Errorf("the bench case differs from busyLive and benchGen:\n%s", diffLines(w, g))
+	}
+}
+
+// BenchmarkWriteText is one full scrape: engine reading, shard sum, text
+// encoding.
 func BenchmarkWriteText(b *testing.B) {
-	m := busyMetrics()
+	m := busyMetrics(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := m.WriteText(io.Discard); err != nil {
@@ -59,8 +81,23 @@ func BenchmarkWriteText(b *testing.B) {
 
 // BenchmarkHandler is a full scrape through HTTP handling, uncompressed.
 func BenchmarkHandler(b *testing.B) {
-	m := busyMetrics()
+	m := busyMetrics(b)
 	h := m.Handler()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+	}
+}
+
+// BenchmarkCallerRegistry is a scrape of *Metrics registered on a caller's
+// registry: the registry's Gather and promhttp's handler, uncompressed.
+func BenchmarkCallerRegistry(b *testing.B) {
+	m := busyMetrics(b)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -90,7 +127,7 @@ func BenchmarkScrapeUnderLoad(b *testing.B) {
 }
 
 func scrapeUnderLoad(b *testing.B, paced, spaced bool) {
-	m := busyMetrics()
+	m := busyMetrics(b)
 	var (
 		stop     atomic.Bool
 		recorded atomic.Int64

@@ -16,6 +16,10 @@ var (
 	acceptanceBuckets = [...]float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1}
 )
 
+// maxLadder is the most bounds a token ladder can have: 1-2-5 times every
+// power of ten up to 5e18, plus the limit itself.
+const maxLadder = 3*19 + 1
+
 // DefaultMaxSeqLen is the token-ladder limit used before a model is loaded
 // (before [Metrics.ConfigureTokenBuckets] is called with its context length).
 const DefaultMaxSeqLen = 1_000_000

@@ -1,14 +1,11 @@
 package exporter
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -86,6 +83,15 @@ type scalarDef struct {
 	help string
 }
 
+// created reports whether the series carries the exporter's start as its
+// created time in OpenMetrics: only counters named _total do. OpenMetrics
+// writes the others as "unknown", where a _created sample is not allowed
+// (the encoder would emit it anyway), and the engine's counters restart with
+// the generator, at a time the exporter does not know.
+func (d scalarDef) created() bool {
+	return d.kind == counter && strings.HasSuffix(d.name, "_total")
+}
+
 // scalars holds name, type and help of every scalar series. Help texts of
 // names shared with llama.cpp and vLLM are theirs, so dashboards built on
 // them read the same.
@@ -101,7 +107,7 @@ var scalars = [numScalars]scalarDef{
 	sNTokensMax:         {"n_tokens_max", counter, "Largest observed n_tokens."},
 	sPredictedMax:       {"tokens_predicted_max", counter, "Largest observed number of generation tokens in one request."},
 	sPredictedPerSecond: {"predicted_tokens_seconds", gauge, "Average generation throughput in tokens/s."},
-	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since unix epoch in seconds."},
+	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since the Unix epoch, in seconds."},
 
 	sSpecDraft:          {"spec_decode_num_draft_tokens_total", counter, "Number of tokens proposed by the drafter."},
 	sSpecAccepted:       {"spec_decode_num_accepted_tokens_total", counter, "Number of drafted tokens accepted by the target model."},
@@ -172,9 +178,8 @@ var hists = [numHists]histDef{
 	hAcceptance:       {"spec_decode_acceptance_rate", "Histogram of per-request draft acceptance rate."},
 }
 
-// collector is the prometheus.Collector behind the registry: it declares
-// every descriptor once and builds constant metrics from one reading of the
-// shards and the engine per scrape.
+// collector declares every descriptor once and, for a registry, builds one
+// metric per descriptor from a single reading per Collect.
 type collector struct {
 	m      *Metrics
 	scalar [numScalars]*prometheus.Desc
@@ -201,7 +206,31 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// reading is everything one scrape publishes, before it becomes metrics.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	var r reading
+	m.read(&r)
+	vals := r.scalarValues(m.start)
+	// One block for all scalars and one for all histograms: a Collect is a
+	// handful of allocations, not several per series.
+	out := make([]scalarMetric, numScalars)
+	for i, d := range scalars {
+		out[i] = scalarMetric{desc: c.scalar[i], kind: d.kind, v: vals[i]}
+		if d.created() {
+			out[i].created = m.createdPB
+		}
+		ch <- &out[i]
+	}
+	hv := r.histValues()
+	hs := make([]histMetric, numHists)
+	for i, h := range hv {
+		hs[i] = newHistMetric(c.hist[i], h, r.histCreated(m, i))
+		ch <- &hs[i]
+	}
+}
+
+// reading is everything one scrape publishes, before it becomes text or
+// metrics.
 type reading struct {
 	t         tally
 	live      Live
@@ -209,12 +238,11 @@ type reading struct {
 	liveFails uint64
 }
 
-// read takes one reading: the engine first, then the shards.
-func (m *Metrics) read() *reading {
-	r := &reading{}
+// read takes one reading into r, which must be zero: the engine first, then
+// the shards.
+func (m *Metrics) read(r *reading) {
 	r.live, r.liveAge, r.liveFails = m.readLive()
-	r.t = m.readTally()
-	return r
+	m.readTally(&r.t)
 }
 
 // scalarValues computes every scalar series from a reading, by the
@@ -233,7 +261,10 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 	v[sNTokensMax] = float64(t.peakPrompt)
 	v[sPredictedMax] = float64(t.peakGen)
 	v[sPredictedPerSecond] = ratio(v[sPredictedTokens], v[sPredictedSeconds])
-	v[sProcessStart] = float64(start.UnixNano()) / 1e9
+	// Whole and fractional seconds apart: UnixNano as a float64 is already
+	// rounded (a 2026 time needs 61 bits), so 12:00:00.25 would read
+	// …00.2499998, not the reference's …00.25.
+	v[sProcessStart] = float64(start.Unix()) + float64(start.Nanosecond())/1e9
 
 	drafted := float64(t.specAccepted + t.specRejected)
 	v[sSpecDraft] = drafted
@@ -246,6 +277,8 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 		v[sSpecTokensPerStep] = 1 + v[sSpecMeanAccepted]
 	}
 
+	// Used amounts are published as the engine reported them, so a ratio
+	// reads above 1 when the engine holds more than its capacity.
 	l := &r.live
 	page := float64(l.PageSize)
 	v[sRequestsProcessing] = float64(l.ActiveJobs)
@@ -296,7 +329,8 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 	return v
 }
 
-// ratio is a/b, 0 when b is 0: the reference's rule for every ratio gauge.
+// ratio is a/b, 0 when b is 0: the reference's rule for every ratio gauge
+// (both are never negative here).
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -321,84 +355,30 @@ func (r *reading) histValues() [numHists]histValue {
 	ttft.addWide(t.prefillNs)
 	e2e := ttft
 	e2e.addWide(t.decodeNs)
+	lad := t.tokens.ladder
+	n := len(lad.bounds) + 1
 	return [numHists]histValue{
 		hQueue:            {latencyBuckets[:], t.queue[:], q},
 		hPrefill:          {latencyBuckets[:], t.prefill[:], p},
 		hDecode:           {latencyBuckets[:], t.decode[:], d},
 		hTTFT:             {ttftBuckets[:], t.ttft[:], ttft.seconds()},
 		hE2E:              {latencyBuckets[:], t.e2e[:], e2e.seconds()},
-		hPromptTokens:     {t.ladder.bounds, t.promptHist, float64(t.promptSum)},
-		hGenerationTokens: {t.ladder.bounds, t.genHist, float64(t.genSum)},
+		hPromptTokens:     {lad.bounds, t.promptHist[:n], float64(t.promptSum)},
+		hGenerationTokens: {lad.bounds, t.genHist[:n], float64(t.genSum)},
 		hAcceptance:       {acceptanceBuckets[:], t.accept[:], t.acceptSum},
 	}
 }
 
-// Gather implements prometheus.Gatherer for the metric set alone, in the
-// calling goroutine: Collect sends exactly one metric per descriptor, so a
-// channel of that size never blocks. Measured with eight goroutines
-// recording flat out on two cores, a scrape through Registry.Gather waited
-// p50 40 ms for time slices between handoffs; gathered here, 130 µs.
-func (c *collector) Gather() ([]*dto.MetricFamily, error) {
-	ch := make(chan prometheus.Metric, numScalars+numHists)
-	c.Collect(ch)
-	close(ch)
-	fams := make([]*dto.MetricFamily, 0, numScalars+numHists)
-	i := 0
-	for met := range ch {
-		mf := &dto.MetricFamily{Metric: []*dto.Metric{{}}}
-		if i < numScalars {
-			d := scalars[i]
-			mf.Name, mf.Help = proto.String(c.m.ns+":"+d.name), proto.String(d.help)
-			mf.Type = dto.MetricType_COUNTER.Enum()
-			if d.kind == gauge {
-				mf.Type = dto.MetricType_GAUGE.Enum()
-			}
-		} else {
-			d := hists[i-numScalars]
-			mf.Name, mf.Help = proto.String(c.m.ns+":"+d.name), proto.String(d.help)
-			mf.Type = dto.MetricType_HISTOGRAM.Enum()
-		}
-		if err := met.Write(mf.Metric[0]); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", mf.GetName(), err)
-		}
-		fams = append(fams, mf)
-		i++
+// histCreated is histogram i's created time in OpenMetrics: the last
+// restart for the two token histograms, the exporter's start for the rest.
+func (r *reading) histCreated(m *Metrics, i int) *timestamppb.Timestamp {
+	if i == hPromptTokens || i == hGenerationTokens {
+		return r.t.tokens.created
 	}
-	slices.SortFunc(fams, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-	return fams, nil
+	return m.createdPB
 }
 
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	m := c.m
-	r := m.read()
-	vals := r.scalarValues(m.start)
-	created := timestamppb.New(m.created)
-	// One block for all scalars: a scrape is a handful of allocations, not
-	// several per series.
-	out := make([]scalarMetric, numScalars)
-	for i, d := range scalars {
-		out[i] = scalarMetric{desc: c.scalar[i], kind: d.kind, v: vals[i]}
-		// Created timestamps only on counters named _total: OpenMetrics
-		// writes the others as "unknown", where a _created sample is not
-		// allowed (the encoder would emit it anyway).
-		if d.kind == counter && strings.HasSuffix(d.name, "_total") {
-			out[i].created = created
-		}
-		ch <- &out[i]
-	}
-	tokensCreated := timestamppb.New(r.t.tokensSince)
-	hv := r.histValues()
-	hs := make([]histMetric, numHists)
-	for i, h := range hv {
-		hs[i] = newHistMetric(c.hist[i], h, created)
-		if i == hPromptTokens || i == hGenerationTokens {
-			hs[i].created = tokensCreated
-		}
-		ch <- &hs[i]
-	}
-}
-
-// scalarMetric is one counter or gauge of a scrape. It stands in for
+// scalarMetric is one counter or gauge of a Collect. It stands in for
 // prometheus.NewConstMetric, which allocates several objects per series.
 type scalarMetric struct {
 	desc    *prometheus.Desc
@@ -418,7 +398,7 @@ func (s *scalarMetric) Write(out *dto.Metric) error {
 	return nil
 }
 
-// histMetric is one histogram of a scrape, in place of
+// histMetric is one histogram of a Collect, in place of
 // prometheus.NewConstHistogram, whose Write allocates three objects per
 // bucket; here the buckets of a histogram share one block.
 type histMetric struct {
@@ -434,13 +414,19 @@ func newHistMetric(desc *prometheus.Desc, h histValue, created *timestamppb.Time
 	n := len(h.bounds)
 	hm := histMetric{desc: desc, bounds: make([]float64, n), cum: make([]uint64, n), sum: h.sum, created: created}
 	copy(hm.bounds, h.bounds) // dto will point into these: keep them private
-	var total uint64
-	for i := range n {
-		total += h.counts[i]
-		hm.cum[i] = total
-	}
-	hm.count = total + h.counts[n]
+	hm.count = cumulate(hm.cum, h.counts)
 	return hm
+}
+
+// cumulate writes the cumulative count at each finite bound into cum and
+// returns the total, the +Inf bucket (counts has one more slot than cum).
+func cumulate(cum, counts []uint64) uint64 {
+	var total uint64
+	for i := range cum {
+		total += counts[i]
+		cum[i] = total
+	}
+	return total + counts[len(cum)]
 }
 
 func (h *histMetric) Desc() *prometheus.Desc { return h.desc }

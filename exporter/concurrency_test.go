@@ -1,10 +1,14 @@
 package exporter
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/exposition"
 )
 
 // TestConcurrentRecordAndScrape records from 8 goroutines while scrapes and
@@ -14,7 +18,7 @@ import (
 func TestConcurrentRecordAndScrape(t *testing.T) {
 	const writers = 8
 	eng := &fakeEngine{live: busyLive}
-	m := New(Options{Engine: eng, MaxSeqLen: 4096})
+	m := New(Options{Engine: eng, MaxSeqLen: 4096, LiveTimeout: patient})
 	var (
 		wg, side          sync.WaitGroup
 		stop, stopSide    atomic.Bool
@@ -42,7 +46,35 @@ func TestConcurrentRecordAndScrape(t *testing.T) {
 			drafted.Add(d)
 		}()
 	}
-	side.Add(2)
+	side.Add(4)
+	// Two scrapers through the handler at once, so prepared family sets are
+	// taken, refreshed and given back concurrently (run with -race), in
+	// text and OpenMetrics, while the ladder flips under them.
+	for _, accept := range []string{"text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0"} {
+		go func() {
+			defer side.Done()
+			for !stopSide.Load() {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept", accept)
+				rec := httptest.NewRecorder()
+				m.Handler().ServeHTTP(rec, req)
+				f, err := exposition.DetectFormat(rec.Header().Get("Content-Type"), rec.Body.Bytes())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				fams, err := exposition.Parse(rec.Body.Bytes(), f)
+				if err != nil {
+					t.Errorf("%s: %v", accept, err)
+					return
+				}
+				for name, h := range familiesOf(t, fams, "tabbyapi:").hists {
+					checkHistogram(t, name, h)
+				}
+				scrapes.Add(1)
+			}
+		}()
+	}
 	go func() {
 		defer side.Done()
 		prev := map[string]float64{}
@@ -71,7 +103,7 @@ func TestConcurrentRecordAndScrape(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	for scrapes.Load() < 20 || flips.Load() < 5 {
+	for scrapes.Load() < 40 || flips.Load() < 5 {
 		time.Sleep(time.Millisecond)
 	}
 	stop.Store(true)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/exporter"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // engine is a server's view of its own state, read at scrape time.
@@ -70,4 +72,51 @@ func Example() {
 	// tabbyapi:request_prompt_tokens_bucket{le="2000"} 1
 	// tabbyapi:spec_decode_tokens_per_step 5
 	// tabbyapi:time_to_first_token_seconds_bucket{le="0.25"} 1
+}
+
+// A server that already has a registry registers the metric set on it,
+// beside its own metrics, and keeps serving that registry. The set is
+// gathered with the same rules as through Handler: one reading per scrape,
+// and a scrape never waits on the engine beyond LiveTimeout.
+func ExampleMetrics_Collect() {
+	reg := prometheus.NewRegistry()
+	logins := prometheus.NewCounter(prometheus.CounterOpts{Name: "myserver_logins_total", Help: "Logins accepted."})
+	reg.MustRegister(logins)
+
+	m := exporter.New(exporter.Options{Engine: engine{}, MaxSeqLen: 32768})
+	reg.MustRegister(m)
+
+	logins.Inc()
+	m.RecordGeneration(exporter.Generation{
+		PromptTokens: 1200, CachedTokens: 1000, GeneratedTokens: 300,
+		Queue: 20 * time.Millisecond, Prefill: 150 * time.Millisecond, Decode: 6 * time.Second,
+	})
+
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	show := []string{
+		"myserver_logins_total ",
+		"tabbyapi:prompt_tokens_total ",
+		"tabbyapi:requests_total ",
+		"tabbyapi:kv_cache_usage_ratio ",
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		for _, prefix := range show {
+			if strings.HasPrefix(sc.Text(), prefix) {
+				fmt.Println(sc.Text())
+			}
+		}
+	}
+	// Output:
+	// myserver_logins_total 1
+	// tabbyapi:kv_cache_usage_ratio 0.25
+	// tabbyapi:prompt_tokens_total 200
+	// tabbyapi:requests_total 1
 }

@@ -12,13 +12,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
+
+var _ prometheus.Collector = (*Metrics)(nil)
 
 // DefaultNamespace is the series prefix used when [Options.Namespace] is empty.
 const DefaultNamespace = "tabbyapi"
 
-// DefaultLiveTimeout is how long a scrape waits for [Engine.Live] when
+// DefaultLiveTimeout is how long a scrape may wait for [Engine.Live] when
 // [Options.LiveTimeout] is zero.
 const DefaultLiveTimeout = 100 * time.Millisecond
 
@@ -29,7 +31,7 @@ type Options struct {
 	Namespace   string        // series prefix before the colon; "" means "tabbyapi"
 	MaxSeqLen   int           // token-ladder limit; 0 means 1,000,000 until ConfigureTokenBuckets
 	Engine      Engine        // live state; nil reads as an idle engine with no model
-	LiveTimeout time.Duration // how long a scrape waits for Engine.Live; 0 means 100ms
+	LiveTimeout time.Duration // the most a scrape waits for Engine.Live (see Engine); 0 means 100ms
 
 	// StartTime is published as <ns>:process_start_time_seconds and in the
 	// Process-Start-Time-Unix header; zero means the time New is called.
@@ -62,10 +64,14 @@ type Metrics struct {
 
 	live liveState
 
-	reg       *prometheus.Registry // the caller's collectors
-	gatherers prometheus.Gatherers // the metric set, then reg
-	err       error                // a registration failure, reported by every scrape
-	handler   http.Handler
+	createdPB *timestamppb.Timestamp // created, for OpenMetrics _created; read-only
+	coll      *collector             // the set as a prometheus.Collector
+	text      *textLayout            // the set's fixed text, for WriteText
+	sets      famPool                // prepared families, for the handler
+
+	reg     *prometheus.Registry // the caller's collectors, served with the set
+	err     error                // a registration failure, reported by every scrape
+	handler http.Handler
 }
 
 // New returns a Metrics with every series at zero, on a registry of its own
@@ -95,22 +101,23 @@ func New(opts Options) *Metrics {
 	m.mask = uint32(n - 1)
 	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), n, now))
 	m.live.at = now
+	m.createdPB = timestamppb.New(now)
 
-	c := newCollector(m)
+	m.coll = newCollector(m)
 	// Registering once checks the descriptors (names, duplicates). The names
 	// come from a sanitized namespace and fixed suffixes, so this cannot
 	// fail; if it ever did, scrapes report it instead of a panic here.
-	if err := prometheus.NewRegistry().Register(c); err != nil {
+	if err := prometheus.NewRegistry().Register(m.coll); err != nil {
 		m.err = fmt.Errorf("exporter: registering the metric set: %w", err)
 	}
-	// The metric set is gathered in the scraping goroutine (collector.Gather)
-	// rather than through a registry, whose Gather hands metrics from
-	// goroutine to goroutine: on a saturated machine every handoff waits for
-	// a time slice. m.reg holds only what the caller adds, and an empty
-	// registry gathers without starting goroutines.
+	m.text = newTextLayout(m.ns)
+	// The handler serves the metric set from prepared families refreshed in
+	// the scraping goroutine, not through a registry, whose Gather hands
+	// metrics from goroutine to goroutine: on a saturated machine every
+	// handoff waits for a time slice. m.reg holds only what the caller adds,
+	// and an empty registry gathers without starting goroutines.
 	m.reg = prometheus.NewRegistry()
-	m.gatherers = prometheus.Gatherers{c, m.reg}
-	h := promhttp.HandlerFor(m.gatherers, promhttp.HandlerOpts{
+	h := promhttp.HandlerForTransactional(gatherer{m}, promhttp.HandlerOpts{
 		EnableOpenMetrics:                   true,
 		EnableOpenMetricsTextCreatedSamples: true,
 		ProcessStartTime:                    m.start,
@@ -165,29 +172,34 @@ func shardCount(procs int) int {
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
 // Registry returns a registry whose collectors the handler and WriteText
-// serve alongside the metric set. It starts empty (the metric set is gathered
-// apart from it); register the caller's own collectors on it (Go runtime,
-// process) to publish them too.
+// serve alongside the metric set. It starts empty (the metric set is served
+// apart from it); register collectors on it (Go runtime, process) to publish
+// them too. A server with a registry of its own can instead register m on
+// it (see [Metrics.Collect]).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// WriteText writes the exposition in the Prometheus text format 0.0.4, as
-// the handler serves it to a client that does not ask for OpenMetrics.
+// WriteText writes the exposition in the Prometheus text format 0.0.4, byte
+// for byte as the handler serves it to a client that does not ask for
+// OpenMetrics, in one Write. It is the cheapest way to take a scrape: the
+// text is appended between pieces prepared in New, into a buffer reused
+// between calls.
 func (m *Metrics) WriteText(w io.Writer) error {
 	if m.err != nil {
 		return m.err
 	}
-	fams, err := m.gatherers.Gather()
-	if err != nil {
-		return fmt.Errorf("exporter: gathering metrics: %w", err)
-	}
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range fams {
-		if err := enc.Encode(mf); err != nil {
-			return fmt.Errorf("exporter: writing %s: %w", mf.GetName(), err)
-		}
-	}
-	return nil
+	return m.writeText(w)
 }
+
+// Describe implements [prometheus.Collector], so the metric set can be
+// registered on the caller's own registry beside other metrics. Handler
+// and WriteText do not need this: they serve the set without a registry.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) { m.coll.Describe(ch) }
+
+// Collect implements [prometheus.Collector]. It takes one reading, like a
+// scrape through Handler, and with the same bound on waiting for the
+// engine (see [Engine]); the registry gathering it serves the same series,
+// values and created times as Handler.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) { m.coll.Collect(ch) }
 
 // Limits on one generation's figures. Larger values are garbage from the
 // caller; clamping them keeps the counters monotonic (no uint64 wrap).

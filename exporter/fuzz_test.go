@@ -1,28 +1,48 @@
 package exporter
 
 import (
+	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 )
 
-// checkInvariants holds for any input: every figure finite and ≥ 0, ratios
-// within [0, 1], histograms consistent, and the identities between series.
+// checkInvariants holds for any input: every figure finite and ≥ 0, the
+// acceptance rate within [0, 1], each usage ratio used / capacity (0 with no
+// capacity; above 1 when the engine reports an overrun), histograms
+// consistent, and the identities between series.
 func checkInvariants(t *testing.T, e exposed) {
 	t.Helper()
 	for name, v := range e.scalars {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			t.Errorf("%s = %v", name, v)
 		}
-		if (strings.HasSuffix(name, "_ratio") || name == "spec_decode_draft_acceptance_rate") && v > 1 {
-			t.Errorf("%s = %v, above 1", name, v)
+	}
+	s := e.scalars
+	if v := s["spec_decode_draft_acceptance_rate"]; v > 1 {
+		t.Errorf("spec_decode_draft_acceptance_rate = %v, above 1", v)
+	}
+	for _, r := range []struct{ ratio, used, capacity string }{
+		{"kv_cache_usage_ratio", "kv_cache_tokens", "kv_cache_max_tokens"},
+		{"kv_offload_usage_ratio", "kv_offload_bytes", "kv_offload_max_bytes"},
+		{"recurrent_cache_usage_ratio", "recurrent_cache_bytes", "recurrent_cache_max_bytes"},
+	} {
+		want := 0.0
+		if s[r.capacity] > 0 {
+			want = s[r.used] / s[r.capacity]
+		}
+		// The offload ratio is slots over slots; bytes over bytes is the same
+		// ratio when a slot has a size.
+		if r.ratio == "kv_offload_usage_ratio" && s[r.capacity] == 0 {
+			continue
+		}
+		if !near(s[r.ratio], want) {
+			t.Errorf("%s = %v, want %s / %s = %v", r.ratio, s[r.ratio], r.used, r.capacity, want)
 		}
 	}
 	for name, h := range e.hists {
 		checkHistogram(t, name, h)
 	}
-	s := e.scalars
 	if s["prefix_cache_queries"] != s["prompt_tokens_total"]+s["cached_tokens_total"] {
 		t.Errorf("prefix_cache_queries %v != prompt %v + cached %v", s["prefix_cache_queries"], s["prompt_tokens_total"], s["cached_tokens_total"])
 	}
@@ -51,7 +71,7 @@ func FuzzRecordGeneration(f *testing.F) {
 		m := New(Options{Engine: &fakeEngine{live: Live{PageSize: page, KVPages: kvPages, KVReferencedPages: kvRef,
 			Offload:   &OffloadStats{Slots: kvRef, MaxSlots: kvPages, SlotBytes: int64(page)},
 			Recurrent: &RecurrentStats{Checkpoints: kvRef, Bytes: int64(kvPages), MaxBytes: int64(page)},
-		}}})
+		}}, LiveTimeout: patient})
 		m.ConfigureTokenBuckets(maxSeq)
 		gen := Generation{PromptTokens: p, CachedTokens: c, GeneratedTokens: g,
 			Queue: time.Duration(q), Prefill: time.Duration(pf), Decode: time.Duration(d)}
@@ -62,6 +82,9 @@ func FuzzRecordGeneration(f *testing.F) {
 		m.RecordGeneration(gen)
 		e := scrape(t, m)
 		checkInvariants(t, e)
+		if got, want := writeText(t, m), expfmtText(t, m); !bytes.Equal(got, want) {
+			t.Errorf("WriteText differs from expfmt:\n%s", diffLines(string(want), string(got)))
+		}
 		if e.scalars["requests_total"] != 2 {
 			t.Errorf("requests_total = %v, want 2", e.scalars["requests_total"])
 		}

@@ -152,6 +152,11 @@ func checkScalars(t *testing.T, got map[string]float64, want map[string]float64)
 	}
 }
 
+// patient is a LiveTimeout no fakeEngine that answers at once can reach,
+// however busy the machine: tests that expect a fresh reading use it, so a
+// scheduling delay cannot turn into a stale one.
+const patient = time.Minute
+
 // fakeEngine is an Engine whose reading, delay and failure the test sets.
 type fakeEngine struct {
 	mu    sync.Mutex

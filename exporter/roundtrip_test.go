@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
-	"google.golang.org/protobuf/proto"
 	"io"
 	"mime"
 	"net/http"
@@ -23,8 +22,10 @@ import (
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -42,7 +43,7 @@ var (
 func scenario() *Metrics {
 	m := New(Options{
 		MaxSeqLen: 65536,
-		Engine:    &fakeEngine{live: busyLive},
+		Engine:    &fakeEngine{live: busyLive}, LiveTimeout: patient,
 		StartTime: time.Unix(1700000000, 500_000_000),
 	})
 	m.RecordGeneration(Generation{PromptTokens: 1000, GeneratedTokens: 100, Queue: ms(500), Prefill: sec(2), Decode: sec(4)})
@@ -276,7 +277,8 @@ func TestHandler(t *testing.T) {
 
 // TestNoStandardCollectors: what is served is only the metric set.
 func TestNoStandardCollectors(t *testing.T) {
-	fams, err := New(Options{}).gatherers.Gather()
+	fams, done, err := gatherer{New(Options{})}.Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,20 +292,29 @@ func TestNoStandardCollectors(t *testing.T) {
 	}
 }
 
-// TestGatherMatchesRegistry: the in-place Gather serves exactly what a
-// registry gathering the same collector would.
+// TestGatherMatchesRegistry: the prepared families the handler serves are
+// exactly what a registry gathering *Metrics as a Collector holds, on the
+// first use of a set and on its reuse after the token ladder changed.
 func TestGatherMatchesRegistry(t *testing.T) {
 	m := scenario()
-	c := newCollector(m)
+	compareWithRegistry(t, m)
+	m.ConfigureTokenBuckets(4096)
+	m.RecordGeneration(Generation{PromptTokens: 3000, GeneratedTokens: 7})
+	compareWithRegistry(t, m)
+}
+
+func compareWithRegistry(t *testing.T, m *Metrics) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(c); err != nil {
+	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
 	want, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Gather()
+	got, done, err := gatherer{m}.Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,5 +471,82 @@ func TestRegistryAddsCallerCollectors(t *testing.T) {
 	}
 	if !found || len(fams) != numScalars+numHists+1 {
 		t.Errorf("app_restarts_total 2 not served with the %d series of the set:\n%s", numScalars+numHists, buf.String())
+	}
+}
+
+// TestCallerRegistry: *Metrics registered on the caller's own registry,
+// beside the caller's counter, serves through that registry's promhttp
+// handler exactly the text Handler serves (in text and in OpenMetrics), plus
+// the caller's series; and a stuck engine is waited on once, as through
+// Handler.
+func TestCallerRegistry(t *testing.T) {
+	m := scenario()
+	reg := prometheus.NewPedanticRegistry()
+	own := prometheus.NewCounter(prometheus.CounterOpts{Name: "zz_app_restarts_total", Help: "Restarts."})
+	own.Add(2)
+	reg.MustRegister(own, m)
+	theirs := promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, EnableOpenMetricsTextCreatedSamples: true})
+	for _, accept := range []string{"", "application/openmetrics-text; version=1.0.0; charset=utf-8"} {
+		get := func(h http.Handler) string {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Body.String()
+		}
+		ours, got := get(m.Handler()), get(theirs)
+		ownText := "# HELP zz_app_restarts_total Restarts.\n# TYPE zz_app_restarts_total counter\nzz_app_restarts_total 2\n"
+		if accept != "" {
+			// OpenMetrics: the counter's own lines, with its created time,
+			// go just before # EOF.
+			ours = strings.TrimSuffix(ours, "# EOF\n")
+			i := strings.Index(got, "# HELP zz_app_restarts ")
+			j := strings.Index(got, "# EOF\n")
+			if i < 0 || j < i {
+				t.Fatalf("OpenMetrics: the caller's counter is missing:\n%s", got)
+			}
+			ownText = got[i:j]
+			if !strings.Contains(ownText, "zz_app_restarts_total 2.0\n") {
+				t.Errorf("OpenMetrics: the caller's counter reads %q", ownText)
+			}
+			got = got[:i]
+		} else if !strings.HasSuffix(got, ownText) {
+			t.Fatalf("the caller's counter is missing:\n%s", got)
+		} else {
+			got = strings.TrimSuffix(got, ownText)
+		}
+		if got != ours {
+			t.Errorf("Accept %q: the caller's registry serves the set differently from Handler:\n%s", accept, diffLines(ours, got))
+		}
+	}
+
+	// A stuck engine through the caller's registry: the first gather waits
+	// for the call it starts, the next answers with the last good reading
+	// and starts no other call.
+	eng := &fakeEngine{live: busyLive}
+	m = New(Options{Engine: eng, LiveTimeout: 300 * time.Millisecond})
+	reg = prometheus.NewRegistry()
+	reg.MustRegister(m)
+	gate := make(chan struct{})
+	defer close(gate)
+	eng.set(func(e *fakeEngine) { e.gate = gate })
+	for i, wantFails := range []float64{1, 2} {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := familiesOf(t, fams, "tabbyapi:")
+		checkScalars(t, e.scalars, map[string]float64{"live_state_failures_total": wantFails, "requests_processing": 0})
+		if e.scalars["live_state_age_seconds"] <= 0 {
+			t.Errorf("gather %d: live_state_age_seconds = %v, want the age of the exporter's idle reading", i, e.scalars["live_state_age_seconds"])
+		}
+	}
+	eng.mu.Lock()
+	calls := eng.calls
+	eng.mu.Unlock()
+	if calls != 1 {
+		t.Errorf("Live called %d times, want 1: a gather must not start a call while one is outstanding", calls)
 	}
 }

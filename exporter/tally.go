@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // shard is one slice of the running totals. Recorders pick a shard at
@@ -31,9 +33,10 @@ type shard struct {
 // tokenHists are the two token histograms on one ladder, sharded like the
 // rest. It is replaced whole when the ladder changes.
 type tokenHists struct {
-	ladder *ladder
-	since  time.Time // when these histograms started
-	shards []tokenShard
+	ladder  *ladder
+	since   time.Time              // when these histograms started
+	created *timestamppb.Timestamp // since, for OpenMetrics _created; read-only
+	shards  []tokenShard
 }
 
 type tokenShard struct {
@@ -43,7 +46,7 @@ type tokenShard struct {
 }
 
 func newTokenHists(l *ladder, shards int, since time.Time) *tokenHists {
-	th := &tokenHists{ladder: l, since: since, shards: make([]tokenShard, shards)}
+	th := &tokenHists{ladder: l, since: since, created: timestamppb.New(since), shards: make([]tokenShard, shards)}
 	for i := range th.shards {
 		th.shards[i].prompt = make([]atomic.Uint64, len(l.ints)+1)
 		th.shards[i].gen = make([]atomic.Uint64, len(l.ints)+1)
@@ -124,18 +127,16 @@ type tally struct {
 	accept                      [len(acceptanceBuckets) + 1]uint64
 	acceptSum                   float64
 
-	ladder              *ladder
-	tokensSince         time.Time
-	promptHist, genHist []uint64
+	tokens              *tokenHists // the ladder the two token histograms were read on
+	promptHist, genHist [maxLadder + 1]uint64
 	promptSum, genSum   uint64
 }
 
-// readTally loads every shard and adds them up. Writers keep going meanwhile, so
-// series may differ by the generations recorded during the read; each
-// histogram's count is the sum of the buckets read, so +Inf always equals
-// _count.
-func (m *Metrics) readTally() tally {
-	var t tally
+// readTally loads every shard and adds them up into t, which must be zero.
+// Writers keep going meanwhile, so series may differ by the generations
+// recorded during the read; each histogram's count is the sum of the buckets
+// read, so +Inf always equals _count.
+func (m *Metrics) readTally(t *tally) {
 	for i := range m.shards {
 		s := &m.shards[i]
 		t.prefilled += s.prefilled.Load()
@@ -162,17 +163,14 @@ func (m *Metrics) readTally() tally {
 		t.requests += n
 	}
 	th := m.tokens.Load()
-	t.ladder, t.tokensSince = th.ladder, th.since
-	t.promptHist = make([]uint64, len(th.ladder.ints)+1)
-	t.genHist = make([]uint64, len(th.ladder.ints)+1)
+	t.tokens = th
 	for i := range th.shards {
 		ts := &th.shards[i]
-		loadInto(t.promptHist, ts.prompt)
-		loadInto(t.genHist, ts.gen)
+		loadInto(t.promptHist[:], ts.prompt)
+		loadInto(t.genHist[:], ts.gen)
 		t.promptSum += ts.promptSum.Load()
 		t.genSum += ts.genSum.Load()
 	}
-	return t
 }
 
 func loadInto(dst []uint64, src []atomic.Uint64) {
