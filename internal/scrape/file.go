@@ -214,7 +214,14 @@ func readAsync(ctx context.Context, t Target, o Options, read func() (*Result, e
 	case <-ctx.Done():
 		waited := o.Now().Sub(start)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			e := newError(Timeout, ctx.Err(), fmt.Sprintf("timed out after %s reading %s", fmtDuration(waited), sourceOf(t)),
+			// The deadline is the caller's; where it is plainly the
+			// Timeout the user gave, say that figure rather than the
+			// milliseconds of scheduling around it.
+			said := waited
+			if d := waited - o.Timeout; d > -o.Timeout/10 && d < o.Timeout/10 {
+				said = o.Timeout
+			}
+			e := newError(Timeout, ctx.Err(), fmt.Sprintf("timed out after %s reading %s", fmtDuration(said), sourceOf(t)),
 				"whatever writes to it did not finish in time; check that it ends")
 			e.Waited = waited
 			return nil, e
