@@ -135,13 +135,7 @@ func (h Histogram) estimate(q, peak float64) Estimate {
 	r.peak = iv.peak
 	e.Lo, e.Hi = iv.widened(&r)
 	if iv.same() {
-		v := (iv.lo + iv.hi) / 2
-		switch {
-		case iv.hiEdge:
-			v = iv.hi
-		case iv.loEdge:
-			v = iv.lo
-		}
+		v := iv.one()
 		e.Value, e.Kind = v, Exact
 		e.Lo, e.Hi = math.Min(e.Lo, v), math.Max(e.Hi, v)
 		return e
@@ -423,17 +417,23 @@ func (r *ranked) bounds(useSum, usePeak bool) (iv interval, ok bool) {
 		if !iv.same() {
 			return iv, false // the sum is outside what the buckets allow
 		}
-		// Equal but for rounding: one value, the exact one if either is.
-		v := (iv.lo + iv.hi) / 2
-		switch {
-		case iv.hiEdge:
-			v = iv.hi
-		case iv.loEdge:
-			v = iv.lo
-		}
+		v := iv.one()
 		iv.lo, iv.hi = v, v
 	}
 	return iv, true
+}
+
+// one is the value of an interval that is one value but for rounding: the
+// exact one (a bucket edge or the peak, as published) if either end is,
+// else the middle.
+func (iv interval) one() float64 {
+	switch {
+	case iv.hiEdge:
+		return iv.hi
+	case iv.loEdge:
+		return iv.lo
+	}
+	return (iv.lo + iv.hi) / 2
 }
 
 // widened is the interval with each bound from the sum moved out by the
