@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/demo"
+	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 )
@@ -312,5 +313,26 @@ func TestLookHintQuotes(t *testing.T) {
 		if got := tt.e.lookHint(); got != tt.want {
 			t.Errorf("lookHint(%q) = %q, want %q", tt.e.source, got, tt.want)
 		}
+	}
+}
+
+// The help texts as a user reads them: the flags, their defaults and
+// limits, and the exit statuses.
+func TestHelp(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"--help"}, "help.txt"},
+		{[]string{"help"}, "help.txt"},
+		{[]string{"idle.prom", "-h"}, "help.txt"},
+		{[]string{"demo", "--help"}, "demo-help.txt"},
+		{[]string{"demo", "--once", "-help"}, "demo-help.txt"},
+	} {
+		out, errOut, code := runCLI(t, "", tt.args...)
+		if code != ExitOK || errOut != "" {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		golden.Check(t, tt.golden, out)
 	}
 }
