@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
@@ -272,13 +271,12 @@ func TestBounded(t *testing.T) {
 // The usage texts list exactly the flags the commands define.
 func TestUsageListsTheFlags(t *testing.T) {
 	var at string
-	var noUI, once bool
 	for _, c := range []struct {
 		text string
 		fs   *flag.FlagSet
 	}{
 		{usage, inspectFlags(&inspectOptions{}, &at)},
-		{demoUsage, demoFlags(&inspectOptions{}, &demo.Options{}, &noUI, &once)},
+		{demoUsage, defaultDemo().flags()},
 	} {
 		listed := map[string]bool{}
 		for _, m := range regexp.MustCompile(`(?m)^  (--[a-z-]+(?:, --[a-z-]+)*)`).FindAllStringSubmatch(c.text, -1) {
