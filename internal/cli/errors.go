@@ -133,6 +133,8 @@ func printError(w io.Writer, err error) {
 	}
 }
 
+// explain says what err means to the user: the message, and the hints
+// that say what to try.
 func explain(err error) (string, []string) {
 	var (
 		se *scrape.Error
@@ -163,15 +165,7 @@ func explain(err error) (string, []string) {
 		}
 		return err.Error(), hints
 	case errors.As(err, &ue):
-		// Offer --dialect only where it would read something.
-		hints := []string{"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"}
-		switch {
-		case len(ue.Readable) > 0 && ue.Wanted != "":
-			hints = []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}
-		case len(ue.Readable) > 0:
-			hints = append(hints, "--dialect "+ue.Readable[0]+" reads these series (readable as: "+strings.Join(ue.Readable, ", ")+")")
-		}
-		return err.Error(), hints
+		return err.Error(), dialectHints(ue)
 	case errors.As(err, &me):
 		if len(me.Models) == 0 {
 			return err.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
@@ -184,12 +178,30 @@ func explain(err error) (string, []string) {
 		// checks): the body is still what to look at.
 		return err.Error(), []string{re.lookHint()}
 	case errors.As(err, &le):
-		if le.InUse {
-			return err.Error(), []string{"pick another address with --listen, or leave it out for a free port"}
-		}
-		return err.Error(), []string{"give --listen a host:port of this machine (ports below 1024 need privileges), or leave it out for a free port"}
+		return err.Error(), []string{listenHint(le)}
 	}
 	return err.Error(), nil
+}
+
+// listenHint is what to try when the demo cannot serve on --listen.
+func listenHint(le *demo.ListenError) string {
+	if le.InUse {
+		return "pick another address with --listen, or leave it out for a free port"
+	}
+	return "give --listen a host:port of this machine (ports below 1024 need privileges), or leave it out for a free port"
+}
+
+// dialectHints are the hints for series no dialect reads, offering
+// --dialect only where it would read something.
+func dialectHints(ue *dialect.UnknownError) []string {
+	const which = "inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"
+	switch {
+	case len(ue.Readable) > 0 && ue.Wanted != "":
+		return []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}
+	case len(ue.Readable) > 0:
+		return []string{which, "--dialect " + ue.Readable[0] + " reads these series (readable as: " + strings.Join(ue.Readable, ", ") + ")"}
+	}
+	return []string{which}
 }
 
 // kindHint is what to try for a scrape error that came without hints.

@@ -166,67 +166,104 @@ func parseInspect(args []string) (*inspectOptions, error) {
 		return nil, flagError(err, "")
 	}
 	set := given(fs)
+	for _, step := range []func() error{
+		func() error { return o.setTarget(pos) },
+		o.checkFailOn,
+		o.outputFlags.check,
+		o.checkLimits,
+		func() error { return o.watchFlags.check(set) },
+		func() error { return o.checkModes(set) },
+		func() error { return o.setAt(at, set["at"]) },
+		o.setHeaders,
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return &o, nil
+}
+
+// setTarget takes the target from the arguments: one, or none for the
+// default.
+func (o *inspectOptions) setTarget(pos []string) error {
 	switch {
 	case len(pos) > 1 && o.since == "":
-		return nil, usagef("give one target: a URL, host:port, a file or -", "too many targets: %s", strings.Join(pos, " "))
+		return usagef("give one target: a URL, host:port, a file or -", "too many targets: %s", strings.Join(pos, " "))
 	case len(pos) > 1:
-		return nil, usagef("--since FILE takes the earlier scrape; give one later target", "too many targets: %s", strings.Join(pos, " "))
+		return usagef("--since FILE takes the earlier scrape; give one later target", "too many targets: %s", strings.Join(pos, " "))
 	case len(pos) == 1:
 		o.target = pos[0]
 	}
+	return nil
+}
+
+func (o *inspectOptions) checkFailOn() error {
 	switch o.failOn {
 	case "", "warn", "bad":
-	default:
-		return nil, usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
+		return nil
 	}
-	if err := o.outputFlags.check(); err != nil {
-		return nil, err
-	}
-	if o.timeout <= 0 {
-		return nil, usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
-	}
+	return usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
+}
+
+// checkLimits refuses a --timeout or --max-bytes that cannot work.
+func (o *inspectOptions) checkLimits() error {
 	switch {
+	case o.timeout <= 0:
+		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
 	case o.maxBytes <= 0:
-		return nil, usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
+		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return nil, usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
+		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
 			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
 	}
-	if err := o.watchFlags.check(set); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// checkModes refuses flags that do not go together (set holds the names
+// of the flags given).
+func (o *inspectOptions) checkModes(set map[string]bool) error {
 	stdin := o.target == "-"
 	switch {
 	case o.watch > 0 && o.since != "":
-		return nil, usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
+		return usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
 	case o.watch > 0 && stdin:
-		return nil, usagef("watch a server (inferscope --watch 2s host:port), or compare two saved scrapes with --since",
+		return usagef("watch a server (inferscope --watch 2s host:port), or compare two saved scrapes with --since",
 			"--watch re-reads its target, and stdin can be read only once")
 	case o.since == "-" && stdin:
-		return nil, usagef("save one scrape to a file first: inferscope --save before.prom - < scrape.prom",
+		return usagef("save one scrape to a file first: inferscope --save before.prom - < scrape.prom",
 			"--since - and the target - would both read stdin")
 	case o.save != "" && o.watch > 0:
-		return nil, usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
+		return usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
 	case set["windows"] && o.watch == 0:
-		return nil, usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
+		return usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
 	}
-	if set["at"] {
-		if o.at, err = parseAt(at, time.Now()); err != nil {
-			return nil, err
-		}
-		if err := o.checkAt(); err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+// setAt reads --at where given.
+func (o *inspectOptions) setAt(at string, given bool) error {
+	if !given {
+		return nil
 	}
+	t, err := parseAt(at, time.Now())
+	if err != nil {
+		return err
+	}
+	o.at = t
+	return o.checkAt()
+}
+
+// setHeaders parses the --header flags.
+func (o *inspectOptions) setHeaders() error {
 	o.httpHeaders = http.Header{}
 	for _, h := range o.headers {
 		k, v, err := scrape.ParseHeader(h)
 		if err != nil {
-			return nil, usagef("write it as --header 'Name: value'", "--header %q: %v", h, err)
+			return usagef("write it as --header 'Name: value'", "--header %q: %v", h, err)
 		}
 		o.httpHeaders.Add(k, v)
 	}
-	return &o, nil
+	return nil
 }
 
 // parseAt reads --at: an RFC 3339 time or Unix seconds, after 2000 and not

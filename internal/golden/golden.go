@@ -151,14 +151,12 @@ type op struct {
 	line int
 }
 
-// maxCells bounds the table of editScript; longer inputs are compared as
-// one changed block between their common start and end.
+// maxCells bounds the table of [middle].
 const maxCells = 4 << 20
 
-// editScript is a shortest edit script turning w into g, by the longest
-// common subsequence of their lines.
+// editScript is a shortest edit script turning w into g: their common
+// start and end kept, and between them [middle]'s script.
 func editScript(w, g []string) []op {
-	// The common start and end need no table.
 	pre := 0
 	for pre < len(w) && pre < len(g) && w[pre] == g[pre] {
 		pre++
@@ -171,50 +169,63 @@ func editScript(w, g []string) []op {
 	for i := range pre {
 		ops = append(ops, op{' ', w[i], i})
 	}
-	mw, mg := w[pre:len(w)-suf], g[pre:len(g)-suf]
-	n, m := len(mw), len(mg)
-	if (n+1)*(m+1) > maxCells {
-		for i, s := range mw {
-			ops = append(ops, op{'-', s, pre + i})
-		}
-		for _, s := range mg {
-			ops = append(ops, op{'+', s, pre + n})
-		}
-	} else {
-		// lcs[i][j] is the length of the longest common subsequence of
-		// mw[i:] and mg[j:].
-		lcs := make([][]int, n+1)
-		for i := range lcs {
-			lcs[i] = make([]int, m+1)
-		}
-		for i := n - 1; i >= 0; i-- {
-			for j := m - 1; j >= 0; j-- {
-				if mw[i] == mg[j] {
-					lcs[i][j] = lcs[i+1][j+1] + 1
-				} else {
-					lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-				}
-			}
-		}
-		i, j := 0, 0
-		for i < n || j < m {
-			switch {
-			case i < n && j < m && mw[i] == mg[j]:
-				ops = append(ops, op{' ', mw[i], pre + i})
-				i, j = i+1, j+1
-			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-				ops = append(ops, op{'-', mw[i], pre + i})
-				i++
-			default:
-				ops = append(ops, op{'+', mg[j], pre + i})
-				j++
-			}
-		}
-	}
+	ops = append(ops, middle(w[pre:len(w)-suf], g[pre:len(g)-suf], pre)...)
 	for i := len(w) - suf; i < len(w); i++ {
 		ops = append(ops, op{' ', w[i], i})
 	}
 	return ops
+}
+
+// middle is an edit script turning w into g, whose first line is line
+// from of the whole: by the longest common subsequence of their lines, or,
+// when its table would pass maxCells, w's lines out and g's in.
+func middle(w, g []string, from int) []op {
+	n, m := len(w), len(g)
+	var ops []op
+	if (n+1)*(m+1) > maxCells {
+		for i, s := range w {
+			ops = append(ops, op{'-', s, from + i})
+		}
+		for _, s := range g {
+			ops = append(ops, op{'+', s, from + n})
+		}
+		return ops
+	}
+	lcs := lcsTable(w, g)
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && w[i] == g[j]:
+			ops = append(ops, op{' ', w[i], from + i})
+			i, j = i+1, j+1
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, op{'-', w[i], from + i})
+			i++
+		default:
+			ops = append(ops, op{'+', g[j], from + i})
+			j++
+		}
+	}
+	return ops
+}
+
+// lcsTable holds at [i][j] the length of the longest common subsequence
+// of w[i:] and g[j:].
+func lcsTable(w, g []string) [][]int {
+	lcs := make([][]int, len(w)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(g)+1)
+	}
+	for i := len(w) - 1; i >= 0; i-- {
+		for j := len(g) - 1; j >= 0; j-- {
+			if w[i] == g[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	return lcs
 }
 
 // quoted shows a line as it is, or Go-quoted when it holds a control
