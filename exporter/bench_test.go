@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/inferscope/inferscope/internal/golden"
 )
 
 var benchGen = Generation{
@@ -63,7 +65,7 @@ func TestBenchCase(t *testing.T) {
 	}
 	got := busyMetrics(t)
 	if g, w := scrape(t, got).text, scrape(t, want).text; g != w {
-		t.Errorf("the bench case differs from busyLive and benchGen:\n%s", diffLines(w, g))
+		t.Errorf("the bench case differs from busyLive and benchGen:\n%s", golden.Diff(w, g))
 	}
 }
 

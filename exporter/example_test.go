@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferscope/inferscope/exporter"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/inferscope/inferscope/exporter"
 )
 
 // engine is a server's view of its own state, read at scrape time.

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/golden"
 )
 
 // checkInvariants holds for any input: every figure finite and ≥ 0, the
@@ -83,7 +85,7 @@ func FuzzRecordGeneration(f *testing.F) {
 		e := scrape(t, m)
 		checkInvariants(t, e)
 		if got, want := writeText(t, m), expfmtText(t, m); !bytes.Equal(got, want) {
-			t.Errorf("WriteText differs from expfmt:\n%s", diffLines(string(want), string(got)))
+			t.Errorf("WriteText differs from expfmt:\n%s", golden.Diff(string(want), string(got)))
 		}
 		if e.scalars["requests_total"] != 2 {
 			t.Errorf("requests_total = %v, want 2", e.scalars["requests_total"])

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/histogram"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // exposed is one scrape read back through the inspector's own parser:

@@ -20,6 +20,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/golden"
 )
 
 // The cross-check against the reference: tabbyAPI's common/metrics.py as
@@ -264,19 +266,7 @@ func TestReferenceGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("driver.py: %v\n%s", err, stderr.String())
 	}
-	path := filepath.Join(refDir, "reference.golden")
-	if *update {
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out, want) {
-		t.Errorf("the reference's output differs from %s (rerun with -update if cases.json changed):\n%s", path, diffLines(string(want), string(out)))
-	}
+	golden.Check(t, "reference/reference.golden", out)
 }
 
 // BenchmarkReferenceRender times the reference's render_prometheus on the

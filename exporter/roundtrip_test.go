@@ -3,32 +3,28 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
-	"flag"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
-	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/histogram"
+)
 
 // The reference's bucket sets, written out again so the test checks them.
 var (
@@ -415,37 +411,7 @@ func TestGolden(t *testing.T) {
 	if err := scenario().WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "scenario.golden")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("exposition differs from %s (run with -update if intended):\n%s", path, diffLines(string(want), buf.String()))
-	}
-}
-
-func diffLines(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl + "\n")
-		}
-	}
-	return b.String()
+	golden.Check(t, "scenario.golden", buf.Bytes())
 }
 
 // TestRegistryAddsCallerCollectors: what the caller registers is served
@@ -518,7 +484,7 @@ func TestCallerRegistry(t *testing.T) {
 			got = strings.TrimSuffix(got, ownText)
 		}
 		if got != ours {
-			t.Errorf("Accept %q: the caller's registry serves the set differently from Handler:\n%s", accept, diffLines(ours, got))
+			t.Errorf("Accept %q: the caller's registry serves the set differently from Handler:\n%s", accept, golden.Diff(ours, got))
 		}
 	}
 

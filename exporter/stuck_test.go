@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/exporter"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/exporter"
 )
 
 // slowEngine answers Live at once until it is stuck, then after delay, or

@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/inferscope/inferscope/internal/golden"
 )
 
 // expfmtText encodes what the handler gathers with expfmt's text encoder:
@@ -79,7 +81,7 @@ func TestTextMatchesExpfmt(t *testing.T) {
 			m := build()
 			got, want := writeText(t, m), expfmtText(t, m)
 			if !bytes.Equal(got, want) {
-				t.Errorf("WriteText differs from expfmt:\n%s", diffLines(string(want), string(got)))
+				t.Errorf("WriteText differs from expfmt:\n%s", golden.Diff(string(want), string(got)))
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,11 +15,10 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const fixtures = "../analysis/testdata/"
 
@@ -30,24 +28,6 @@ func runCLI(t testing.TB, stdin string, args ...string) (string, string, int) {
 	io, out, errb := iostreams.Test(stdin, false, 0)
 	code := run(context.Background(), args, io)
 	return out.String(), errb.String(), code
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test ./internal/cli -update rewrites it):\n%s", path, got)
-	}
 }
 
 var reportFixtures = []string{
@@ -66,18 +46,18 @@ func TestGoldenReports(t *testing.T) {
 			if code != ExitOK || errOut != "" {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, name+".txt", out)
+			golden.Check(t, name+".txt", out)
 			out, _, _ = runCLI(t, "", "--width", "160", file)
-			golden(t, name+".2col.txt", out)
+			golden.Check(t, name+".2col.txt", out)
 			out, _, _ = runCLI(t, "", "--json", file)
-			golden(t, name+".json", out)
+			golden.Check(t, name+".json", out)
 			if !json.Valid([]byte(out)) {
 				t.Fatal("invalid JSON")
 			}
 		})
 	}
 	out, _, _ := runCLI(t, "", fixtures+"long-context.prom", "--hist", "--width", "120", "--columns", "2")
-	golden(t, "long-context.hist.txt", out)
+	golden.Check(t, "long-context.hist.txt", out)
 }
 
 var dialectFixtures = []string{
@@ -93,9 +73,9 @@ func TestGoldenDialects(t *testing.T) {
 			if code != ExitOK || errOut != "" {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, name+".2col.txt", out)
+			golden.Check(t, name+".2col.txt", out)
 			out, _, _ = runCLI(t, "", "--json", file)
-			golden(t, name+".json", out)
+			golden.Check(t, name+".json", out)
 		})
 	}
 	_, errOut, code := runCLI(t, "", "../dialect/testdata/vllm-new.prom", "--model", "nope")

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,136 +17,109 @@ import (
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
-const demoUsage = `inferscope demo: a simulated inference server, so you can see inferscope without a GPU
+// demoRefresh is the demo view's refresh interval unless --watch says
+// otherwise.
+const demoRefresh = time.Second
+
+// demoUsage is the demo's help text, its defaults and limits filled in
+// from where they are declared.
+var demoUsage = fill(`inferscope demo: a simulated inference server, so you can see inferscope without a GPU
 
 Usage:
-  inferscope demo [--scenario S] [--speed 20] [--seed N]    serve it and open the watch view
+  inferscope demo [--scenario S] [--speed {speed}] [--seed N]    serve it and open the watch view
   inferscope demo --listen 127.0.0.1:9400 --no-ui          only serve /metrics (for curl, Prometheus,
                                                            or another inferscope)
-  inferscope demo --once --sim-time 10m [--json]           simulate as fast as possible, print one report
+  inferscope demo --once --sim-time {sim-time} [--json]           simulate as fast as possible, print one report
 
-Scenarios: %s
+Scenarios: {scenarios}
 
 Flags:
-  --scenario S     the workload (default chat)
-  --speed X        simulated seconds per wall second, at most %d (default 20)
-  --seed N         random seed; the same seed gives the same run (default 1)
+  --scenario S     the workload (default {scenario})
+  --speed X        simulated seconds per wall second, at most {max-speed} (default {speed})
+  --seed N         random seed; the same seed gives the same run (default {seed})
   --listen ADDR    where to serve /metrics (default a free loopback port)
   --no-ui          serve only; print the URL and wait for Ctrl-C
   --once           simulate --sim-time in virtual time and print the report
-  --sim-time D     how much to simulate with --once, at most %s (default 10m)
-  --watch D        refresh interval of the view, at least 0.2s (default 1s)
+  --sim-time D     how much to simulate with --once, at most {max-sim-time} (default {sim-time})
+  --watch D        refresh interval of the view, at least {min-interval} (default {refresh})
   --windows LIST   rate windows of the view
   --json, --hist, --width, --columns, --no-color   as for inferscope itself
 
-Ctrl-C ends every form (exit status 130).
-`
+Ctrl-C ends every form (exit status {interrupted}).
+`,
+	"scenarios", strings.Join(demo.Scenarios(), ", "),
+	"scenario", demo.DefaultScenario,
+	"speed", strconv.FormatFloat(demo.DefaultSpeed, 'g', -1, 64),
+	"max-speed", strconv.Itoa(demo.MaxSpeed),
+	"seed", strconv.Itoa(demo.DefaultSeed),
+	"sim-time", spell(demo.DefaultSimTime),
+	"max-sim-time", spell(demo.MaxSimTime),
+	"min-interval", seconds(watch.MinInterval),
+	"refresh", spell(demoRefresh),
+	"interrupted", strconv.Itoa(ExitInterrupted),
+)
 
-// demoModes says which flags each form of the demo reads: a flag given to
-// a form that does not read it is refused, never ignored.
+// demoOptions are the demo's flags: what to simulate, which form to run,
+// and the report's and the view's flags as inspect takes them.
+type demoOptions struct {
+	sim        demo.Options
+	once, noUI bool
+	view       inspectOptions
+}
+
+// defaultDemo is the demo as it runs without flags.
+func defaultDemo() *demoOptions {
+	d := &demoOptions{
+		sim:  demo.Options{Scenario: demo.DefaultScenario, Speed: demo.DefaultSpeed, Seed: demo.DefaultSeed, SimTime: demo.DefaultSimTime},
+		view: defaultOptions(),
+	}
+	d.view.watch = demoRefresh
+	return d
+}
+
+// flags defines the demo's flags into d.
+func (d *demoOptions) flags() *flag.FlagSet {
+	fs := newFlagSet("demo")
+	fs.StringVar(&d.sim.Scenario, "scenario", d.sim.Scenario, "")
+	fs.Float64Var(&d.sim.Speed, "speed", d.sim.Speed, "")
+	fs.Uint64Var(&d.sim.Seed, "seed", d.sim.Seed, "")
+	fs.StringVar(&d.sim.Listen, "listen", d.sim.Listen, "")
+	fs.BoolVar(&d.noUI, "no-ui", d.noUI, "")
+	fs.BoolVar(&d.once, "once", d.once, "")
+	fs.Var(durationFlag{&d.sim.SimTime}, "sim-time", "")
+	d.view.outputFlags.define(fs)
+	d.view.watchFlags.define(fs)
+	return fs
+}
+
+// demoModes says which flags each form of the demo does not read: a flag
+// given to a form that does not read it is refused, never ignored.
 var demoModes = map[string][]string{
 	"once":  {"listen", "no-ui", "speed", "watch", "windows"},
 	"no-ui": {"once", "sim-time", "watch", "windows", "json", "hist", "width", "columns", "no-color"},
 	"view":  {"sim-time"},
 }
 
-func runDemo(ctx context.Context, args []string, io *iostreams.IO) int {
-	if wantsHelp(args) {
-		fmt.Fprintf(io.Out, demoUsage, strings.Join(demo.Scenarios(), ", "), demo.MaxSpeed, spell(demo.MaxSimTime))
-		return ExitOK
-	}
-	o := &inspectOptions{windows: "", watch: time.Second}
-	d := demo.Options{Scenario: "chat", Speed: 20, Seed: 1, SimTime: 10 * time.Minute}
-	var noUI, once bool
-	fs := demoFlags(o, &d, &noUI, &once)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		printError(io.Err, flagError(err, "demo"))
-		return ExitError
-	}
-	if err := checkDemo(fs, pos, d, o, once, noUI); err != nil {
-		printError(io.Err, err)
-		return ExitError
-	}
-	if once {
-		got, err := bounded(ctx, 0, func(ctx context.Context) (*outcome, error) {
-			body, now, err := demo.Once(ctx, d)
-			if err != nil {
-				return nil, err
-			}
-			snap, err := parse(ctx, &scrape.Result{Source: "demo:" + d.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
-			if err != nil {
-				return nil, usagef("this is a bug in inferscope's simulator or reader: please report it with the command you ran",
-					"reading the simulator's own exposition: %v", err)
-			}
-			return o.rendered(io, o.build(snap, now, o.hist), nil)
-		})
-		return o.finish(ctx, io, got, err)
-	}
-	srv, err := demo.Start(ctx, d)
-	if err != nil {
-		printError(io.Err, usagef("pick another address with --listen, or leave it out for a free port", "%v", err))
-		return ExitError
-	}
-	fmt.Fprintf(io.Err, "inferscope: demo: simulated %q server at %s (%gx speed, seed %d)\n", d.Scenario, srv.URL(), d.Speed, d.Seed)
-	if noUI {
-		fmt.Fprintf(io.Err, "inferscope: demo: serving until Ctrl-C; try: inferscope %s\n", srv.URL())
-		<-ctx.Done()
-		return ExitInterrupted
-	}
-	if o.windows == "" {
-		o.windows = watch.DefaultWindows
-	}
-	o.target = srv.URL()
-	if d.Speed != 1 {
-		o.header = []string{fmt.Sprintf("simulated at %gx speed: request times and rates run %gx faster than the wall clock, so utilization reads overlapped", d.Speed, d.Speed)}
-	}
-	o.timeout = 30 * time.Second
-	o.maxBytes = 64 << 20
-	return o.runWatch(ctx, io, scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes})
-}
-
-// demoFlags defines the demo's flags into o, d, noUI and once.
-func demoFlags(o *inspectOptions, d *demo.Options, noUI, once *bool) *flag.FlagSet {
-	fs := newFlagSet("demo")
-	fs.StringVar(&d.Scenario, "scenario", d.Scenario, "")
-	fs.Float64Var(&d.Speed, "speed", d.Speed, "")
-	fs.Uint64Var(&d.Seed, "seed", d.Seed, "")
-	fs.StringVar(&d.Listen, "listen", "", "")
-	fs.BoolVar(noUI, "no-ui", false, "")
-	fs.BoolVar(once, "once", false, "")
-	fs.Var(durationFlag{&d.SimTime}, "sim-time", "")
-	fs.Var(durationFlag{&o.watch}, "watch", "")
-	fs.StringVar(&o.windows, "windows", "", "")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.hist, "hist", false, "")
-	fs.IntVar(&o.width, "width", 0, "")
-	fs.IntVar(&o.columns, "columns", 0, "")
-	fs.BoolVar(&o.noColor, "no-color", false, "")
-	return fs
-}
-
-// checkDemo refuses what the demo cannot do as asked: arguments, flags the
+// check refuses what the demo cannot do as asked: arguments, flags the
 // chosen form does not read, and values out of range.
-func checkDemo(fs *flag.FlagSet, pos []string, d demo.Options, o *inspectOptions, once, noUI bool) error {
+func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
 	const help = "inferscope demo --help lists the scenarios and flags"
 	if len(pos) > 0 {
 		return usagef("inferscope demo takes flags only; "+help, "unexpected argument %q", pos[0])
 	}
-	if once && noUI {
+	if d.once && d.noUI {
 		return usagef("--once prints one report and exits; --no-ui serves until Ctrl-C: pick one", "--once and --no-ui do not go together")
 	}
-	mode := "view"
+	mode, form := "view", "the watch view (it simulates until Ctrl-C)"
 	switch {
-	case once:
-		mode = "once"
-	case noUI:
-		mode = "no-ui"
+	case d.once:
+		mode, form = "once", "--once"
+	case d.noUI:
+		mode, form = "no-ui", "--no-ui"
 	}
 	var refused error
 	fs.Visit(func(f *flag.Flag) {
 		if refused == nil && slices.Contains(demoModes[mode], f.Name) {
-			form := map[string]string{"once": "--once", "no-ui": "--no-ui", "view": "the watch view (it simulates until Ctrl-C)"}[mode]
 			refused = usagef(help, "--%s does nothing with %s", f.Name, form)
 		}
 	})
@@ -152,27 +127,72 @@ func checkDemo(fs *flag.FlagSet, pos []string, d demo.Options, o *inspectOptions
 		return refused
 	}
 	switch {
-	case once && d.SimTime <= 0:
+	case d.once && d.sim.SimTime <= 0:
 		return usagef("simulate some time, such as --sim-time 10m (a simulated day takes about a second)", "--sim-time must be positive")
-	case d.SimTime > demo.MaxSimTime:
+	case d.sim.SimTime > demo.MaxSimTime:
 		return usagef("simulate at most "+spell(demo.MaxSimTime)+" (a week), such as --sim-time 24h: it covers the longest rate window",
-			"--sim-time %s is more than the demo simulates (at most %s)", spell(d.SimTime), spell(demo.MaxSimTime))
+			"--sim-time %s is more than the demo simulates (at most %s)", spell(d.sim.SimTime), spell(demo.MaxSimTime))
 	}
-	if err := d.Validate(); err != nil {
+	if err := d.sim.Validate(); err != nil {
 		return usagef(help, "%v", err)
 	}
-	if err := checkLayout(o.columns, o.width); err != nil {
+	if err := d.view.outputFlags.check(); err != nil {
 		return err
 	}
-	if !once {
-		if err := checkInterval(o.watch); err != nil {
-			return err
-		}
+	return d.view.watchFlags.check(given(fs))
+}
+
+func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
+	if wantsHelp(args) {
+		fmt.Fprint(io.Out, demoUsage)
+		return nil
 	}
-	if o.windows != "" {
-		if _, err := parseWindows(o.windows); err != nil {
-			return err
-		}
+	d := defaultDemo()
+	fs := d.flags()
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err, "demo")
 	}
-	return nil
+	if err := d.check(fs, pos); err != nil {
+		return err
+	}
+	o := &d.view
+	if d.once {
+		got, err := bounded(ctx, 0, func(ctx context.Context) (*outcome, error) {
+			body, now, err := demo.Once(ctx, d.sim)
+			if err != nil {
+				return nil, err
+			}
+			snap, err := parse(ctx, &scrape.Result{Source: "demo:" + d.sim.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
+			if err != nil {
+				return nil, usagef("this is a bug in inferscope's simulator or reader: please report it with the command you ran",
+					"reading the simulator's own exposition: %v", err)
+			}
+			return o.rendered(io, o.build(snap, now, o.hist), nil)
+		})
+		return o.deliver(ctx, io, got, err)
+	}
+	srv, err := demo.Start(ctx, d.sim)
+	if err != nil {
+		// An address it cannot listen on explains itself; the options were
+		// checked above, so anything else is the simulator's fault.
+		var le *demo.ListenError
+		if !errors.As(err, &le) {
+			err = usagef("this is a bug in inferscope's simulator: please report it with the command you ran", "starting the simulator: %v", err)
+		}
+		return err
+	}
+	fmt.Fprintf(io.Err, "inferscope: demo: simulated %q server at %s (%gx speed, seed %d)\n", d.sim.Scenario, srv.URL(), d.sim.Speed, d.sim.Seed)
+	if d.noUI {
+		fmt.Fprintf(io.Err, "inferscope: demo: serving until Ctrl-C; try: inferscope %s\n", srv.URL())
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	o.target = srv.URL()
+	if d.sim.Speed != 1 {
+		o.header = []string{fmt.Sprintf("simulated at %gx speed: request times and rates run %gx faster than the wall clock, so utilization reads overlapped", d.sim.Speed, d.sim.Speed)}
+	}
+	// The demo's own server: no user headers, no token.
+	so := scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, UserAgent: userAgent()}
+	return reported(o.runWatch(ctx, io, so))
 }

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// Exit codes.
+// Exit codes, each the outcome of one kind of error in [exitCode].
 const (
 	ExitOK     = 0 // report printed
 	ExitFailOn = 1 // --fail-on tripped
@@ -24,8 +27,49 @@ const (
 	ExitInterrupted = 130
 )
 
-// usageError is a mistake in the command line, or any error whose words
-// and hints the CLI writes itself.
+// exitCode is the one way out of a command: it maps the error a command
+// returned to the exit code, and writes to stderr what the user is to
+// read of it.
+//
+//   - nil: ExitOK.
+//   - an interrupt (ctx ended: SIGINT; context.Canceled; the watch view's
+//     Ctrl-C key, [watch.ErrInterrupted]): ExitInterrupted, and nothing
+//     more is said, since the user asked for it.
+//   - [*failOnError], a one-shot report with a note at --fail-on's
+//     severity: ExitFailOn, silently (the report, written whole, shows
+//     the note); a watch stopped by it ([*watch.TrippedError]) says which
+//     note, and when.
+//   - anything else: ExitError, with one `inferscope: error:` line and
+//     the `inferscope: hint:` lines of [printError].
+func exitCode(ctx context.Context, stderr io.Writer, err error) int {
+	var (
+		status  exitStatus
+		failed  *failOnError
+		tripped *watch.TrippedError
+		werr    *watch.WriteError
+	)
+	switch {
+	case errors.As(err, &status):
+		return int(status)
+	case ctx.Err() != nil, errors.Is(err, context.Canceled), errors.Is(err, watch.ErrInterrupted):
+		return ExitInterrupted
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &failed):
+		return ExitFailOn
+	case errors.As(err, &tripped):
+		fmt.Fprintf(stderr, "inferscope: stopped by --fail-on %s: a %s note fired at %s: %s\n", tripped.FailOn, tripped.Note.Severity,
+			tripped.At.Format("2006-01-02 15:04:05 MST"), termsafe.Line(tripped.Note.Text, 300))
+		return ExitFailOn
+	case errors.As(err, &werr):
+		err = writeError(werr.Err)
+	}
+	printError(stderr, err)
+	return ExitError
+}
+
+// usageError is an error whose words and hints the CLI writes itself: a
+// mistake on the command line, or a failure it explains in its own terms.
 type usageError struct {
 	msg   string
 	hints []string
@@ -39,6 +83,33 @@ func usagef(hint, format string, args ...any) error {
 		e.hints = []string{hint}
 	}
 	return e
+}
+
+// failOnError is a report written whole with a note at or above the
+// severity --fail-on names.
+type failOnError struct {
+	failOn, worst report.Severity
+}
+
+func (e *failOnError) Error() string {
+	return fmt.Sprintf("a %s note fired (--fail-on %s)", e.worst, e.failOn)
+}
+
+// exitStatus is an exit code whose reason a run function has written to
+// stderr itself; [exitCode] passes it through.
+//
+// TODO(lead): only runWatch and runSince (watch.go) still return exit
+// codes; once they return errors, exitStatus and [reported] go.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// reported carries an exit code a run function returned to [exitCode].
+func reported(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return exitStatus(code)
 }
 
 // timeoutError is a scrape whose read, parse and analysis ran past
@@ -62,6 +133,8 @@ func printError(w io.Writer, err error) {
 	}
 }
 
+// explain says what err means to the user: the message, and the hints
+// that say what to try.
 func explain(err error) (string, []string) {
 	var (
 		se *scrape.Error
@@ -71,6 +144,7 @@ func explain(err error) (string, []string) {
 		re *readError
 		us *usageError
 		te *timeoutError
+		le *demo.ListenError
 	)
 	switch {
 	case errors.As(err, &us):
@@ -91,15 +165,7 @@ func explain(err error) (string, []string) {
 		}
 		return err.Error(), hints
 	case errors.As(err, &ue):
-		// Offer --dialect only where it would read something.
-		hints := []string{"inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"}
-		switch {
-		case len(ue.Readable) > 0 && ue.Wanted != "":
-			hints = []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}
-		case len(ue.Readable) > 0:
-			hints = append(hints, "--dialect "+ue.Readable[0]+" reads these series (readable as: "+strings.Join(ue.Readable, ", ")+")")
-		}
-		return err.Error(), hints
+		return err.Error(), dialectHints(ue)
 	case errors.As(err, &me):
 		if len(me.Models) == 0 {
 			return err.Error(), []string{"leave out --model: a server that serves one model does not label its series"}
@@ -111,10 +177,31 @@ func explain(err error) (string, []string) {
 		// Read into metrics but failed past the parser (the dialect's own
 		// checks): the body is still what to look at.
 		return err.Error(), []string{re.lookHint()}
-	case errors.Is(err, context.Canceled):
-		return "interrupted", []string{"nothing was written"}
+	case errors.As(err, &le):
+		return err.Error(), []string{listenHint(le)}
 	}
 	return err.Error(), nil
+}
+
+// listenHint is what to try when the demo cannot serve on --listen.
+func listenHint(le *demo.ListenError) string {
+	if le.InUse {
+		return "pick another address with --listen, or leave it out for a free port"
+	}
+	return "give --listen a host:port of this machine (ports below 1024 need privileges), or leave it out for a free port"
+}
+
+// dialectHints are the hints for series no dialect reads, offering
+// --dialect only where it would read something.
+func dialectHints(ue *dialect.UnknownError) []string {
+	const which = "inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"
+	switch {
+	case len(ue.Readable) > 0 && ue.Wanted != "":
+		return []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}
+	case len(ue.Readable) > 0:
+		return []string{which, "--dialect " + ue.Readable[0] + " reads these series (readable as: " + strings.Join(ue.Readable, ", ") + ")"}
+	}
+	return []string{which}
 }
 
 // kindHint is what to try for a scrape error that came without hints.

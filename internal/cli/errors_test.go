@@ -4,17 +4,25 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/watch"
 )
 
 // errorCase is one way the command line can fail: the arguments, stdin and
@@ -162,8 +170,13 @@ func TestErrors(t *testing.T) {
 		{"demo once listen", []string{"demo", "--once", "--listen", ":0"}, "", nil, []string{"error: --listen does nothing with --once"}},
 		{"demo no-ui json", []string{"demo", "--no-ui", "--json"}, "", nil, []string{"error: --json does nothing with --no-ui"}},
 		{"demo listen in use", []string{"demo", "--no-ui", "--listen", held.Addr().String()}, "", nil, []string{"error: cannot listen on " + held.Addr().String() + ": the address is already in use", "hint: pick another address with --listen"}},
+		{"demo listen no port", []string{"demo", "--no-ui", "--listen", "not-an-address"}, "", nil, []string{"error: cannot listen on not-an-address: ", "hint: give --listen a host:port of this machine"}},
+		{"demo listen bad port", []string{"demo", "--listen", "127.0.0.1:99999"}, "", nil, []string{"error: cannot listen on 127.0.0.1:99999: ", "invalid port", "hint: give --listen a host:port"}},
 		{"demo once no-ui", []string{"demo", "--once", "--no-ui"}, "", nil, []string{"error: --once and --no-ui do not go together"}},
 		{"demo width", []string{"demo", "--once", "--width", "5000"}, "", nil, []string{"error: --width 5000 is wider"}},
+		{"demo narrow", []string{"demo", "--once", "--width", "5"}, "", nil, []string{"error: --width 5 is too narrow for a report", "hint: use --width 40 or more"}},
+		{"demo columns", []string{"demo", "--columns", "9"}, "", nil, []string{"error: --columns 9 is out of range"}},
+		{"demo windows empty", []string{"demo", "--windows", ""}, "", nil, []string{"error: --windows: no window given"}},
 		{"demo watch", []string{"demo", "--watch", "10ms"}, "", nil, []string{"error: --watch 10ms is shorter"}},
 		{"demo windows", []string{"demo", "--windows", "1ns"}, "", nil, []string{`error: --windows: "1ns" is too short`}},
 		{"demo json=maybe", []string{"demo", "--once", "--json=maybe"}, "", nil, []string{"error: --json takes no value"}},
@@ -245,6 +258,142 @@ func TestWriteError(t *testing.T) {
 		checkError(t, code, "", errb.String(), []string{"inferscope: error: cannot write the report to stdout: no space left on device\n", "hint: "})
 		if strings.Count(errb.String(), "no space") != 1 {
 			t.Errorf("%v: the reason is said more than once:\n%s", args, errb)
+		}
+	}
+}
+
+// The output and view flags are one set, checked alike for every command:
+// the same bad value gets the same error from inspect in each mode and from
+// the demo in each form that reads it.
+func TestSharedFlagsEveryCommand(t *testing.T) {
+	idle := fixtures + "idle.prom"
+	commands := [][]string{
+		{idle},
+		{"--watch", "1s", idle},
+		{"--since", idle, idle},
+		{"demo", "--once"},
+		{"demo"},
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--width", "5"}, "inferscope: error: --width 5 is too narrow for a report\n"},
+		{[]string{"--width", "1001"}, "inferscope: error: --width 1001 is wider than inferscope lays out (at most 1000)\n"},
+		{[]string{"--columns", "5"}, "inferscope: error: --columns 5 is out of range\n"},
+		{[]string{"--json=maybe"}, `inferscope: error: --json takes no value (or --json=true, --json=false), not "maybe"` + "\n"},
+		{[]string{"--hist=2"}, `inferscope: error: --hist takes no value (or --hist=true, --hist=false), not "2"` + "\n"},
+		{[]string{"--no-color=x"}, `inferscope: error: --no-color takes no value (or --no-color=true, --no-color=false), not "x"` + "\n"},
+	} {
+		for _, cmd := range commands {
+			args := append(slices.Clone(cmd), bad.args...)
+			_, errOut, code := runCLI(t, "", args...)
+			if line, _, _ := strings.Cut(errOut, "\n"); code != ExitError || line+"\n" != bad.want {
+				t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errOut, bad.want)
+			}
+		}
+	}
+	// The watch flags likewise, for inspect's view and the demo's.
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--watch", "100ms"}, "inferscope: error: --watch 100ms is shorter than the shortest refresh interval (200ms)\n"},
+		{[]string{"--watch", "2s", "--windows", "5x"}, `inferscope: error: --windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)` + "\n"},
+	} {
+		for _, cmd := range [][]string{{idle}, {"demo"}} {
+			args := append(slices.Clone(cmd), bad.args...)
+			_, errOut, code := runCLI(t, "", args...)
+			if line, _, _ := strings.Cut(errOut, "\n"); code != ExitError || line+"\n" != bad.want {
+				t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errOut, bad.want)
+			}
+		}
+	}
+}
+
+// exitCode is the one way out: each kind of error to its code, and to what
+// stderr says of it.
+func TestExitCode(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		err    error
+		code   int
+		stderr string
+	}{
+		{"success", context.Background(), nil, ExitOK, ""},
+		{"Ctrl-C", canceled, nil, ExitInterrupted, ""},
+		{"Ctrl-C with an error", canceled, errors.New("reading stdin: interrupted"), ExitInterrupted, ""},
+		{"a canceled context's error", context.Background(), fmt.Errorf("scrape: %w", context.Canceled), ExitInterrupted, ""},
+		{"Ctrl-C in the watch view", context.Background(), watch.ErrInterrupted, ExitInterrupted, ""},
+		{"--fail-on, one report", context.Background(), &failOnError{failOn: report.Warn, worst: report.Bad}, ExitFailOn, ""},
+		{"--fail-on, a watch", context.Background(), &watch.TrippedError{FailOn: report.Warn, At: at, Note: report.Note{Severity: report.Bad, Text: "KV cache\x1b[2J full"}}, ExitFailOn,
+			"inferscope: stopped by --fail-on warn: a bad note fired at 2026-03-01 12:00:00 UTC: KV cache full\n"},
+		{"a frame not written", context.Background(), &watch.WriteError{Err: &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}}, ExitError,
+			"inferscope: error: cannot write the report to stdout: broken pipe\ninferscope: hint: check where stdout goes: a full disk, or a pipe whose reader has gone\n"},
+		{"a usage error", context.Background(), usagef("use --width 40 or more", "--width %d is too narrow for a report", 5), ExitError,
+			"inferscope: error: --width 5 is too narrow for a report\ninferscope: hint: use --width 40 or more\n"},
+		{"any other error", context.Background(), errors.New("something broke."), ExitError,
+			"inferscope: error: something broke\ninferscope: hint: inferscope --help says what inferscope reads and lists the flags\n"},
+		{"a listen address in use", context.Background(), &demo.ListenError{Addr: "127.0.0.1:9400", InUse: true, Err: syscall.EADDRINUSE}, ExitError,
+			"inferscope: error: cannot listen on 127.0.0.1:9400: the address is already in use\ninferscope: hint: pick another address with --listen, or leave it out for a free port\n"},
+		{"a status already reported", context.Background(), reported(ExitFailOn), ExitFailOn, ""},
+		{"success already reported", context.Background(), reported(ExitOK), ExitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			if code := exitCode(tt.ctx, &stderr, tt.err); code != tt.code || stderr.String() != tt.stderr {
+				t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+// The version the build stamps (-ldflags -X …/internal/cli.Version=v1.2.3)
+// is what `inferscope version` prints and what every HTTP scrape sends as
+// its User-Agent: one-shot, --since and --watch.
+func TestVersionUserAgent(t *testing.T) {
+	body := readFile(t, fixtures+"offload-thrashing.prom") // a warn note: --fail-on warn ends a watch
+	var (
+		mu     sync.Mutex
+		agents []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents = append(agents, r.Header.Get("User-Agent"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	defer func(v string) { Version = v }(Version)
+	Version = "v1.2.3"
+
+	if out, _, code := runCLI(t, "", "version"); code != ExitOK || out != "inferscope v1.2.3\n" {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	for _, args := range [][]string{
+		{srv.URL},
+		{"--since", srv.URL, srv.URL},
+		{"--watch", "0.2s", "--fail-on", "warn", srv.URL},
+	} {
+		_, errOut, code := runCLI(t, "", args...)
+		if code != ExitOK && code != ExitFailOn {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(agents) != 4 {
+		t.Fatalf("%d scrapes, want 4: %q", len(agents), agents)
+	}
+	for _, ua := range agents {
+		if ua != "inferscope/v1.2.3" {
+			t.Errorf("User-Agent %q, want inferscope/v1.2.3", ua)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/demo"
+	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 )
@@ -271,13 +271,12 @@ func TestBounded(t *testing.T) {
 // The usage texts list exactly the flags the commands define.
 func TestUsageListsTheFlags(t *testing.T) {
 	var at string
-	var noUI, once bool
 	for _, c := range []struct {
 		text string
 		fs   *flag.FlagSet
 	}{
 		{usage, inspectFlags(&inspectOptions{}, &at)},
-		{demoUsage, demoFlags(&inspectOptions{}, &demo.Options{}, &noUI, &once)},
+		{demoUsage, defaultDemo().flags()},
 	} {
 		listed := map[string]bool{}
 		for _, m := range regexp.MustCompile(`(?m)^  (--[a-z-]+(?:, --[a-z-]+)*)`).FindAllStringSubmatch(c.text, -1) {
@@ -312,5 +311,26 @@ func TestLookHintQuotes(t *testing.T) {
 		if got := tt.e.lookHint(); got != tt.want {
 			t.Errorf("lookHint(%q) = %q, want %q", tt.e.source, got, tt.want)
 		}
+	}
+}
+
+// The help texts as a user reads them: the flags, their defaults and
+// limits, and the exit statuses.
+func TestHelp(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"--help"}, "help.txt"},
+		{[]string{"help"}, "help.txt"},
+		{[]string{"idle.prom", "-h"}, "help.txt"},
+		{[]string{"demo", "--help"}, "demo-help.txt"},
+		{[]string{"demo", "--once", "-help"}, "demo-help.txt"},
+	} {
+		out, errOut, code := runCLI(t, "", tt.args...)
+		if code != ExitOK || errOut != "" {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		golden.Check(t, tt.golden, out)
 	}
 }

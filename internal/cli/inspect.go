@@ -23,7 +23,9 @@ import (
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
-const usage = `inferscope: what an LLM inference server's /metrics say
+// usage is inferscope's help text, its defaults and limits filled in
+// from where they are declared.
+var usage = fill(`inferscope: what an LLM inference server's /metrics say
 
 Usage:
   inferscope [flags] [target]        one report (target: URL, host:port, file, or - for stdin)
@@ -32,78 +34,117 @@ Usage:
                                      rates between a saved scrape and now (or another file)
   inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
 
-The target defaults to http://127.0.0.1:5000/metrics (tabbyAPI); host:port gets
+The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.
 
 Flags:
   --json               one JSON object (docs/json.md); with --watch, one per line per refresh
   --hist               add the distributions (one bar per bucket)
-  --columns N          sections side by side in 1 to 4 columns (default: 2 from 150 cells,
-                       3 from 240)
-  --width COLS         layout width, 40 to 1000 (default: the terminal's, 160 when piped)
+  --columns N          sections side by side in 1 to {max-columns} columns (default: 2 from {two-columns} cells,
+                       3 from {three-columns})
+  --width COLS         layout width, {min-width} to {max-width} (default: the terminal's, {piped-width} when piped)
   --no-color           no colours (also NO_COLOR=1 or CLICOLOR=0, and TERM=dumb unless
                        CLICOLOR_FORCE=1)
   --timeout D          how long reading, parsing and analysing a scrape may take
-                       (default 30s; a busy tabbyAPI holds scrapes)
-  --max-bytes N        largest body accepted, in bytes or with k, M or G (x1024), at most 1G
-                       (default 64M)
+                       (default {timeout}; a busy tabbyAPI holds scrapes)
+  --max-bytes N        largest body accepted, in bytes or with k, M or G (x1024), at most {max-max-bytes}
+                       (default {max-bytes})
   --header 'K: V'      an HTTP header to send (repeatable); INFERSCOPE_BEARER_TOKEN sets
                        Authorization: Bearer
-  --fail-on warn|bad   exit 1 when a note of that severity (or worse) fires; with --watch,
+  --fail-on warn|bad   exit {fail-on} when a note of that severity (or worse) fires; with --watch,
                        stop at the first refresh where one does, its frame left on screen
-  --dialect NAME       read the series as tabbyapi, vllm, llamacpp, sglang or tgi (default: detect)
+  --dialect NAME       read the series as {dialects} (default: detect)
   --model NAME         with several models served, report this one (default: all together)
   --at TIME            when a file or stdin was scraped, RFC 3339 or Unix seconds (default:
                        the time --save recorded, else the file's modification time, else now)
-  --watch D            re-scrape every D, at least 0.2s, and redraw (keys: q quit,
+  --watch D            re-scrape every D, at least {min-interval}, and redraw (keys: q quit,
                        h distributions, space pause, +/- interval, r reset history,
                        up/down PgUp/PgDn scroll)
-  --windows LIST       up to 12 rate windows for --watch (default 30s,1m,5m,15m,1h,24h)
+  --windows LIST       up to {max-windows} rate windows for --watch (default {windows})
   --since FILE         rates since a scrape saved with --save
   --save FILE          also write the raw scrape, with its time, to FILE
 
 --watch re-reads its target and --since reads two: neither takes stdin twice.
 
-Exit status: 0 report printed; 1 --fail-on tripped; 2 could not produce a report;
-130 interrupted (Ctrl-C).
-`
-
-// Limits of the size flags: a layout wider than any screen only writes
-// spaces, and a body cap beyond memory protects nothing.
-const (
-	MinWidth    = 40
-	MaxWidth    = 1000
-	MaxColumns  = 4
-	MaxMaxBytes = 1 << 30
+Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not produce a report;
+{interrupted} interrupted (Ctrl-C).
+`,
+	"url", scrape.DefaultURL,
+	"max-columns", strconv.Itoa(MaxColumns),
+	"two-columns", strconv.Itoa(render.TwoColumnsFrom),
+	"three-columns", strconv.Itoa(render.ThreeColumnsFrom),
+	"min-width", strconv.Itoa(MinWidth),
+	"max-width", strconv.Itoa(MaxWidth),
+	"piped-width", strconv.Itoa(iostreams.PipedWidth),
+	"timeout", spell(defaultOptions().timeout),
+	"max-max-bytes", spellSize(MaxMaxBytes),
+	"max-bytes", spellSize(defaultOptions().maxBytes),
+	"dialects", orList(dialect.Names()),
+	"min-interval", seconds(watch.MinInterval),
+	"max-windows", strconv.Itoa(watch.MaxWindows),
+	"windows", defaultOptions().windows,
+	"ok", strconv.Itoa(ExitOK),
+	"fail-on", strconv.Itoa(ExitFailOn),
+	"error", strconv.Itoa(ExitError),
+	"interrupted", strconv.Itoa(ExitInterrupted),
 )
 
+// fill replaces each {name} in text with its value; vars holds the names
+// and values in turn.
+func fill(text string, vars ...string) string {
+	pairs := make([]string, len(vars))
+	for i := 0; i+1 < len(vars); i += 2 {
+		pairs[i], pairs[i+1] = "{"+vars[i]+"}", vars[i+1]
+	}
+	return strings.NewReplacer(pairs...).Replace(text)
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// seconds writes a duration in seconds, as "0.2s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
 type inspectOptions struct {
-	json, hist, noColor bool
-	columns, width      int
-	timeout             time.Duration
-	maxBytes            int64
-	headers             headerList  // --header as given
-	httpHeaders         http.Header // the same, parsed
-	failOn              string
-	dialect, model      string
-	at                  time.Time // --at; zero when not given
-	watch               time.Duration
-	windows             string
-	since, save         string
-	target              string
+	outputFlags
+	watchFlags
+	timeout     time.Duration
+	maxBytes    int64
+	headers     headerList  // --header as given
+	httpHeaders http.Header // the same, parsed
+	failOn      string
+	dialect     string
+	model       string
+	at          time.Time // --at; zero when not given
+	since, save string
+	target      string
 	// header lines every report of this run carries (set by the demo).
 	header []string
+}
+
+// defaultOptions are the defaults of inferscope's flags, for every command
+// that takes them.
+func defaultOptions() inspectOptions {
+	return inspectOptions{
+		timeout:    scrape.DefaultTimeout,
+		maxBytes:   scrape.DefaultMaxBytes,
+		watchFlags: watchFlags{windows: watch.DefaultWindows},
+	}
 }
 
 // inspectFlags defines the flags of inferscope itself into o (--at as
 // given, into at).
 func inspectFlags(o *inspectOptions, at *string) *flag.FlagSet {
 	fs := newFlagSet("inferscope")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.hist, "hist", false, "")
-	fs.BoolVar(&o.noColor, "no-color", false, "")
-	fs.IntVar(&o.columns, "columns", 0, "")
-	fs.IntVar(&o.width, "width", 0, "")
+	o.outputFlags.define(fs)
+	o.watchFlags.define(fs)
 	fs.Var(durationFlag{&o.timeout}, "timeout", "")
 	fs.Var(sizeFlag{&o.maxBytes}, "max-bytes", "")
 	fs.Var(&o.headers, "header", "")
@@ -111,108 +152,116 @@ func inspectFlags(o *inspectOptions, at *string) *flag.FlagSet {
 	fs.StringVar(&o.dialect, "dialect", "", "")
 	fs.StringVar(&o.model, "model", "", "")
 	fs.StringVar(at, "at", "", "")
-	fs.Var(durationFlag{&o.watch}, "watch", "")
-	fs.StringVar(&o.windows, "windows", o.windows, "")
 	fs.StringVar(&o.since, "since", "", "")
 	fs.StringVar(&o.save, "save", "", "")
 	return fs
 }
 
 func parseInspect(args []string) (*inspectOptions, error) {
-	o := &inspectOptions{timeout: 30 * time.Second, maxBytes: 64 << 20, windows: watch.DefaultWindows}
+	o := defaultOptions()
 	var at string
-	fs := inspectFlags(o, &at)
+	fs := inspectFlags(&o, &at)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, flagError(err, "")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch {
-	case len(pos) > 1 && o.since == "":
-		return nil, usagef("give one target: a URL, host:port, a file or -", "too many targets: %s", strings.Join(pos, " "))
-	case len(pos) > 1:
-		return nil, usagef("--since FILE takes the earlier scrape; give one later target", "too many targets: %s", strings.Join(pos, " "))
-	case len(pos) == 1:
-		o.target = pos[0]
-	}
-	switch o.failOn {
-	case "", "warn", "bad":
-	default:
-		return nil, usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
-	}
-	if err := checkLayout(o.columns, o.width); err != nil {
-		return nil, err
-	}
-	if o.timeout <= 0 {
-		return nil, usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
-	}
-	switch {
-	case o.maxBytes <= 0:
-		return nil, usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
-	case o.maxBytes > MaxMaxBytes:
-		return nil, usagef("real scrapes are kilobytes to a few megabytes; the default is 64M",
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
-	}
-	if set["watch"] {
-		if err := checkInterval(o.watch); err != nil {
+	set := given(fs)
+	for _, step := range []func() error{
+		func() error { return o.setTarget(pos) },
+		o.checkFailOn,
+		o.outputFlags.check,
+		o.checkLimits,
+		func() error { return o.watchFlags.check(set) },
+		func() error { return o.checkModes(set) },
+		func() error { return o.setAt(at, set["at"]) },
+		o.setHeaders,
+	} {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
-	stdin := o.target == "-"
-	switch {
-	case o.watch > 0 && o.since != "":
-		return nil, usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
-	case o.watch > 0 && stdin:
-		return nil, usagef("watch a server (inferscope --watch 2s host:port), or compare two saved scrapes with --since",
-			"--watch re-reads its target, and stdin can be read only once")
-	case o.since == "-" && stdin:
-		return nil, usagef("save one scrape to a file first: inferscope --save before.prom - < scrape.prom",
-			"--since - and the target - would both read stdin")
-	case o.save != "" && o.watch > 0:
-		return nil, usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
-	case set["windows"] && o.watch == 0:
-		return nil, usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
-	}
-	if set["at"] {
-		if o.at, err = parseAt(at, time.Now()); err != nil {
-			return nil, err
-		}
-		if err := o.checkAt(); err != nil {
-			return nil, err
-		}
-	}
-	o.httpHeaders = http.Header{}
-	for _, h := range o.headers {
-		k, v, err := scrape.ParseHeader(h)
-		if err != nil {
-			return nil, usagef("write it as --header 'Name: value'", "--header %q: %v", h, err)
-		}
-		o.httpHeaders.Add(k, v)
-	}
-	return o, nil
+	return &o, nil
 }
 
-// checkLayout refuses a column count or width the layout cannot honour.
-func checkLayout(columns, width int) error {
-	if columns < 0 || columns > MaxColumns {
-		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", columns)
-	}
+// setTarget takes the target from the arguments: one, or none for the
+// default.
+func (o *inspectOptions) setTarget(pos []string) error {
 	switch {
-	case width < 0, width != 0 && width < MinWidth:
-		return usagef(fmt.Sprintf("use --width %d or more", MinWidth), "--width %d is too narrow for a report", width)
-	case width > MaxWidth:
-		return usagef(fmt.Sprintf("use --width %d to %d, or leave it out to follow the terminal", MinWidth, MaxWidth),
-			"--width %d is wider than inferscope lays out (at most %d)", width, MaxWidth)
+	case len(pos) > 1 && o.since == "":
+		return usagef("give one target: a URL, host:port, a file or -", "too many targets: %s", strings.Join(pos, " "))
+	case len(pos) > 1:
+		return usagef("--since FILE takes the earlier scrape; give one later target", "too many targets: %s", strings.Join(pos, " "))
+	case len(pos) == 1:
+		o.target = pos[0]
 	}
 	return nil
 }
 
-// checkInterval refuses a --watch interval below the view's floor.
-func checkInterval(d time.Duration) error {
-	if d < watch.MinInterval {
-		return usagef("use --watch "+spell(watch.MinInterval)+" or longer, such as --watch 2s",
-			"--watch %s is shorter than the shortest refresh interval (%s)", spell(d), spell(watch.MinInterval))
+func (o *inspectOptions) checkFailOn() error {
+	switch o.failOn {
+	case "", "warn", "bad":
+		return nil
+	}
+	return usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
+}
+
+// checkLimits refuses a --timeout or --max-bytes that cannot work.
+func (o *inspectOptions) checkLimits() error {
+	switch {
+	case o.timeout <= 0:
+		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
+	case o.maxBytes <= 0:
+		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
+	case o.maxBytes > MaxMaxBytes:
+		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
+			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+	}
+	return nil
+}
+
+// checkModes refuses flags that do not go together (set holds the names
+// of the flags given).
+func (o *inspectOptions) checkModes(set map[string]bool) error {
+	stdin := o.target == "-"
+	switch {
+	case o.watch > 0 && o.since != "":
+		return usagef("run --since on its own; --watch keeps its own history", "--watch and --since do not go together")
+	case o.watch > 0 && stdin:
+		return usagef("watch a server (inferscope --watch 2s host:port), or compare two saved scrapes with --since",
+			"--watch re-reads its target, and stdin can be read only once")
+	case o.since == "-" && stdin:
+		return usagef("save one scrape to a file first: inferscope --save before.prom - < scrape.prom",
+			"--since - and the target - would both read stdin")
+	case o.save != "" && o.watch > 0:
+		return usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
+	case set["windows"] && o.watch == 0:
+		return usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
+	}
+	return nil
+}
+
+// setAt reads --at where given.
+func (o *inspectOptions) setAt(at string, given bool) error {
+	if !given {
+		return nil
+	}
+	t, err := parseAt(at, time.Now())
+	if err != nil {
+		return err
+	}
+	o.at = t
+	return o.checkAt()
+}
+
+// setHeaders parses the --header flags.
+func (o *inspectOptions) setHeaders() error {
+	o.httpHeaders = http.Header{}
+	for _, h := range o.headers {
+		k, v, err := scrape.ParseHeader(h)
+		if err != nil {
+			return usagef("write it as --header 'Name: value'", "--header %q: %v", h, err)
+		}
+		o.httpHeaders.Add(k, v)
 	}
 	return nil
 }
@@ -277,7 +326,7 @@ func (o *inspectOptions) scrapeOptions(io *iostreams.IO) (scrape.Options, error)
 		}
 		h.Set("Authorization", "Bearer "+tok)
 	}
-	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In}, nil
+	return scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, Headers: h, Stdin: io.In, UserAgent: userAgent()}, nil
 }
 
 // scrapesURL reports whether a target of this run is a URL.
@@ -313,26 +362,24 @@ func checkToken(tok string) error {
 // notInHeader reports a character an HTTP header value cannot hold.
 func notInHeader(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 
-func runInspect(ctx context.Context, args []string, io *iostreams.IO) int {
+func runInspect(ctx context.Context, args []string, io *iostreams.IO) error {
 	if wantsHelp(args) {
 		fmt.Fprint(io.Out, usage)
-		return ExitOK
+		return nil
 	}
 	o, err := parseInspect(args)
 	if err != nil {
-		printError(io.Err, err)
-		return ExitError
+		return err
 	}
 	so, err := o.scrapeOptions(io)
 	if err != nil {
-		printError(io.Err, err)
-		return ExitError
+		return err
 	}
 	switch {
 	case o.watch > 0:
-		return o.runWatch(ctx, io, so)
+		return reported(o.runWatch(ctx, io, so))
 	case o.since != "":
-		return o.runSince(ctx, io, so)
+		return reported(o.runSince(ctx, io, so))
 	}
 	return o.runOnce(ctx, io, so)
 }
@@ -348,7 +395,7 @@ type outcome struct {
 // runOnce is the one-shot report: the read, parse, analysis and rendering
 // run within --timeout and give way to Ctrl-C at once; only a finished
 // report is written, in one piece.
-func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
+func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrape.Options) error {
 	got, err := bounded(ctx, o.timeout, func(ctx context.Context) (*outcome, error) {
 		snap, res, err := load(ctx, o.target, so, o.dialectOptions(), o.at)
 		if err != nil {
@@ -356,7 +403,7 @@ func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrap
 		}
 		return o.rendered(io, o.build(snap, snap.ScrapedAt, o.hist), res)
 	})
-	return o.finish(ctx, io, got, err)
+	return o.deliver(ctx, io, got, err)
 }
 
 func (o *inspectOptions) dialectOptions() dialect.Options {
@@ -378,29 +425,37 @@ func (o *inspectOptions) rendered(io *iostreams.IO, rep *report.Report, res *scr
 	return &outcome{rep: rep, out: b.Bytes(), res: res}, nil
 }
 
-// finish ends a one-shot run: the exit code for an interrupt or an error,
-// else the scrape saved when --save asks, the report written and
-// --fail-on applied.
-func (o *inspectOptions) finish(ctx context.Context, io *iostreams.IO, got *outcome, err error) int {
-	if ctx.Err() != nil {
-		return ExitInterrupted
-	}
-	if err != nil {
-		printError(io.Err, err)
-		return ExitError
+// deliver ends a one-shot run (a report, --since, the demo's --once):
+// nothing is written once ctx has ended; else the scrape is saved when
+// --save asks, the report written and --fail-on applied.
+func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *outcome, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return err
 	}
 	if o.save != "" && got.res != nil {
 		if err := saveScrape(o.save, got.res); err != nil {
-			printError(io.Err, err)
-			return ExitError
+			return err
 		}
 		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", termsafe.Text(o.save))
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
-		printError(io.Err, writeError(err))
-		return ExitError
+		return writeError(err)
 	}
-	return o.failCode(got.rep)
+	if worst := got.rep.Worst(); o.failOn != "" && worst.Rank() >= report.Severity(o.failOn).Rank() {
+		return &failOnError{failOn: report.Severity(o.failOn), worst: worst}
+	}
+	return nil
+}
+
+// finish is [inspectOptions.deliver] for runSince (watch.go), which
+// returns an exit code.
+//
+// TODO(lead): once runSince returns o.deliver's error, finish goes.
+func (o *inspectOptions) finish(ctx context.Context, io *iostreams.IO, got *outcome, err error) int {
+	return exitCode(ctx, io.Err, o.deliver(ctx, io, got, err))
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
@@ -409,14 +464,6 @@ func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
 		w = min(io.LayoutWidth(), MaxWidth)
 	}
 	return render.Options{Width: w, Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
-}
-
-func (o *inspectOptions) failCode(rep *report.Report) int {
-	want := report.Severity(o.failOn)
-	if o.failOn != "" && rep.Worst().Rank() >= want.Rank() {
-		return ExitFailOn
-	}
-	return ExitOK
 }
 
 // load scrapes a target and reads it into a canonical snapshot; a non-zero

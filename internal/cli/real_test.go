@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/golden"
 )
 
 // realDir holds expositions real servers published (testdata/real/README.md
@@ -35,7 +37,7 @@ func TestGoldenReal(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".prom")
 		t.Run(name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, "", file, "--at", realAt, "--width", "120", "--hist")
-			golden(t, "real/"+name+".txt", fmt.Sprintf("exit %d\n%s%s", code, errOut, out))
+			golden.Check(t, "real/"+name+".txt", fmt.Sprintf("exit %d\n%s%s", code, errOut, out))
 			if code != ExitOK {
 				return
 			}
@@ -43,7 +45,7 @@ func TestGoldenReal(t *testing.T) {
 			if !json.Valid([]byte(out)) {
 				t.Fatal("invalid JSON")
 			}
-			golden(t, "real/"+name+".json", out)
+			golden.Check(t, "real/"+name+".json", out)
 		})
 	}
 }

@@ -20,6 +20,15 @@ import (
 	"github.com/inferscope/inferscope/sim"
 )
 
+// Defaults of [Options] as the command line offers them.
+const (
+	DefaultScenario = sim.DefaultScenario
+	// DefaultSpeed runs a simulated minute in three wall seconds.
+	DefaultSpeed   = 20
+	DefaultSeed    = 1
+	DefaultSimTime = 10 * time.Minute
+)
+
 // MaxSpeed bounds Speed: beyond it a tick's worth of simulation stops being
 // small next to the tick.
 const MaxSpeed = 1000
@@ -166,19 +175,15 @@ func addrInUse(err error) bool {
 type Server struct {
 	url      string
 	scenario string
-	sim      *sim.Sim
-	done     chan struct{}
+	// sim is the running simulator, and done is closed once the context
+	// given to [Start] has ended and the simulation and the HTTP server
+	// have stopped: the package's tests watch both.
+	sim  *sim.Sim
+	done chan struct{}
 }
 
 // URL is where the metrics are served, e.g. http://127.0.0.1:40123/metrics.
 func (s *Server) URL() string { return s.url }
-
-// Sim is the running simulator (safe to read while it runs).
-func (s *Server) Sim() *sim.Sim { return s.sim }
-
-// Done is closed once the context given to [Start] has ended and the
-// simulation and the HTTP server have stopped.
-func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Start begins a simulation in scaled real time, o.Speed simulated seconds
 // per wall second from now, and serves its /metrics on o.Listen until ctx

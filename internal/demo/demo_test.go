@@ -280,7 +280,7 @@ func TestStart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if el := srv.Sim().Elapsed(); el <= 0 {
+	if el := srv.sim.Elapsed(); el <= 0 {
 		t.Errorf("virtual clock at %v", el)
 	}
 	if resp, body := get(t, strings.TrimSuffix(srv.URL(), "metrics")); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "/metrics") {
@@ -292,13 +292,13 @@ func TestStart(t *testing.T) {
 
 	cancel()
 	select {
-	case <-srv.Done():
+	case <-srv.done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("server still running 5 s after its context ended")
 	}
-	stopped := srv.Sim().Elapsed()
+	stopped := srv.sim.Elapsed()
 	time.Sleep(3 * tick)
-	if srv.Sim().Elapsed() != stopped {
+	if srv.sim.Elapsed() != stopped {
 		t.Error("the simulation kept running after the context ended")
 	}
 	if _, err := http.Get(srv.URL()); err == nil {

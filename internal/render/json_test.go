@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
@@ -54,7 +55,7 @@ func at(t testing.TB, v any, path ...any) any {
 }
 
 func TestJSONGolden(t *testing.T) {
-	golden(t, "full.json.golden", renderJSON(t, fullReport()))
+	golden.Check(t, "full.json.golden", renderJSON(t, fullReport()))
 }
 
 func TestJSONShape(t *testing.T) {

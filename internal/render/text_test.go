@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
@@ -40,7 +41,7 @@ func TestTextGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			golden(t, tt.golden, []byte(renderText(t, tt.r, tt.o)))
+			golden.Check(t, tt.golden, renderText(t, tt.r, tt.o))
 		})
 	}
 }

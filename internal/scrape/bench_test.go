@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -86,13 +85,5 @@ func BenchmarkResolve(b *testing.B) {
 		for _, s := range []string{"", "gpu-box:5000", "http://gpu-box:5000", "scrape.prom"} {
 			resolve(s, fakeStat())
 		}
-	}
-}
-
-func BenchmarkClean(b *testing.B) {
-	s := strings.Repeat("text \x1b[31mred\x1b[0m ", 200)
-	b.ReportAllocs()
-	for b.Loop() {
-		clean(s, 120)
 	}
 }

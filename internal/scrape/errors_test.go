@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,16 +13,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+	"github.com/inferscope/inferscope/internal/golden"
+)
 
 // render prints an error as the CLI does.
 func render(err error) string {
@@ -214,20 +212,9 @@ func TestErrorCatalogue(t *testing.T) {
 		})
 		fmt.Fprintf(&b, "== %s\n%s\n", c.name, text)
 	}
-	got := b.String()
-	path := filepath.Join(testdataDir(t), "errors.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("error catalogue differs from %s (run go test -update and review the diff):\n%s", path, got)
-	}
+	// The golden is read from the package's testdata, whatever the
+	// t.Chdir above.
+	golden.Check(t, "errors.golden", b.String())
 }
 
 // readAsyncDeadline is a stdin read that the caller's deadline ends.
@@ -243,72 +230,4 @@ func readAsyncDeadline(t *testing.T, o Options) error {
 		e.Msg = regexp.MustCompile(`after \S+ reading`).ReplaceAllString(e.Msg, "after 20ms reading")
 	}
 	return err
-}
-
-// testdataDir is the package's testdata directory, even after t.Chdir.
-func testdataDir(t *testing.T) string {
-	t.Helper()
-	return filepath.Join(pkgDir, "testdata")
-}
-
-var pkgDir = func() string {
-	d, err := os.Getwd()
-	if err != nil {
-		panic(err)
-	}
-	return d
-}()
-
-func TestUnreachableHints(t *testing.T) {
-	dns := dialErr("http://x/metrics", &net.DNSError{Err: "no such host", Name: "gpu-box", IsNotFound: true})
-	refused := dialErr("http://x/metrics", os.NewSyscallError("connect", syscall.ECONNREFUSED))
-	tests := []struct {
-		target string
-		err    error
-		msg    string
-		hints  []string
-		not    []string
-	}{
-		{"", refused, "cannot reach http://127.0.0.1:5000/metrics: connection refused",
-			[]string{"tabbyAPI's default address", "curl -s http://127.0.0.1:5000/metrics | head"}, []string{"no port was given"}},
-		{"gpu-box", dns, "no such host gpu-box",
-			[]string{`"gpu-box" was taken for a host because no file of that name exists`, "./gpu-box", "tabbyAPI listens on 5000", "so 80 was used"}, nil},
-		{"gpu-box.lan", dns, "no such host gpu-box",
-			[]string{"so 80 was used"}, []string{"taken for a host"}},
-		{"https://gpu-box.lan", dns, "no such host", []string{"so 443 was used"}, nil},
-		{"gpu-box:5000", refused, "connection refused", []string{"curl -s http://gpu-box:5000/metrics | head"},
-			[]string{"no port", "taken for a host", "default address"}},
-		{"http://u:pw@h:1/m?a=b", refused, "cannot reach http://u:xxxxx@h:1/m?a=b", []string{"curl -s 'http://u:xxxxx@h:1/m?a=b' | head"}, []string{"pw"}},
-	}
-	for _, tc := range tests {
-		tg := mustResolve(t, tc.target)
-		e := requestError(context.Background(), context.Background(), tg, testOptions(), tc.err, time.Second, phaseConnect)
-		wantError(t, e, Unreachable, tc.msg)
-		for _, h := range tc.hints {
-			if !hasHint(e, h) {
-				t.Errorf("%q: no hint with %q in %q", tc.target, h, e.Hints)
-			}
-		}
-		for _, h := range tc.not {
-			if hasHint(e, h) || strings.Contains(e.Msg, h) {
-				t.Errorf("%q: %q should not appear in %q / %q", tc.target, h, e.Msg, e.Hints)
-			}
-		}
-		if e.Waited != time.Second {
-			t.Errorf("waited %v", e.Waited)
-		}
-	}
-}
-
-func TestErrorUnwrap(t *testing.T) {
-	cause := errors.New("cause")
-	e := newError(Read, cause, "reading")
-	if !errors.Is(e, cause) || e.Error() != "reading" {
-		t.Errorf("Unwrap/Error: %v", e)
-	}
-	var wrapped error = fmt.Errorf("scrape: %w", e)
-	var got *Error
-	if !errors.As(wrapped, &got) || got.Kind != Read {
-		t.Error("errors.As through a wrap")
-	}
 }

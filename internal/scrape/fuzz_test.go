@@ -128,25 +128,3 @@ func FuzzSavedLine(f *testing.F) {
 		}
 	})
 }
-
-func FuzzClean(f *testing.F) {
-	for _, s := range []string{"plain", "\x1b[31mred\x1b[0m", "\x1b]0;t\x07", "\x1bP\x1b\\", "a\u202eb", "\xff", "a \t\n b", "日本語"} {
-		f.Add(s, 0)
-		f.Add(s, 3)
-	}
-	f.Fuzz(func(t *testing.T, in string, max int) {
-		if max < 0 || max > 1000 {
-			max = 0
-		}
-		out := clean(in, max)
-		if !printable(out) || !utf8.ValidString(out) || strings.ContainsRune(out, 0x1b) {
-			t.Fatalf("clean(%q) = %q is not printable", in, out)
-		}
-		if max > 0 && utf8.RuneCountInString(out) > max {
-			t.Fatalf("clean(%q, %d) = %q is longer than %d runes", in, max, out, max)
-		}
-		if again := clean(out, max); again != out {
-			t.Fatalf("clean is not idempotent: %q → %q → %q", in, out, again)
-		}
-	})
-}

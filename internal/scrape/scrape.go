@@ -44,7 +44,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"time"
 )
 
@@ -55,6 +54,9 @@ const (
 	DefaultTimeout = 30 * time.Second
 	// DefaultMaxBytes bounds a body; real scrapes are tens of kilobytes.
 	DefaultMaxBytes int64 = 64 << 20
+	// DefaultUserAgent names inferscope as a build of no known version
+	// does; the version is the caller's to know.
+	DefaultUserAgent = "inferscope/dev"
 )
 
 // Accept asks for the text format only. Python's prometheus_client answers
@@ -80,7 +82,8 @@ type Options struct {
 	Client *http.Client
 	// Now reads the clock (time.Now when nil).
 	Now func() time.Time
-	// UserAgent replaces "inferscope/<version>".
+	// UserAgent is sent as the User-Agent header (DefaultUserAgent when
+	// empty). The CLI sends its version: inferscope/v1.2.3.
 	UserAgent string
 }
 
@@ -159,19 +162,9 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.UserAgent == "" {
-		o.UserAgent = "inferscope/" + version()
+		o.UserAgent = DefaultUserAgent
 	}
 	return o
-}
-
-// version is the module version stamped by `go install …@vX`, else "dev".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-	}
-	return "dev"
 }
 
 func canceledError(t Target, err error, waited time.Duration) *Error {

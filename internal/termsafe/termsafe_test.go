@@ -2,7 +2,9 @@ package termsafe
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestText(t *testing.T) {
@@ -54,13 +56,30 @@ func TestLine(t *testing.T) {
 		max  int
 		want string
 	}{
+		{"plain text", 0, "plain text"},
 		{"  lead and trail  ", 0, "lead and trail"},
 		{"a\r\n\tb\n\nc", 0, "a b c"},
 		{"red \x1b[31mtext\x1b[0m", 0, "red text"},
+		{"\x1b[2J\x1b[Hcleared", 0, "cleared"},
+		{"title \x1b]0;pwned\x07after", 0, "title after"},
+		{"link \x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\", 0, "link click"},
+		{"dcs \x1bPq#0;2;0;0;0\x1b\\end", 0, "dcs end"},
+		{"reset\x1bcdone", 0, "resetdone"},
+		{"unterminated \x1b]0;forever", 0, "unterminated"},
+		{"csi cut \x1b[31", 0, "csi cut"},
+		{"esc at end\x1b", 0, "esc at end"},
+		{"esc before é\x1bé", 0, "esc before éé"}, // a lone ESC is dropped; é is text
+		{"nul\x00bell\x07del\x7f", 0, "nulbelldel"},
+		{"c1 \u009b31m csi", 0, "c1 csi"}, // the 8-bit CSI goes with its parameters
+		{"bidi \u202egnp.exe\u202c", 0, "bidi gnp.exe"},
+		{"bad utf8 \xff\xfe!", 0, "bad utf8 \uFFFD\uFFFD!"},
 		{"日本語テキスト", 3, "日本…"},
 		{"abcdef", 6, "abcdef"},
 		{"abcdefg", 6, "abcde…"},
+		{"abc def", 4, "abc…"},
 		{"abc def", 5, "abc…"},
+		{"abc def", 6, "abc d…"},
+		{"ab", 1, "…"},
 		{"", 5, ""},
 	}
 	for _, tt := range tests {
@@ -70,6 +89,42 @@ func TestLine(t *testing.T) {
 	}
 }
 
+// FuzzLine: whatever the input, Line's result is printable UTF-8 on one
+// line, within max runes, and Line leaves it as it is.
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b[31mred\x1b[0m", "\x1b]0;t\x07", "\x1bP\x1b\\", "a\u202eb", "\xff", "a \t\n b", "日本語"} {
+		f.Add(s, 0)
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, in string, max int) {
+		if max < 0 || max > 1000 {
+			max = 0
+		}
+		out := Line(in, max)
+		if !printable(out) || !utf8.ValidString(out) || strings.ContainsRune(out, 0x1b) {
+			t.Fatalf("Line(%q) = %q is not printable", in, out)
+		}
+		if max > 0 && utf8.RuneCountInString(out) > max {
+			t.Fatalf("Line(%q, %d) = %q is longer than %d runes", in, max, out, max)
+		}
+		if again := Line(out, max); again != out {
+			t.Fatalf("Line is not idempotent: %q → %q → %q", in, out, again)
+		}
+	})
+}
+
+// printable reports text with no control, escape or bidi character and no
+// line break, by the test's own list.
+func printable(s string) bool {
+	for _, r := range s {
+		bidi := r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || bidi || r == 0x2028 || r == 0x2029 {
+			return false
+		}
+	}
+	return true
+}
+
 func BenchmarkText(b *testing.B) {
 	for _, s := range []string{"Qwen3-27B-exl3", "模型 · ≤ 5 — \x1b]0;pwned\x07 ok"} {
 		b.Run(fmt.Sprint(len(s)), func(b *testing.B) {
@@ -77,5 +132,14 @@ func BenchmarkText(b *testing.B) {
 				Text(s)
 			}
 		})
+	}
+}
+
+// BenchmarkLine is a long error page full of colour, cut for a message.
+func BenchmarkLine(b *testing.B) {
+	s := strings.Repeat("text \x1b[31mred\x1b[0m ", 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		Line(s, 120)
 	}
 }
