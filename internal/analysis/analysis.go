@@ -55,12 +55,12 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Schema:        Schema,
 		Source:        s.Source,
 		Dialect:       s.Dialect,
-		ScrapedAt:     s.ScrapedAt,
+		ScrapedAt:     report.Time{Time: s.ScrapedAt},
 		TimeSource:    s.TimeSource,
-		ScrapeSeconds: s.ScrapeSeconds,
-		Scalars:       s.Scalars,
-		Histograms:    map[string]report.HistogramSummary{},
-		Extra:         s.Extra,
+		ScrapeSeconds: report.Number(s.ScrapeSeconds),
+		Scalars:       numbers(s.Scalars),
+		Histograms:    report.Map[report.HistogramSummary]{},
+		Extra:         numbers(s.Extra),
 		Sections:      []report.Section{},
 		Notes:         []report.Note{},
 	}}
@@ -116,11 +116,23 @@ func (a *analyzer) section(id, title string, rows []report.Row) {
 
 func ptr[T any](v T) *T { return &v }
 
-func bar(f float64) *float64 {
+// num is a figure as the report holds it.
+func num(v float64) *report.Number { return ptr(report.Number(v)) }
+
+// numbers copies scalars into the report's form.
+func numbers(m map[string]float64) report.Map[report.Number] {
+	out := make(report.Map[report.Number], len(m))
+	for k, v := range m {
+		out[k] = report.Number(v)
+	}
+	return out
+}
+
+func bar(f float64) *report.Number {
 	if math.IsNaN(f) {
 		return nil
 	}
-	return ptr(math.Max(0, math.Min(1, f)))
+	return num(math.Max(0, math.Min(1, f)))
 }
 
 func (a *analyzer) header() {
@@ -191,28 +203,28 @@ func (a *analyzer) summaries() {
 	a.q = make(map[string]quantiles, len(a.s.Histograms))
 	for name, h := range a.s.Histograms {
 		sum := report.HistogramSummary{
-			Count: h.Total(), Sum: h.Sum, Mean: h.Mean(),
-			P50: h.Quantile(0.5), P90: h.Quantile(0.9), P99: h.Quantile(0.99),
+			Count: report.Number(h.Total()), Sum: report.Number(h.Sum), Mean: report.Number(h.Mean()),
+			P50: report.Number(h.Quantile(0.5)), P90: report.Number(h.Quantile(0.9)), P99: report.Number(h.Quantile(0.99)),
 			Buckets:    make([]report.Bucket, 0, len(h.Buckets)),
 			Incomplete: incomplete(h),
 		}
 		if h.NoSum {
-			sum.Sum = math.NaN()
+			sum.Sum = report.Number(math.NaN())
 		}
 		if pk, ok := a.peak(name); ok {
-			sum.Peak = ptr(pk)
+			sum.Peak = num(pk)
 		}
 		if h.Total() > 0 {
 			b := a.bounded(name)
 			a.q[name] = b
-			sum.Capped = &report.Quantiles{P50: b[0].Value, P90: b[1].Value, P99: b[2].Value}
+			sum.Capped = &report.Quantiles{P50: report.Number(b[0].Value), P90: report.Number(b[1].Value), P99: report.Number(b[2].Value)}
 			sum.Stated = map[string]report.Stated{}
 			for i, e := range b {
-				sum.Stated[quantileNames[i]] = report.Stated{Value: e.Value, Kind: kindName(e.Kind), Lo: e.Lo, Hi: e.Hi}
+				sum.Stated[quantileNames[i]] = report.Stated{Value: report.Number(e.Value), Kind: kindName(e.Kind), Lo: report.Number(e.Lo), Hi: report.Number(e.Hi)}
 			}
 		}
 		for _, b := range h.Buckets {
-			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: b.Count})
+			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: report.Number(b.Count)})
 		}
 		a.r.Histograms[name] = sum
 	}
@@ -434,7 +446,7 @@ func (a *analyzer) phases() {
 	}
 	f := &a.r.Figures
 	e := pre + dec
-	f.EngineSeconds = ptr(e)
+	f.EngineSeconds = num(e)
 
 	busy := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(e)}
 	if start := a.s.StartTime(); start > 0 {
@@ -451,7 +463,7 @@ func (a *analyzer) phases() {
 				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
 				return
 			}
-			f.Utilization = ptr(util)
+			f.Utilization = num(util)
 			f.Overlapped = ptr(e > up)
 			if e > up {
 				busy.Note = "overlapped: requests ran concurrently"
@@ -487,7 +499,7 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 	e := pre + dec
 	rows := []report.Row{busy}
 	ps, ds := pre/e, dec/e
-	f.PrefillShare, f.DecodeShare = ptr(ps), ptr(ds)
+	f.PrefillShare, f.DecodeShare = num(ps), num(ds)
 	rows = append(rows,
 		report.Row{ID: "prefill_share", Label: "prefill", Value: units.Percent(ps), Bar: bar(ps), Note: units.Seconds(pre)},
 		report.Row{ID: "decode_share", Label: "decode", Value: units.Percent(ds), Bar: bar(ds), Note: units.Seconds(dec)},
@@ -505,7 +517,7 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate", Value: win + " is all of it", Note: lose + " costs nothing"})
 	} else {
 		rate := hi / lo
-		f.ExchangeRate = ptr(rate)
+		f.ExchangeRate = num(rate)
 		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate",
 			Value: "1% off " + win + " pays for " + exchangePercent(rate) + " onto " + lose,
 			Note:  units.Percent(hi) + " vs " + units.Percent(lo)})
@@ -516,7 +528,7 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 				continue
 			}
 			floor := lo / d
-			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: factor, Floor: floor})
+			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: report.Number(factor), Floor: report.Number(floor)})
 			row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
 				Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}
 			if floor >= 1 {
@@ -554,7 +566,7 @@ func (a *analyzer) specDecode() {
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
 	case drafted > 0:
 		acc := accepted / drafted
-		f.SpecDecodeAcceptance = ptr(acc)
+		f.SpecDecodeAcceptance = num(acc)
 		sev := report.Bad
 		switch {
 		case acc > 0.7:
@@ -570,7 +582,7 @@ func (a *analyzer) specDecode() {
 	steps, hasSteps := a.s.Scalar("spec_decode_num_decode_steps_total")
 	if hasSteps && steps > 0 && hasAccepted {
 		tps := 1 + accepted/steps
-		f.SpecDecodeTokensPerStep = ptr(tps)
+		f.SpecDecodeTokensPerStep = num(tps)
 		rows = append(rows, report.Row{ID: "tokens_per_step", Label: "tokens / step", Value: strconv.FormatFloat(tps, 'f', 3, 64),
 			Note: fmt.Sprintf("%+.0f%% vs. no drafter", (tps-1)*100)})
 	}
@@ -604,7 +616,7 @@ func (a *analyzer) prefixCache() {
 		return
 	}
 	ratio := hits / q
-	a.r.Figures.PrefixCacheHitRatio = ptr(ratio)
+	a.r.Figures.PrefixCacheHitRatio = num(ratio)
 	sev := report.Bad
 	switch {
 	case ratio > 0.5:
@@ -635,7 +647,7 @@ func (a *analyzer) kvOffload() {
 		share.Note, share.Severity = "restored tokens or cache hits not published", report.Dim
 	} else if hits > 0 {
 		s := restored / hits
-		f.KVOffloadHitShare = ptr(s)
+		f.KVOffloadHitShare = num(s)
 		share.Value, share.Bar = units.Percent(s), bar(s)
 		share.Note = units.Count(restored) + " of " + units.Count(hits) + " via PCIe"
 		if s > 1 {
@@ -671,7 +683,7 @@ func (a *analyzer) kvOffload() {
 		traffic.Note, traffic.Severity = "read or written bytes not published", report.Dim
 	} else if written > 0 {
 		p := read / written
-		f.KVOffloadPayback = ptr(p)
+		f.KVOffloadPayback = num(p)
 		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
 		if okE && evicted > 0 && p < 0.25 {
 			traffic.Note += ": thrashing — raise sysmem_kv_cache"
@@ -731,7 +743,7 @@ func (a *analyzer) recurrent() {
 	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
 	if okHits && a.has("recurrent_capped_tokens_total") && capped+hits > 0 {
 		share := capped / (capped + hits)
-		a.r.Figures.RecurrentCappedShare = ptr(share)
+		a.r.Figures.RecurrentCappedShare = num(share)
 		switch {
 		case share <= 0.05:
 			wasted.Note, wasted.Severity = "negligible ("+units.Percent(share)+")", report.Good

@@ -144,10 +144,10 @@ func TestRecurrentVerdicts(t *testing.T) {
 			if !strings.Contains(r.Note, tt.want) || r.Severity != tt.sev {
 				t.Errorf("capped row = %q (%s), want %q (%s)", r.Note, r.Severity, tt.want, tt.sev)
 			}
-			capped := rep.Scalars["recurrent_capped_tokens_total"]
+			capped := float64(rep.Scalars["recurrent_capped_tokens_total"])
 			hits := truth[tt.fixture]["cached"]
 			want := capped / (capped + hits)
-			if got := rep.Figures.RecurrentCappedShare; got == nil || math.Abs(*got-want) > 1e-12 {
+			if got := rep.Figures.RecurrentCappedShare; got == nil || math.Abs(float64(*got)-want) > 1e-12 {
 				t.Errorf("capped share = %v, want %v", got, want)
 			}
 			if tt.note != "" && !hasNote(rep, tt.note) {
@@ -220,14 +220,14 @@ func TestFiguresAgainstTruth(t *testing.T) {
 	for name, tr := range truths(t) {
 		t.Run(name, func(t *testing.T) {
 			f := analyze(t, name).Figures
-			check := func(what string, got *float64, want float64, defined bool) {
+			check := func(what string, got *report.Number, want float64, defined bool) {
 				t.Helper()
 				switch {
 				case !defined && got != nil:
 					t.Errorf("%s = %v, want null", what, *got)
 				case defined && got == nil:
 					t.Errorf("%s = null, want %v", what, want)
-				case defined && math.Abs(*got-want) > 1e-9*math.Max(1, math.Abs(want)):
+				case defined && math.Abs(float64(*got)-want) > 1e-9*math.Max(1, math.Abs(want)):
 					t.Errorf("%s = %v, want %v", what, *got, want)
 				}
 			}
@@ -246,7 +246,7 @@ func TestFiguresAgainstTruth(t *testing.T) {
 // drafts; the fixture is one random draw of that process.
 func TestDrafterNearTheory(t *testing.T) {
 	f := analyze(t, "drafter").Figures
-	if f.SpecDecodeAcceptance == nil || math.Abs(*f.SpecDecodeAcceptance-0.5127) > 0.03 {
+	if f.SpecDecodeAcceptance == nil || math.Abs(float64(*f.SpecDecodeAcceptance)-0.5127) > 0.03 {
 		t.Fatalf("acceptance %v, want ≈ 0.513", f.SpecDecodeAcceptance)
 	}
 }

@@ -29,7 +29,7 @@ func (a *analyzer) dialectRows() {
 		}
 		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < 0.05 && bs >= 64 {
 			row.Severity = report.Warn
-			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(*r), units.Count(bs))
+			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(float64(*r)), units.Count(bs))
 		}
 		a.addRows("prefix_cache", "Prefix cache", row)
 	}
