@@ -154,7 +154,7 @@ func (a *analyzer) header() {
 	} else if len(a.s.Models) == 1 {
 		a.r.Header = append(a.r.Header, "model "+a.s.Models[0])
 	}
-	if req, ok := a.s.Scalar("requests_total"); ok && req == 0 {
+	if req, ok := a.s.Scalar(snapshot.RequestsTotal); ok && req == 0 {
 		a.note("no_requests_yet", report.Info, "no request has finished yet: throughput, latency and size figures appear after the first one")
 	}
 }
@@ -183,8 +183,8 @@ func modelList(models []string) string {
 
 // peaks names the peak series that bound each size histogram.
 var peaks = map[string]string{
-	"request_prompt_tokens":     "n_tokens_max",
-	"request_generation_tokens": "tokens_predicted_max",
+	snapshot.RequestPromptTokens:     snapshot.NTokensMax,
+	snapshot.RequestGenerationTokens: snapshot.TokensPredictedMax,
 }
 
 func (a *analyzer) peak(hist string) (float64, bool) {
@@ -296,8 +296,8 @@ func (a *analyzer) live() {
 			sev = report.Warn
 		}
 		note := ""
-		used, okU := a.s.Scalar("kv_cache_tokens")
-		if mx := a.get("kv_cache_max_tokens"); mx > 0 && okU {
+		used, okU := a.s.Scalar(snapshot.KVCacheTokens)
+		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
 			note = units.Count(used) + " / " + units.Count(mx) + " tokens"
 		}
 		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note, Severity: sev}
@@ -316,8 +316,8 @@ func (a *analyzer) live() {
 		}
 		rows = append(rows, row)
 	}
-	held, okH := a.s.Scalar("kv_offload_tokens")
-	if mx := a.get("kv_offload_max_tokens"); mx > 0 && okH {
+	held, okH := a.s.Scalar(snapshot.KVOffloadTokens)
+	if mx := a.get(snapshot.KVOffloadMaxTokens); mx > 0 && okH {
 		ratio := held / mx
 		row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
 			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
@@ -326,13 +326,13 @@ func (a *analyzer) live() {
 		}
 		rows = append(rows, row)
 	}
-	if v, ok := a.s.Scalar("n_tokens_max"); ok && v > 0 {
+	if v, ok := a.s.Scalar(snapshot.NTokensMax); ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_prompt", Label: "largest prompt seen", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
 	}
-	if v, ok := a.s.Extra["largest_sequence_tokens"]; ok && v > 0 {
+	if v, ok := a.s.Extra[snapshot.ExtraLargestSequence]; ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_sequence", Label: "largest sequence seen", Value: units.Count(v) + " tokens", Note: "prompt + generation"})
 	}
-	if v, ok := a.s.Scalar("tokens_predicted_max"); ok && v > 0 {
+	if v, ok := a.s.Scalar(snapshot.TokensPredictedMax); ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_generation", Label: "largest generation", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
 	}
 	a.section("live", "Live", rows)
@@ -341,8 +341,8 @@ func (a *analyzer) live() {
 // state is "idle", "N generating" and ", M queued", from whichever of the
 // two gauges the server publishes; with queue pressure it adds a note.
 func (a *analyzer) state() (report.Row, bool) {
-	run, okR := a.s.Scalar("requests_processing")
-	wait, okW := a.s.Scalar("requests_deferred")
+	run, okR := a.s.Scalar(snapshot.RequestsProcessing)
+	wait, okW := a.s.Scalar(snapshot.RequestsDeferred)
 	var parts []string
 	switch {
 	case !okR && !okW:
@@ -382,13 +382,13 @@ func (a *analyzer) state() (report.Row, bool) {
 // kvUsage is the KV usage ratio: from the token gauges when capacity is
 // known, else the server's own ratio.
 func (a *analyzer) kvUsage() (float64, bool) {
-	if used, ok := a.s.Scalar("kv_cache_tokens"); ok {
-		if mx := a.get("kv_cache_max_tokens"); mx > 0 {
+	if used, ok := a.s.Scalar(snapshot.KVCacheTokens); ok {
+		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 {
 			return used / mx, true
 		}
 	}
-	if v, ok := a.s.Scalar("kv_cache_usage_ratio"); ok {
-		if !a.has("kv_cache_max_tokens") || a.get("kv_cache_max_tokens") > 0 {
+	if v, ok := a.s.Scalar(snapshot.KVCacheUsageRatio); ok {
+		if !a.has(snapshot.KVCacheMaxTokens) || a.get(snapshot.KVCacheMaxTokens) > 0 {
 			return v, true
 		}
 	}
@@ -399,9 +399,9 @@ func (a *analyzer) kvUsage() (float64, bool) {
 
 func (a *analyzer) throughput() {
 	var rows []report.Row
-	if v, ok := a.s.Scalar("prompt_tokens_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		val := units.Count(v) + " computed"
-		if t, ok := a.s.Scalar("prompt_seconds_total"); ok {
+		if t, ok := a.s.Scalar(snapshot.PromptSecondsTotal); ok {
 			val += " over " + units.Seconds(t)
 		}
 		note := "cache hits excluded"
@@ -414,20 +414,20 @@ func (a *analyzer) throughput() {
 		// not say how many were cached: this is not prefill work.
 		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: "cached share unknown"})
 	}
-	if v, ok := a.s.Scalar("tokens_predicted_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok {
 		val := units.Count(v) + " generated"
-		if t, ok := a.s.Scalar("tokens_predicted_seconds_total"); ok {
+		if t, ok := a.s.Scalar(snapshot.TokensPredictedSecondsTotal); ok {
 			val += " over " + units.Seconds(t)
 		}
 		rows = append(rows, report.Row{ID: "decode_work", Label: "decode work", Value: val})
 	}
-	if v, ok := a.s.Scalar("requests_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.RequestsTotal); ok {
 		rows = append(rows, report.Row{ID: "requests", Label: "requests finished", Value: units.Integer(v)})
 	}
-	if len(rows) == 0 || a.get("requests_total") == 0 && a.get("tokens_predicted_total") == 0 {
+	if len(rows) == 0 || a.get(snapshot.RequestsTotal) == 0 && a.get(snapshot.TokensPredictedTotal) == 0 {
 		return
 	}
-	if !a.has("prompt_seconds_total") && !a.has("tokens_predicted_seconds_total") {
+	if !a.has(snapshot.PromptSecondsTotal) && !a.has(snapshot.TokensPredictedSecondsTotal) {
 		a.section("throughput", "Throughput (cumulative)", rows)
 		return
 	}
@@ -439,8 +439,8 @@ func (a *analyzer) throughput() {
 // --- Where the time goes ---------------------------------------------------
 
 func (a *analyzer) phases() {
-	pre, okP := a.s.Scalar("prompt_seconds_total")
-	dec, okD := a.s.Scalar("tokens_predicted_seconds_total")
+	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
+	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
 	if !okP || !okD || pre+dec <= 0 {
 		return
 	}
@@ -454,12 +454,12 @@ func (a *analyzer) phases() {
 		if up > 0 {
 			busy.Value = units.Seconds(e) + " of " + units.Seconds(up) + " up"
 			util := math.Min(e, up) / up
-			if a.timeGuessed() && util < 0.01 && a.get("requests_total") > 0 {
+			if a.timeGuessed() && util < 0.01 && a.get(snapshot.RequestsTotal) > 0 {
 				// A capture copied long after it was taken: its file time
 				// makes a busy server look idle. No advice from that.
 				busy.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
 				a.note("file_time_not_scrape_time", report.Info, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-					units.Percent(util), plural(a.get("requests_total"), "request"), a.timeSourceWords())
+					units.Percent(util), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
 				return
 			}
@@ -504,7 +504,7 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 		report.Row{ID: "prefill_share", Label: "prefill", Value: units.Percent(ps), Bar: bar(ps), Note: units.Seconds(pre)},
 		report.Row{ID: "decode_share", Label: "decode", Value: units.Percent(ds), Bar: bar(ds), Note: units.Seconds(dec)},
 	)
-	if q := a.hist("request_queue_time_seconds"); q != nil && q.Total() > 0 && !q.NoSum {
+	if q := a.hist(snapshot.RequestQueueTimeSeconds); q != nil && q.Total() > 0 && !q.NoSum {
 		rows = append(rows, report.Row{ID: "queued", Label: "queued behind others", Value: units.Seconds(q.Sum), Note: "not engine time"})
 	}
 
@@ -554,13 +554,13 @@ func exchangePercent(rate float64) string {
 // --- Speculative decode ----------------------------------------------------
 
 func (a *analyzer) specDecode() {
-	if a.get("spec_decode_requests_total") <= 0 && a.get("spec_decode_num_draft_tokens_total") <= 0 {
+	if a.get(snapshot.SpecDecodeRequestsTotal) <= 0 && a.get(snapshot.SpecDecodeNumDraftTokensTotal) <= 0 {
 		return
 	}
 	f := &a.r.Figures
 	var rows []report.Row
-	drafted, accepted := a.get("spec_decode_num_draft_tokens_total"), a.get("spec_decode_num_accepted_tokens_total")
-	_, hasAccepted := a.s.Scalar("spec_decode_num_accepted_tokens_total")
+	drafted, accepted := a.get(snapshot.SpecDecodeNumDraftTokensTotal), a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
+	_, hasAccepted := a.s.Scalar(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	switch {
 	case drafted > 0 && !hasAccepted:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
@@ -579,7 +579,7 @@ func (a *analyzer) specDecode() {
 	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
 	}
-	steps, hasSteps := a.s.Scalar("spec_decode_num_decode_steps_total")
+	steps, hasSteps := a.s.Scalar(snapshot.SpecDecodeNumDecodeStepsTotal)
 	if hasSteps && steps > 0 && hasAccepted {
 		tps := 1 + accepted/steps
 		f.SpecDecodeTokensPerStep = num(tps)
@@ -588,7 +588,7 @@ func (a *analyzer) specDecode() {
 	}
 	if hasSteps {
 		note := ""
-		if req, ok := a.s.Scalar("spec_decode_requests_total"); ok {
+		if req, ok := a.s.Scalar(snapshot.SpecDecodeRequestsTotal); ok {
 			note = units.Integer(req) + " req w/ drafter"
 		}
 		rows = append(rows, report.Row{ID: "decode_steps", Label: "decode steps", Value: units.Count(steps), Note: note})
@@ -604,8 +604,8 @@ func (a *analyzer) prefixCache() {
 			Note: "every prompt token is computed", Severity: report.Dim}})
 		return
 	}
-	q, okQ := a.s.Scalar("prefix_cache_queries")
-	hits, okH := a.s.Scalar("prefix_cache_hits")
+	q, okQ := a.s.Scalar(snapshot.PrefixCacheQueries)
+	hits, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	// Half a ratio is no ratio: the dialect says which half is missing.
 	if !okQ || !okH || q <= 0 {
 		return
@@ -626,7 +626,7 @@ func (a *analyzer) prefixCache() {
 	}
 	rows := []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
 		Note: units.Count(hits) + " / " + units.Count(q) + " tokens", Severity: sev}}
-	if v, ok := a.s.Scalar("prompt_tokens_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
@@ -635,13 +635,13 @@ func (a *analyzer) prefixCache() {
 // --- KV offload ------------------------------------------------------------
 
 func (a *analyzer) kvOffload() {
-	if a.get("kv_offload_max_tokens") <= 0 && a.get("kv_offload_max_bytes") <= 0 {
+	if a.get(snapshot.KVOffloadMaxTokens) <= 0 && a.get(snapshot.KVOffloadMaxBytes) <= 0 {
 		return
 	}
 	f := &a.r.Figures
 	var rows []report.Row
-	restored, okR := a.s.Scalar("kv_offload_restored_tokens_total")
-	hits, okH := a.s.Scalar("prefix_cache_hits")
+	restored, okR := a.s.Scalar(snapshot.KVOffloadRestoredTokensTotal)
+	hits, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	share := report.Row{ID: "hit_share", Label: "share of cache hits", Value: units.Missing, Note: "no cache hits yet"}
 	if !okR || !okH {
 		share.Note, share.Severity = "restored tokens or cache hits not published", report.Dim
@@ -658,27 +658,27 @@ func (a *analyzer) kvOffload() {
 	}
 	rows = append(rows, share)
 
-	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf("kv_offload_bytes") + " / " + a.bytesOf("kv_offload_max_bytes") + " pinned"}
-	if used, mx := a.get("kv_offload_bytes"), a.get("kv_offload_max_bytes"); used > mx && mx > 0 {
+	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf(snapshot.KVOffloadBytes) + " / " + a.bytesOf(snapshot.KVOffloadMaxBytes) + " pinned"}
+	if used, mx := a.get(snapshot.KVOffloadBytes), a.get(snapshot.KVOffloadMaxBytes); used > mx && mx > 0 {
 		ram.Note, ram.Severity = "used exceeds capacity", report.Warn
 	}
-	if cold := a.get("kv_offload_cold_allocs_total"); cold > 0 {
+	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
 		ram.Note, ram.Severity = units.Integer(cold)+" stores pinned synchronously", report.Warn
 		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously (about 2.5 GB/s on the generator's own thread: a stall); the pinned pool is growing behind demand", units.Integer(cold))
 	}
 	rows = append(rows, ram)
 
-	evicted, okE := a.s.Scalar("kv_offload_evictions_total")
-	deduped := a.get("kv_offload_deduped_stores_total")
-	churn := a.countOf("kv_offload_stores_total") + " stored, " + a.countOf("kv_offload_evictions_total") + " evicted"
+	evicted, okE := a.s.Scalar(snapshot.KVOffloadEvictionsTotal)
+	deduped := a.get(snapshot.KVOffloadDedupedStoresTotal)
+	churn := a.countOf(snapshot.KVOffloadStoresTotal) + " stored, " + a.countOf(snapshot.KVOffloadEvictionsTotal) + " evicted"
 	if deduped > 0 {
 		churn += ", " + units.Count(deduped) + " deduped"
 	}
 	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"})
 
-	read, okRd := a.s.Scalar("kv_offload_read_bytes_total")
-	written, okW := a.s.Scalar("kv_offload_written_bytes_total")
-	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf("kv_offload_read_bytes_total") + " read · " + a.bytesOf("kv_offload_written_bytes_total") + " written", Note: "nothing written yet"}
+	read, okRd := a.s.Scalar(snapshot.KVOffloadReadBytesTotal)
+	written, okW := a.s.Scalar(snapshot.KVOffloadWrittenBytesTotal)
+	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf(snapshot.KVOffloadReadBytesTotal) + " read · " + a.bytesOf(snapshot.KVOffloadWrittenBytesTotal) + " written", Note: "nothing written yet"}
 	if !okRd || !okW {
 		traffic.Note, traffic.Severity = "read or written bytes not published", report.Dim
 	} else if written > 0 {
@@ -700,33 +700,33 @@ func (a *analyzer) kvOffload() {
 // --- Recurrent state -------------------------------------------------------
 
 func (a *analyzer) recurrent() {
-	budget, capped := a.get("recurrent_cache_max_bytes"), a.get("recurrent_capped_tokens_total")
+	budget, capped := a.get(snapshot.RecurrentCacheMaxBytes), a.get(snapshot.RecurrentCappedTokensTotal)
 	if budget <= 0 && capped <= 0 {
 		return
 	}
 	var rows []report.Row
 	usage := math.NaN()
 	if budget > 0 {
-		if used, ok := a.s.Scalar("recurrent_cache_bytes"); ok {
+		if used, ok := a.s.Scalar(snapshot.RecurrentCacheBytes); ok {
 			usage = used / budget
-		} else if v, ok := a.s.Scalar("recurrent_cache_usage_ratio"); ok {
+		} else if v, ok := a.s.Scalar(snapshot.RecurrentCacheUsageRatio); ok {
 			usage = v
 		}
 		row := report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
-			Note: a.bytesOf("recurrent_cache_bytes") + " / " + units.Bytes(budget)}
+			Note: a.bytesOf(snapshot.RecurrentCacheBytes) + " / " + units.Bytes(budget)}
 		if usage > 1 {
 			// The engine holds more than its budget: the one thing an
 			// operator must see, never clamped away.
 			row.Value, row.Severity = units.Percent(usage)+" over budget", report.Warn
-			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what sysmem_recurrent_cache allows for", a.bytesOf("recurrent_cache_bytes"), units.Bytes(budget))
+			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what sysmem_recurrent_cache allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget))
 		}
 		rows = append(rows, row,
-			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf("recurrent_checkpoints") + " held",
-				Note: a.bytesOf("recurrent_checkpoint_bytes") + " each"},
+			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf(snapshot.RecurrentCheckpoints) + " held",
+				Note: a.bytesOf(snapshot.RecurrentCheckpointBytes) + " each"},
 		)
 	}
-	ev, live := a.get("recurrent_cache_evictions_total"), a.get("recurrent_cache_live_kv_evictions_total")
-	free := a.get("recurrent_cache_stranded_evictions_total") + a.get("recurrent_cache_pruned_total")
+	ev, live := a.get(snapshot.RecurrentCacheEvictionsTotal), a.get(snapshot.RecurrentCacheLiveKVEvictionsTotal)
+	free := a.get(snapshot.RecurrentCacheStrandedEvictionsTotal) + a.get(snapshot.RecurrentCachePrunedTotal)
 	if ev > 0 {
 		row := report.Row{ID: "evictions", Label: "evictions", Value: units.Integer(ev) + ", " + units.Integer(free) + " free", Note: "all free"}
 		if live > 0 {
@@ -735,13 +735,13 @@ func (a *analyzer) recurrent() {
 		}
 		rows = append(rows, row)
 	}
-	strandedKV := a.get("recurrent_stranded_by_kv_total")
+	strandedKV := a.get(snapshot.RecurrentStrandedByKVTotal)
 	if strandedKV > 0 {
 		rows = append(rows, report.Row{ID: "stranded_by_kv", Label: "stranded by KV eviction", Value: units.Integer(strandedKV), Note: "KV cache is the constraint"})
 	}
-	hits, okHits := a.s.Scalar("prefix_cache_hits")
+	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
 	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
-	if okHits && a.has("recurrent_capped_tokens_total") && capped+hits > 0 {
+	if okHits && a.has(snapshot.RecurrentCappedTokensTotal) && capped+hits > 0 {
 		share := capped / (capped + hits)
 		a.r.Figures.RecurrentCappedShare = num(share)
 		switch {
@@ -765,19 +765,19 @@ func (a *analyzer) recurrent() {
 // --- Latency and size ------------------------------------------------------
 
 var latencyRows = []struct{ id, hist, label string }{
-	{"ttft", "time_to_first_token_seconds", "time to first token"},
-	{"queue", "request_queue_time_seconds", "queue wait"},
-	{"prefill", "request_prefill_time_seconds", "prefill time"},
-	{"decode", "request_decode_time_seconds", "decode time"},
-	{"itl", "inter_token_latency_seconds", "inter-token latency"},
+	{"ttft", snapshot.TimeToFirstTokenSeconds, "time to first token"},
+	{"queue", snapshot.RequestQueueTimeSeconds, "queue wait"},
+	{"prefill", snapshot.RequestPrefillTimeSeconds, "prefill time"},
+	{"decode", snapshot.RequestDecodeTimeSeconds, "decode time"},
+	{"itl", snapshot.InterTokenLatencySeconds, "inter-token latency"},
 	// Each request's own mean (TGI's includes its prefill, vLLM's does not).
-	{"tpot", "request_time_per_output_token_seconds", "time per output token"},
-	{"e2e", "e2e_request_latency_seconds", "end-to-end"},
+	{"tpot", snapshot.RequestTimePerOutputTokenSeconds, "time per output token"},
+	{"e2e", snapshot.E2ERequestLatencySeconds, "end-to-end"},
 }
 
 var sizeRows = []struct{ id, hist, label string }{
-	{"prompt", "request_prompt_tokens", "prompt size"},
-	{"generation", "request_generation_tokens", "generation size"},
+	{"prompt", snapshot.RequestPromptTokens, "prompt size"},
+	{"generation", snapshot.RequestGenerationTokens, "generation size"},
 }
 
 // quantiles is p50, p90 and p99 as the report states them.
@@ -932,16 +932,16 @@ func (a *analyzer) unavailable() {
 // --- Distributions ---------------------------------------------------------
 
 var distOrder = []struct{ hist, label string }{
-	{"time_to_first_token_seconds", "time to first token"},
-	{"request_queue_time_seconds", "queue wait"},
-	{"request_prefill_time_seconds", "prefill time"},
-	{"request_decode_time_seconds", "decode time"},
-	{"inter_token_latency_seconds", "inter-token latency"},
-	{"request_time_per_output_token_seconds", "time per output token (per-request mean)"},
-	{"e2e_request_latency_seconds", "end-to-end latency"},
-	{"request_prompt_tokens", "prompt size (tokens)"},
-	{"request_generation_tokens", "generation size (tokens)"},
-	{"spec_decode_acceptance_rate", "per-request draft acceptance"},
+	{snapshot.TimeToFirstTokenSeconds, "time to first token"},
+	{snapshot.RequestQueueTimeSeconds, "queue wait"},
+	{snapshot.RequestPrefillTimeSeconds, "prefill time"},
+	{snapshot.RequestDecodeTimeSeconds, "decode time"},
+	{snapshot.InterTokenLatencySeconds, "inter-token latency"},
+	{snapshot.RequestTimePerOutputTokenSeconds, "time per output token (per-request mean)"},
+	{snapshot.E2ERequestLatencySeconds, "end-to-end latency"},
+	{snapshot.RequestPromptTokens, "prompt size (tokens)"},
+	{snapshot.RequestGenerationTokens, "generation size (tokens)"},
+	{snapshot.SpecDecodeAcceptanceRate, "per-request draft acceptance"},
 }
 
 // exactSeconds writes a bucket bound as the server chose it: "5 ms",
@@ -1018,7 +1018,7 @@ func (a *analyzer) distributions() {
 		switch {
 		case strings.HasSuffix(name, "_seconds"):
 			format, bound = units.Seconds, exactSeconds
-		case name == "spec_decode_acceptance_rate":
+		case name == snapshot.SpecDecodeAcceptanceRate:
 			format = func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 			bound = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		}

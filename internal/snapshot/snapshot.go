@@ -78,7 +78,7 @@ func (s *Snapshot) Hist(name string) *histogram.Histogram {
 // process_start_time_seconds series, else the Process-Start-Time-Unix header,
 // else 0 (unknown).
 func (s *Snapshot) StartTime() float64 {
-	if v, ok := s.Scalar("process_start_time_seconds"); ok && v > 0 {
+	if v, ok := s.Scalar(ProcessStartTimeSeconds); ok && v > 0 {
 		return v
 	}
 	return s.HeaderStart

@@ -1,0 +1,56 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/snapshot"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// The exporter's metric set is the canonical set: every family it serves,
+// in every scenario, is a name package snapshot declares, as the kind it
+// declares, and reading the scrape gives only declared names.
+func TestExporterNamesDeclared(t *testing.T) {
+	kinds := map[dto.MetricType]snapshot.Kind{
+		dto.MetricType_COUNTER: snapshot.Counter, dto.MetricType_GAUGE: snapshot.Gauge, dto.MetricType_HISTOGRAM: snapshot.Histogram,
+	}
+	for _, name := range []string{"chat", "spec", "offload-thrash", "hybrid"} {
+		sv := serve(t, name, 1)
+		sv.sim.RunUntil(2 * time.Minute)
+		fams, err := exposition.Parse(sv.text(t), exposition.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fams) < 50 {
+			t.Fatalf("%s: %d families: not the whole metric set", name, len(fams))
+		}
+		for _, mf := range fams {
+			base, ok := strings.CutPrefix(mf.GetName(), "tabbyapi:")
+			if !ok {
+				t.Errorf("%s: family %s outside the namespace", name, mf.GetName())
+				continue
+			}
+			if k, ok := snapshot.Declared(base); !ok || k != kinds[mf.GetType()] {
+				t.Errorf("%s: the exporter serves %s as a %s; snapshot declares %q as %v (declared %v)",
+					name, mf.GetName(), strings.ToLower(mf.GetType().String()), base, k, ok)
+			}
+		}
+		snap := sv.scrape(t)
+		for k := range snap.Scalars {
+			if kind, ok := snapshot.Declared(k); !ok || kind == snapshot.Histogram {
+				t.Errorf("%s: scalar %q is not a declared counter or gauge", name, k)
+			}
+		}
+		for k := range snap.Histograms {
+			if kind, ok := snapshot.Declared(k); !ok || kind != snapshot.Histogram {
+				t.Errorf("%s: histogram %q is not declared as one", name, k)
+			}
+		}
+		if len(snap.Extra) > 0 {
+			t.Errorf("%s: Extra %v from tabbyAPI's own set", name, snap.Extra)
+		}
+	}
+}
