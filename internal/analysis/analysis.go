@@ -159,6 +159,15 @@ func (a *analyzer) header() {
 	}
 }
 
+// setting names the server's setting for a cache's size, or says it in
+// general terms when the dialect does not know it.
+func setting(knob, general string) string {
+	if knob != "" {
+		return knob
+	}
+	return general
+}
+
 // invalid names each series whose values cannot be: the dialect left it out
 // of every figure, and the reader must know why those figures are absent.
 func (a *analyzer) invalid() {
@@ -664,7 +673,11 @@ func (a *analyzer) kvOffload() {
 	}
 	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
 		ram.Note, ram.Severity = units.Integer(cold)+" stores pinned synchronously", report.Warn
-		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously (about 2.5 GB/s on the generator's own thread: a stall); the pinned pool is growing behind demand", units.Integer(cold))
+		cost := ""
+		if a.s.Advice.ColdAlloc != "" {
+			cost = " (" + a.s.Advice.ColdAlloc + ")"
+		}
+		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously%s; the pinned pool is growing behind demand", units.Integer(cold), cost)
 	}
 	rows = append(rows, ram)
 
@@ -686,9 +699,9 @@ func (a *analyzer) kvOffload() {
 		f.KVOffloadPayback = num(p)
 		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
 		if okE && evicted > 0 && p < 0.25 {
-			traffic.Note += ": thrashing — raise sysmem_kv_cache"
+			traffic.Note += ": thrashing — raise " + setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget")
 			traffic.Severity = report.Warn
-			a.note("kv_offload_thrashing", report.Warn, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise sysmem_kv_cache (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64))
+			a.note("kv_offload_thrashing", report.Warn, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
 		} else if p >= 1 {
 			traffic.Severity = report.Good
 		}
@@ -718,7 +731,7 @@ func (a *analyzer) recurrent() {
 			// The engine holds more than its budget: the one thing an
 			// operator must see, never clamped away.
 			row.Value, row.Severity = units.Percent(usage)+" over budget", report.Warn
-			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what sysmem_recurrent_cache allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget))
+			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
 		}
 		rows = append(rows, row,
 			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf(snapshot.RecurrentCheckpoints) + " held",
@@ -748,8 +761,9 @@ func (a *analyzer) recurrent() {
 		case share <= 0.05:
 			wasted.Note, wasted.Severity = "negligible ("+units.Percent(share)+")", report.Good
 		case live > 0 || (ev > 0 && usage > 0.9):
-			wasted.Note, wasted.Severity = units.Percent(share)+": raise sysmem_recurrent_cache", report.Bad
-			a.note("recurrent_raise_budget", report.Bad, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise sysmem_recurrent_cache", units.Percent(share))
+			knob := setting(a.s.Advice.RecurrentBudget, "the recurrent cache's budget")
+			wasted.Note, wasted.Severity = units.Percent(share)+": raise "+knob, report.Bad
+			a.note("recurrent_raise_budget", report.Bad, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
 		case strandedKV > 0:
 			wasted.Note = units.Percent(share) + ": KV cache is the constraint, not this one"
 			a.note("recurrent_kv_constraint", report.Info, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))

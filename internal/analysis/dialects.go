@@ -69,13 +69,12 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	if n, ok := x[snapshot.ExtraPreemptions]; ok {
 		// Each server names the event (vLLM preempts, SGLang retracts) and
 		// its own knobs.
-		verb, fix := a.s.Advice.Preempted, a.s.Advice.PreemptFix
+		verb, label, fix := a.s.Advice.Preempted, a.s.Advice.Preemptions, a.s.Advice.PreemptFix
 		if verb == "" {
 			verb = "preempted"
 		}
-		label := "preemptions"
-		if verb == "retracted" {
-			label = "retractions"
+		if label == "" {
+			label = "preemptions"
 		}
 		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
 		if n > 0 {

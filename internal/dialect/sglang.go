@@ -54,10 +54,11 @@ var sglang = dialect{
 	match: isSGLang,
 	read:  readSGLang,
 	advice: snapshot.Advice{
-		Preempted:  "retracted",
-		PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static",
-		QueueFix:   "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
-		KVFix:      "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
+		Preempted:   "retracted",
+		Preemptions: "retractions",
+		PreemptFix:  "lower --max-running-requests, or raise --mem-fraction-static",
+		QueueFix:    "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
+		KVFix:       "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
 	},
 }
 

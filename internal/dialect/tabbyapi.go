@@ -20,6 +20,11 @@ var tabbyAPI = dialect{
 		SlowScrape: "tabbyAPI renders /metrics on the event loop that drives generation",
 		QueueFix:   "raise model.max_batch_size in config.yml while the KV cache has room",
 		KVFix:      "raise model.cache_size, or quantise the cache with model.cache_mode (Q8, Q6 or Q4 on exllamav2; k,v bits such as 8,8 on exllamav3)",
+		// The offload and recurrent caches are sized in config.yml's memory
+		// section; pinning runs on the generator's thread.
+		OffloadBudget:   "sysmem_kv_cache",
+		ColdAlloc:       "about 2.5 GB/s on the generator's own thread: a stall",
+		RecurrentBudget: "sysmem_recurrent_cache",
 	},
 }
 

@@ -51,10 +51,11 @@ var vllm = dialect{
 	match: isVLLM,
 	read:  readVLLM,
 	advice: snapshot.Advice{
-		Preempted:  "preempted",
-		PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
-		QueueFix:   "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
-		KVFix:      "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
+		Preempted:   "preempted",
+		Preemptions: "preemptions",
+		PreemptFix:  "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
+		QueueFix:    "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
+		KVFix:       "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
 	},
 }
 
