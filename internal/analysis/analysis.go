@@ -23,9 +23,6 @@ import (
 // Schema is the version of the report's JSON form.
 const Schema = 1
 
-// SlowScrape is how long a scrape may wait before the report says so.
-const SlowScrape = time.Second
-
 // Options tune one analysis.
 type Options struct {
 	// Now is the time utilization is measured to; zero means the scrape time.
@@ -103,10 +100,6 @@ func (a *analyzer) scalarOrNaN(name string) float64 {
 func (a *analyzer) has(name string) bool                  { _, ok := a.s.Scalar(name); return ok }
 func (a *analyzer) hist(name string) *histogram.Histogram { return a.s.Hist(name) }
 
-func (a *analyzer) note(id string, sev report.Severity, format string, args ...any) {
-	a.r.Notes = append(a.r.Notes, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, args...)})
-}
-
 func (a *analyzer) section(id, title string, rows []report.Row) {
 	if len(rows) == 0 {
 		return
@@ -142,7 +135,7 @@ func (a *analyzer) header() {
 			why = a.s.Advice.SlowScrape
 		}
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
-		a.note("scrape_slow", report.Info, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
+		a.judge(nil, scrapeSlow, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
 	}
 	a.invalid()
 	if len(a.s.Models) > 1 {
@@ -155,7 +148,7 @@ func (a *analyzer) header() {
 		a.r.Header = append(a.r.Header, "model "+a.s.Models[0])
 	}
 	if req, ok := a.s.Scalar(snapshot.RequestsTotal); ok && req == 0 {
-		a.note("no_requests_yet", report.Info, "no request has finished yet: throughput, latency and size figures appear after the first one")
+		a.judge(nil, noRequestsYet, "no request has finished yet: throughput, latency and size figures appear after the first one")
 	}
 }
 
@@ -172,7 +165,7 @@ func setting(knob, general string) string {
 // of every figure, and the reader must know why those figures are absent.
 func (a *analyzer) invalid() {
 	for _, p := range a.s.Invalid {
-		a.note("invalid_series", report.Warn, "%s is invalid (%s): every figure derived from it is left out", p.Series, p.Reason)
+		a.judge(nil, invalidSeries, "%s is invalid (%s): every figure derived from it is left out", p.Series, p.Reason)
 	}
 }
 
@@ -297,31 +290,26 @@ func (a *analyzer) live() {
 		rows = append(rows, row)
 	}
 	if ratio, ok := a.kvUsage(); ok {
-		sev := report.Good
-		switch {
-		case ratio >= 0.9:
-			sev = report.Bad
-		case ratio >= 0.75:
-			sev = report.Warn
-		}
 		note := ""
 		used, okU := a.s.Scalar(snapshot.KVCacheTokens)
 		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
 			note = units.Count(used) + " / " + units.Count(mx) + " tokens"
 		}
-		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note, Severity: sev}
+		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
 		switch {
 		case ratio > 1:
 			// Two gauges read at different moments, or a broken server: no
 			// advice follows from a cache fuller than it can be.
 			row.Value, row.Bar = "used exceeds capacity", nil
-			a.note("kv_cache_over_capacity", report.Warn, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
-		case ratio >= 0.9:
+			a.judge(&row, kvCacheOverCapacity, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
+		case ratio >= kvPressure:
 			fix := ""
 			if a.s.Advice.KVFix != "" {
 				fix = "; " + a.s.Advice.KVFix
 			}
-			a.note("kv_cache_pressure", report.Warn, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+			a.judge(&row, kvCachePressure, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+		default:
+			a.judge(&row, kvCacheOK, "")
 		}
 		rows = append(rows, row)
 	}
@@ -331,7 +319,8 @@ func (a *analyzer) live() {
 		row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
 			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
 		if ratio > 1 {
-			row.Value, row.Bar, row.Severity = "used exceeds capacity", nil, report.Warn
+			row.Value, row.Bar = "used exceeds capacity", nil
+			a.offloadOverCapacity(&row, row.Note)
 		}
 		rows = append(rows, row)
 	}
@@ -377,12 +366,11 @@ func (a *analyzer) state() (report.Row, bool) {
 	switch {
 	case run == 0:
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.note("queue_stalled", report.Info, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
-	case wait >= 2*run && wait >= 8:
-		// More than twice what runs is waiting: the queue, not the engine,
-		// sets the latency requests see.
-		row.Severity = report.Warn
-		a.note("queue_pressure", report.Warn, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
+		a.judge(&row, queueStalled, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+	case wait >= queueFactor*run && wait >= queueMin:
+		// Many times what runs is waiting: the queue, not the engine, sets
+		// the latency requests see.
+		a.judge(&row, queuePressure, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
 			plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
@@ -463,11 +451,11 @@ func (a *analyzer) phases() {
 		if up > 0 {
 			busy.Value = units.Seconds(e) + " of " + units.Seconds(up) + " up"
 			util := math.Min(e, up) / up
-			if a.timeGuessed() && util < 0.01 && a.get(snapshot.RequestsTotal) > 0 {
+			if a.timeGuessed() && util < implausibleUtil && a.get(snapshot.RequestsTotal) > 0 {
 				// A capture copied long after it was taken: its file time
 				// makes a busy server look idle. No advice from that.
 				busy.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
-				a.note("file_time_not_scrape_time", report.Info, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
+				a.judge(&busy, fileTimeNotScrapeTime, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
 					units.Percent(util), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
 				return
@@ -476,7 +464,7 @@ func (a *analyzer) phases() {
 			f.Overlapped = ptr(e > up)
 			if e > up {
 				busy.Note = "overlapped: requests ran concurrently"
-				a.note("utilization_overlapped", report.Info, "summed request time (%s) exceeds uptime (%s): requests overlapped, so utilization reads as overlapped rather than over 100%%", units.Seconds(e), units.Seconds(up))
+				a.judge(&busy, utilizationOverlapped, "summed request time (%s) exceeds uptime (%s): requests overlapped, so utilization reads as overlapped rather than over 100%%", units.Seconds(e), units.Seconds(up))
 			} else {
 				busy.Note = units.Percent(util) + " utilization"
 			}
@@ -541,9 +529,11 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 			row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
 				Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}
 			if floor >= 1 {
-				row.Note, row.Severity = lose+" cannot give up anything", report.Bad
+				row.Note = lose + " cannot give up anything"
+				a.judge(&row, breakEvenNone, "")
 			} else {
-				row.Note, row.Severity = lose+" may fall "+units.Factor(1/floor), report.Good
+				row.Note = lose + " may fall " + units.Factor(1/floor)
+				a.judge(&row, breakEvenPays, "")
 			}
 			rows = append(rows, row)
 		}
@@ -576,15 +566,17 @@ func (a *analyzer) specDecode() {
 	case drafted > 0:
 		acc := accepted / drafted
 		f.SpecDecodeAcceptance = num(acc)
-		sev := report.Bad
+		row := report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
+			Note: units.Count(accepted) + " / " + units.Count(drafted)}
 		switch {
-		case acc > 0.7:
-			sev = report.Good
-		case acc > 0.5:
-			sev = report.Warn
+		case acc > acceptanceGood:
+			a.judge(&row, draftAcceptanceGood, "")
+		case acc > acceptanceLow:
+			a.judge(&row, draftAcceptanceFair, "")
+		default:
+			a.judge(&row, draftAcceptanceLow, "only %s of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less", units.Percent(acc))
 		}
-		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
-			Note: units.Count(accepted) + " / " + units.Count(drafted), Severity: sev})
+		rows = append(rows, row)
 	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
 	}
@@ -626,15 +618,15 @@ func (a *analyzer) prefixCache() {
 	}
 	ratio := hits / q
 	a.r.Figures.PrefixCacheHitRatio = num(ratio)
-	sev := report.Bad
-	switch {
-	case ratio > 0.5:
-		sev = report.Good
-	case ratio > 0.2:
-		sev = report.Warn
+	// A low hit rate is the workload's: nothing to act on, so no colour.
+	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
+		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
+	if ratio > hitRateGood {
+		a.judge(&hit, hitRateGoodBand, "")
+	} else {
+		a.judge(&hit, hitRateLow, "")
 	}
-	rows := []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
-		Note: units.Count(hits) + " / " + units.Count(q) + " tokens", Severity: sev}}
+	rows := []report.Row{hit}
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
 	}
@@ -642,6 +634,16 @@ func (a *analyzer) prefixCache() {
 }
 
 // --- KV offload ------------------------------------------------------------
+
+// offloadOverCapacity marks a row whose offload use exceeds its capacity
+// (said in what, "used / max"), with one note however many rows show it.
+func (a *analyzer) offloadOverCapacity(row *report.Row, what string) {
+	if a.noted(judgements[kvOffloadOverCapacity].note) {
+		row.Severity = judgements[kvOffloadOverCapacity].colour
+		return
+	}
+	a.judge(row, kvOffloadOverCapacity, "the server reports more KV offload in use than its capacity (%s): its gauges are out of step, so the offload cache cannot be judged from this scrape", what)
+}
 
 func (a *analyzer) kvOffload() {
 	if a.get(snapshot.KVOffloadMaxTokens) <= 0 && a.get(snapshot.KVOffloadMaxBytes) <= 0 {
@@ -669,15 +671,16 @@ func (a *analyzer) kvOffload() {
 
 	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf(snapshot.KVOffloadBytes) + " / " + a.bytesOf(snapshot.KVOffloadMaxBytes) + " pinned"}
 	if used, mx := a.get(snapshot.KVOffloadBytes), a.get(snapshot.KVOffloadMaxBytes); used > mx && mx > 0 {
-		ram.Note, ram.Severity = "used exceeds capacity", report.Warn
+		ram.Note = "used exceeds capacity"
+		a.offloadOverCapacity(&ram, ram.Value)
 	}
 	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
-		ram.Note, ram.Severity = units.Integer(cold)+" stores pinned synchronously", report.Warn
+		ram.Note = units.Integer(cold) + " stores pinned synchronously"
 		cost := ""
 		if a.s.Advice.ColdAlloc != "" {
 			cost = " (" + a.s.Advice.ColdAlloc + ")"
 		}
-		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously%s; the pinned pool is growing behind demand", units.Integer(cold), cost)
+		a.judge(&ram, kvOffloadColdAllocs, "%s KV offload stores had to pin memory synchronously%s; the pinned pool is growing behind demand", units.Integer(cold), cost)
 	}
 	rows = append(rows, ram)
 
@@ -698,12 +701,11 @@ func (a *analyzer) kvOffload() {
 		p := read / written
 		f.KVOffloadPayback = num(p)
 		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
-		if okE && evicted > 0 && p < 0.25 {
+		if okE && evicted > 0 && p < paybackThrashing {
 			traffic.Note += ": thrashing — raise " + setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget")
-			traffic.Severity = report.Warn
-			a.note("kv_offload_thrashing", report.Warn, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
-		} else if p >= 1 {
-			traffic.Severity = report.Good
+			a.judge(&traffic, kvOffloadThrashing, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
+		} else if p >= paybackGood {
+			a.judge(&traffic, kvOffloadPaysBack, "")
 		}
 	}
 	rows = append(rows, traffic)
@@ -730,8 +732,8 @@ func (a *analyzer) recurrent() {
 		if usage > 1 {
 			// The engine holds more than its budget: the one thing an
 			// operator must see, never clamped away.
-			row.Value, row.Severity = units.Percent(usage)+" over budget", report.Warn
-			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
+			row.Value = units.Percent(usage) + " over budget"
+			a.judge(&row, recurrentOverBudget, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
 		}
 		rows = append(rows, row,
 			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf(snapshot.RecurrentCheckpoints) + " held",
@@ -743,8 +745,8 @@ func (a *analyzer) recurrent() {
 	if ev > 0 {
 		row := report.Row{ID: "evictions", Label: "evictions", Value: units.Integer(ev) + ", " + units.Integer(free) + " free", Note: "all free"}
 		if live > 0 {
-			row.Note, row.Severity = units.Integer(live)+" dropped live", report.Warn
-			a.note("recurrent_live_kv_evictions", report.Warn, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(live))
+			row.Note = units.Integer(live) + " dropped live"
+			a.judge(&row, recurrentLiveKVEvictions, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(live))
 		}
 		rows = append(rows, row)
 	}
@@ -758,18 +760,19 @@ func (a *analyzer) recurrent() {
 		share := capped / (capped + hits)
 		a.r.Figures.RecurrentCappedShare = num(share)
 		switch {
-		case share <= 0.05:
-			wasted.Note, wasted.Severity = "negligible ("+units.Percent(share)+")", report.Good
-		case live > 0 || (ev > 0 && usage > 0.9):
+		case share <= cappedNegligible:
+			wasted.Note = "negligible (" + units.Percent(share) + ")"
+			a.judge(&wasted, recurrentNegligible, "")
+		case live > 0 || (ev > 0 && usage > recurrentFull):
 			knob := setting(a.s.Advice.RecurrentBudget, "the recurrent cache's budget")
-			wasted.Note, wasted.Severity = units.Percent(share)+": raise "+knob, report.Bad
-			a.note("recurrent_raise_budget", report.Bad, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
+			wasted.Note = units.Percent(share) + ": raise " + knob
+			a.judge(&wasted, recurrentRaiseBudget, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
 		case strandedKV > 0:
 			wasted.Note = units.Percent(share) + ": KV cache is the constraint, not this one"
-			a.note("recurrent_kv_constraint", report.Info, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
+			a.judge(&wasted, recurrentKVConstraint, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
 		default:
 			wasted.Note = units.Percent(share) + ": no checkpoint covered them — not a budget problem"
-			a.note("recurrent_not_budget", report.Info, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
+			a.judge(&wasted, recurrentNotBudget, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
 		}
 	}
 	rows = append(rows, wasted)
@@ -853,16 +856,16 @@ func (c *histCaveats) add(label string, h *histogram.Histogram, b quantiles) {
 
 func (a *analyzer) caveatNotes(c histCaveats, what string) {
 	if len(c.cut) > 0 {
-		a.note("histogram_incomplete", report.Info, "the exposition cut %s short (no +Inf bucket and no _count): counts and percentiles are lower bounds, the mean is unknown", join(c.cut))
+		a.judge(nil, histogramIncomplete, "the exposition cut %s short (no +Inf bucket and no _count): counts and percentiles are lower bounds, the mean is unknown", join(c.cut))
 	}
 	if len(c.noSum) > 0 {
-		a.note("histogram_incomplete", report.Info, "the exposition has no _sum for %s: the mean is unknown, and percentiles rest on the buckets alone", join(c.noSum))
+		a.judge(nil, histogramIncomplete, "the exposition has no _sum for %s: the mean is unknown, and percentiles rest on the buckets alone", join(c.noSum))
 	}
 	if len(c.beyond) > 0 {
-		a.note("latency_beyond_buckets", report.Info, "most %s exceed the largest bucket bound: p50, p90 and p99 are lower bounds (shown ≥); the buckets end too soon for this load", what+join(c.beyond))
+		a.judge(nil, latencyBeyondBuckets, "most %s exceed the largest bucket bound: p50, p90 and p99 are lower bounds (shown ≥); the buckets end too soon for this load", what+join(c.beyond))
 	}
 	if len(c.open) > 0 {
-		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(c.open))
+		a.judge(nil, latencyOpenTop, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(c.open))
 	}
 }
 

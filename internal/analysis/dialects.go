@@ -28,9 +28,8 @@ func (a *analyzer) dialectRows() {
 		if bs > 1 {
 			row.Note = "prefixes shorter than a block are never reused"
 		}
-		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < 0.05 && bs >= 64 {
-			row.Severity = report.Warn
-			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(float64(*r)), units.Count(bs))
+		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < blockHitRate && bs >= blockSizeLarge {
+			a.judge(&row, prefixBlockSize, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(float64(*r)), units.Count(bs))
 		}
 		a.addRows("prefix_cache", "Prefix cache", row)
 	}
@@ -76,14 +75,16 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 		if label == "" {
 			label = "preemptions"
 		}
-		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
+		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request"}
 		if n > 0 {
-			row.Note, row.Severity = "KV cache ran out mid-request; that work is recomputed", report.Warn
+			row.Note = "KV cache ran out mid-request; that work is recomputed"
 			text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
 			if fix != "" {
 				text += "; " + fix
 			}
-			a.note("preemptions", report.Warn, "%s", text)
+			a.judge(&row, preemptions, "%s", text)
+		} else {
+			a.judge(&row, preemptionsNone, "")
 		}
 		rows = append(rows, row)
 	}
@@ -112,13 +113,14 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 			switch r {
 			case "error":
 				if reasons[r] > 0 {
-					row.Severity = report.Bad
-					a.note("requests_errored", report.Bad, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
+					a.judge(&row, requestsErrored, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
 				}
 			case "abort":
-				if share > 0.05 {
-					row.Severity = report.Warn
+				if share > abortShare {
+					// Clients give up for reasons of their own: said, not
+					// judged.
 					row.Note += ": clients gave up or disconnected"
+					a.judge(&row, requestsAborted, "")
 				}
 			case "length":
 				row.Note += ": hit max_tokens"
@@ -136,7 +138,9 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	}
 	if failed > 0 {
 		sort.Strings(fails)
-		rows = append(rows, report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", "), Severity: report.Warn})
+		row := report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", ")}
+		a.judge(&row, requestsFailed, "")
+		rows = append(rows, row)
 	}
 	if n, ok := x[snapshot.ExtraAbortedRequests]; ok && n > 0 {
 		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
