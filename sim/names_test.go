@@ -33,19 +33,19 @@ func TestExporterNamesDeclared(t *testing.T) {
 				t.Errorf("%s: family %s outside the namespace", name, mf.GetName())
 				continue
 			}
-			if k, ok := snapshot.Declared(base); !ok || k != kinds[mf.GetType()] {
-				t.Errorf("%s: the exporter serves %s as a %s; snapshot declares %q as %v (declared %v)",
-					name, mf.GetName(), strings.ToLower(mf.GetType().String()), base, k, ok)
+			if d, ok := snapshot.Declared(base); !ok || d.Extra || d.Kind != kinds[mf.GetType()] {
+				t.Errorf("%s: the exporter serves %s as a %s; snapshot declares %q as %+v (declared %v)",
+					name, mf.GetName(), strings.ToLower(mf.GetType().String()), base, d, ok)
 			}
 		}
 		snap := sv.scrape(t)
 		for k := range snap.Scalars {
-			if kind, ok := snapshot.Declared(k); !ok || kind == snapshot.Histogram {
+			if d, ok := snapshot.Declared(k); !ok || d.Extra || d.Kind == snapshot.Histogram {
 				t.Errorf("%s: scalar %q is not a declared counter or gauge", name, k)
 			}
 		}
 		for k := range snap.Histograms {
-			if kind, ok := snapshot.Declared(k); !ok || kind != snapshot.Histogram {
+			if d, ok := snapshot.Declared(k); !ok || d.Extra || d.Kind != snapshot.Histogram {
 				t.Errorf("%s: histogram %q is not declared as one", name, k)
 			}
 		}

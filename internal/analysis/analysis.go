@@ -1,9 +1,9 @@
 // Package analysis turns a canonical snapshot into a report: the ratios worth
 // looking at, each with a note where the figure implies an action, and a
-// statement where a number cannot judge on its own. It follows the
-// inspector's specification section by section (the README's "The report"
-// summarises it); a section with no data is left out rather than shown as
-// zeros.
+// statement where a number cannot judge on its own. Its sections are the
+// README's "The report"; a section with no data is left out rather than
+// shown as zeros. The thresholds it judges by, and the colour and note of
+// each band, are one table (thresholds.go, docs/notes.md).
 package analysis
 
 import (
@@ -438,7 +438,9 @@ func (a *analyzer) throughput() {
 func (a *analyzer) phases() {
 	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
-	if !okP || !okD || pre+dec <= 0 {
+	// Seconds below zero are no time (only a histogram with negative
+	// bounds can sum to them): the shares below are then fractions 0..1.
+	if !okP || !okD || pre < 0 || dec < 0 || pre+dec <= 0 {
 		return
 	}
 	f := &a.r.Figures
@@ -520,11 +522,9 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 			Note:  units.Percent(hi) + " vs " + units.Percent(lo)})
 		f.BreakEven = []report.BreakEven{}
 		for _, factor := range []float64{1.5, 2} {
-			d := 1 - hi/factor
-			if d <= 0 {
-				continue
-			}
-			floor := lo / d
+			// hi ≤ 1 and factor ≥ 1.5, so 1 − hi/factor ≥ 1/3: every
+			// factor has a floor.
+			floor := lo / (1 - hi/factor)
 			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: report.Number(factor), Floor: report.Number(floor)})
 			row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
 				Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}

@@ -61,7 +61,8 @@ func hasSection(r *report.Report, id string) bool {
 	return slices.ContainsFunc(r.Sections, func(s report.Section) bool { return s.ID == id })
 }
 
-// The worked examples of inspector.md, as a person reads them.
+// Worked examples, each figure worked out by hand from its fixture, as a
+// person reads them.
 func TestWorkedExamples(t *testing.T) {
 	tests := []struct {
 		fixture, section, id, field, want string
@@ -89,7 +90,7 @@ func TestWorkedExamples(t *testing.T) {
 		// Every drafter request waited 0 s: the sum bounds every quantile.
 		{"drafter", "latency", "queue", "value", "0 s · 0 s · 0 s · 0 s"},
 		{"idle", "live", "state", "value", "idle"},
-		// 119 of 128 pages referenced: 92.97% → bad.
+		// 119 of 128 pages referenced: 92.97%, past the pressure threshold.
 		{"busy", "live", "kv_cache", "value", "93.0%"},
 		{"busy", "live", "kv_cache", "note", "30.5K / 32.8K tokens"},
 		{"idle", "live", "largest_generation", "value", "8.0K tokens"},
@@ -215,7 +216,8 @@ func truths(t *testing.T) map[string]map[string]float64 {
 }
 
 // Figures against the totals of the model that wrote the fixtures (an
-// implementation of metric-set.md's rules independent of this code).
+// implementation of the metric set's rules, docs/metrics.md, independent of
+// this code).
 func TestFiguresAgainstTruth(t *testing.T) {
 	for name, tr := range truths(t) {
 		t.Run(name, func(t *testing.T) {

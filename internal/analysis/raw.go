@@ -41,7 +41,8 @@ func raw(fams []*dto.MetricFamily) []report.RawFamily {
 					inf = inf || math.IsInf(b.GetUpperBound(), 1)
 					s.Buckets = append(s.Buckets, report.Bucket{LE: formatLE(b.GetUpperBound()), Count: report.Number(float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat())})
 				}
-				// The parser folds the +Inf bucket into the count.
+				// An exposition cut short of its +Inf bucket gets one holding
+				// the count, so that the list ends as the schema says.
 				if !inf {
 					s.Buckets = append(s.Buckets, report.Bucket{LE: "+Inf", Count: *s.Count})
 				}

@@ -14,17 +14,17 @@ import (
 func checkDeclared(t *testing.T, what string, s *snapshot.Snapshot) {
 	t.Helper()
 	for k := range s.Scalars {
-		if kind, ok := snapshot.Declared(k); !ok || kind == snapshot.Histogram {
+		if d, ok := snapshot.Declared(k); !ok || d.Extra || d.Kind == snapshot.Histogram {
 			t.Errorf("%s: scalar %q is not a declared counter or gauge", what, k)
 		}
 	}
 	for k := range s.Histograms {
-		if kind, ok := snapshot.Declared(k); !ok || kind != snapshot.Histogram {
+		if d, ok := snapshot.Declared(k); !ok || d.Extra || d.Kind != snapshot.Histogram {
 			t.Errorf("%s: histogram %q is not a declared histogram", what, k)
 		}
 	}
 	for k := range s.Extra {
-		if _, ok := snapshot.DeclaredExtra(k); !ok {
+		if d, ok := snapshot.Declared(k); !ok || !d.Extra {
 			t.Errorf("%s: Extra key %q is not declared", what, k)
 		}
 	}

@@ -97,9 +97,6 @@ type dialect struct {
 	match func(name string) bool
 	// read fills the canonical snapshot from the families.
 	read func(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
-	// recognises reports whether a reading found anything this server
-	// publishes; nil means any canonical figure but the process start.
-	recognises func(s *snapshot.Snapshot) bool
 	// startHeaderIsTime says the server's Process-Start-Time-Unix header is
 	// Unix seconds (tabbyAPI); llama.cpp sends a monotonic clock under the
 	// same name.
@@ -142,7 +139,7 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(problems) == 0 && !d.recognised(s) {
+	if len(problems) == 0 && !recognised(s) {
 		return nil, &UnknownError{Prefixes: Prefixes(fams), Wanted: o.Dialect, Dialect: d.name, Seen: familyNames(fams, d.match, 8), Readable: readable(valid)}
 	}
 	s.Raw = fams
@@ -170,11 +167,9 @@ func read(d dialect, fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, e
 	return s, nil
 }
 
-// recognised reports whether a reading found anything the server publishes.
-func (d dialect) recognised(s *snapshot.Snapshot) bool {
-	if d.recognises != nil {
-		return d.recognises(s)
-	}
+// recognised reports whether a reading found anything the server publishes:
+// any canonical figure but the process start, which every process has.
+func recognised(s *snapshot.Snapshot) bool {
 	if len(s.Histograms) > 0 || len(s.Extra) > 0 {
 		return true
 	}
@@ -193,7 +188,7 @@ func readable(fams []*dto.MetricFamily) []string {
 		if len(familyNames(fams, d.match, 1)) == 0 {
 			continue
 		}
-		if s, err := read(d, fams, Options{}); err == nil && d.recognised(s) {
+		if s, err := read(d, fams, Options{}); err == nil && recognised(s) {
 			out = append(out, d.name)
 		}
 	}

@@ -48,11 +48,11 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 		}
 		// A name the report does not know (a newer server's series) stays
 		// out of the canonical figures; JSON "raw" keeps it.
-		kind, known := snapshot.Declared(name)
-		if !known || (kind == snapshot.Histogram) != (mf.GetType() == dto.MetricType_HISTOGRAM) {
+		d, known := snapshot.Declared(name)
+		if !known || d.Extra || (d.Kind == snapshot.Histogram) != (mf.GetType() == dto.MetricType_HISTOGRAM) {
 			continue
 		}
-		if kind == snapshot.Histogram {
+		if d.Kind == snapshot.Histogram {
 			if h := Hist(mf, nil); h != nil {
 				s.Histograms[name] = h
 			}

@@ -340,23 +340,27 @@ var declaredExtra = map[string]Kind{
 	ExtraSlotDecodeSpeed: Gauge, ExtraCacheHitRateGauge: Gauge, ExtraGenThroughputGauge: Gauge,
 }
 
-// Declared returns the kind of a canonical Scalars or Histograms name; ok
-// is false for a name not declared here.
-func Declared(name string) (k Kind, ok bool) {
-	k, ok = declared[name]
-	return k, ok
+// Name is what a canonical name is declared as.
+type Name struct {
+	Kind Kind
+	// Extra says the name is a key of Snapshot.Extra, not of Scalars or
+	// Histograms.
+	Extra bool
 }
 
-// DeclaredExtra returns the kind of an Extra key, a labelled one
-// ("finished_reason:stop") by its prefix; ok is false for a key not
-// declared here.
-func DeclaredExtra(key string) (k Kind, ok bool) {
-	if i := strings.IndexByte(key, ':'); i >= 0 {
-		if i == len(key)-1 {
-			return 0, false // a prefix alone names no figure
-		}
-		key = key[:i+1]
+// Declared returns what a canonical name is declared as: a Scalars or
+// Histograms name, or an Extra key (a labelled one, "finished_reason:stop",
+// by its prefix). ok is false for a name not declared here.
+func Declared(name string) (n Name, ok bool) {
+	if k, ok := declared[name]; ok {
+		return Name{Kind: k}, true
 	}
-	k, ok = declaredExtra[key]
-	return k, ok
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		if i == len(name)-1 {
+			return Name{}, false // a prefix alone names no figure
+		}
+		name = name[:i+1]
+	}
+	k, ok := declaredExtra[name]
+	return Name{Kind: k, Extra: true}, ok
 }

@@ -67,31 +67,25 @@ func TestNamesDeclaredOnce(t *testing.T) {
 
 func TestDeclared(t *testing.T) {
 	tests := []struct {
-		name  string
-		extra bool
-		want  Kind // 0: not declared
+		name string
+		want Name // zero: not declared
 	}{
-		{"requests_total", false, Counter},
-		{"kv_cache_usage_ratio", false, Gauge},
-		{"time_to_first_token_seconds", false, Histogram},
-		{"num_preemptions_total", false, 0}, // an Extra key, not a scalar
-		{"tabbyapi:requests_total", false, 0},
-		{"num_preemptions_total", true, Counter},
-		{"finished_reason:stop", true, Counter},
-		{"spec_decode_accepted_per_pos:0", true, Counter},
-		{"finished_reason:", true, 0},
-		{"requests_total", true, 0},
-		{"kv_block_size", true, Gauge},
-		{"nope:x", true, 0},
+		{"requests_total", Name{Kind: Counter}},
+		{"kv_cache_usage_ratio", Name{Kind: Gauge}},
+		{"time_to_first_token_seconds", Name{Kind: Histogram}},
+		{"tabbyapi:requests_total", Name{}},
+		{"num_preemptions_total", Name{Kind: Counter, Extra: true}},
+		{"finished_reason:stop", Name{Kind: Counter, Extra: true}},
+		{"spec_decode_accepted_per_pos:0", Name{Kind: Counter, Extra: true}},
+		{"finished_reason:", Name{}},
+		{"kv_block_size", Name{Kind: Gauge, Extra: true}},
+		{"nope:x", Name{}},
+		{"", Name{}},
 	}
 	for _, tt := range tests {
-		lookup := Declared
-		if tt.extra {
-			lookup = DeclaredExtra
-		}
-		k, ok := lookup(tt.name)
-		if ok != (tt.want != 0) || k != tt.want {
-			t.Errorf("declared(%q, extra %v) = %v, %v; want %v", tt.name, tt.extra, k, ok, tt.want)
+		n, ok := Declared(tt.name)
+		if ok != (tt.want != Name{}) || ok && n != tt.want {
+			t.Errorf("Declared(%q) = %+v, %v; want %+v", tt.name, n, ok, tt.want)
 		}
 	}
 }
