@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -159,15 +160,19 @@ func TestThresholdsDocumented(t *testing.T) {
 	}
 }
 
-// fixtures lists every exposition under testdata the analysis can read.
+// fixtures lists every exposition in the repository's testdata trees.
 func fixtures(t *testing.T) []string {
 	var files []string
-	for _, pattern := range []string{"testdata/*.prom", "../dialect/testdata/*.prom", "../dialect/testdata/invalid/*.prom", "../../testdata/real/*.prom"} {
-		m, err := filepath.Glob(pattern)
+	for _, dir := range []string{"testdata", "../dialect/testdata", "../../testdata/real"} {
+		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(path, ".prom") {
+				files = append(files, path)
+			}
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, m...)
 	}
 	if len(files) < 40 {
 		t.Fatalf("found %d fixtures: the testdata moved", len(files))
