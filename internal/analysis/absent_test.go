@@ -255,7 +255,7 @@ func TestFileTimeImplausible(t *testing.T) {
 			continue
 		}
 		if tt.now.Equal(scrapedAt) {
-			if u := *r.Figures.Utilization; math.Abs(u-696.0/18000) > 1e-9 {
+			if u := float64(*r.Figures.Utilization); math.Abs(u-696.0/18000) > 1e-9 {
 				t.Errorf("utilization = %v, want 696/18000", u)
 			}
 		}

@@ -1,9 +1,9 @@
 // Package analysis turns a canonical snapshot into a report: the ratios worth
 // looking at, each with a note where the figure implies an action, and a
-// statement where a number cannot judge on its own. It follows the
-// inspector's specification section by section (the README's "The report"
-// summarises it); a section with no data is left out rather than shown as
-// zeros.
+// statement where a number cannot judge on its own. Its sections are the
+// README's "The report"; a section with no data is left out rather than
+// shown as zeros. The thresholds it judges by, and the colour and note of
+// each band, are one table (thresholds.go, docs/notes.md).
 package analysis
 
 import (
@@ -22,9 +22,6 @@ import (
 
 // Schema is the version of the report's JSON form.
 const Schema = 1
-
-// SlowScrape is how long a scrape may wait before the report says so.
-const SlowScrape = time.Second
 
 // Options tune one analysis.
 type Options struct {
@@ -55,12 +52,12 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Schema:        Schema,
 		Source:        s.Source,
 		Dialect:       s.Dialect,
-		ScrapedAt:     s.ScrapedAt,
+		ScrapedAt:     report.Time{Time: s.ScrapedAt},
 		TimeSource:    s.TimeSource,
-		ScrapeSeconds: s.ScrapeSeconds,
-		Scalars:       s.Scalars,
-		Histograms:    map[string]report.HistogramSummary{},
-		Extra:         s.Extra,
+		ScrapeSeconds: report.Number(s.ScrapeSeconds),
+		Scalars:       numbers(s.Scalars),
+		Histograms:    report.Map[report.HistogramSummary]{},
+		Extra:         numbers(s.Extra),
 		Sections:      []report.Section{},
 		Notes:         []report.Note{},
 	}}
@@ -103,10 +100,6 @@ func (a *analyzer) scalarOrNaN(name string) float64 {
 func (a *analyzer) has(name string) bool                  { _, ok := a.s.Scalar(name); return ok }
 func (a *analyzer) hist(name string) *histogram.Histogram { return a.s.Hist(name) }
 
-func (a *analyzer) note(id string, sev report.Severity, format string, args ...any) {
-	a.r.Notes = append(a.r.Notes, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, args...)})
-}
-
 func (a *analyzer) section(id, title string, rows []report.Row) {
 	if len(rows) == 0 {
 		return
@@ -116,11 +109,23 @@ func (a *analyzer) section(id, title string, rows []report.Row) {
 
 func ptr[T any](v T) *T { return &v }
 
-func bar(f float64) *float64 {
+// num is a figure as the report holds it.
+func num(v float64) *report.Number { return ptr(report.Number(v)) }
+
+// numbers copies scalars into the report's form.
+func numbers(m map[string]float64) report.Map[report.Number] {
+	out := make(report.Map[report.Number], len(m))
+	for k, v := range m {
+		out[k] = report.Number(v)
+	}
+	return out
+}
+
+func bar(f float64) *report.Number {
 	if math.IsNaN(f) {
 		return nil
 	}
-	return ptr(math.Max(0, math.Min(1, f)))
+	return num(math.Max(0, math.Min(1, f)))
 }
 
 func (a *analyzer) header() {
@@ -130,7 +135,7 @@ func (a *analyzer) header() {
 			why = a.s.Advice.SlowScrape
 		}
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
-		a.note("scrape_slow", report.Info, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
+		a.judge(nil, scrapeSlow, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
 	}
 	a.invalid()
 	if len(a.s.Models) > 1 {
@@ -142,16 +147,25 @@ func (a *analyzer) header() {
 	} else if len(a.s.Models) == 1 {
 		a.r.Header = append(a.r.Header, "model "+a.s.Models[0])
 	}
-	if req, ok := a.s.Scalar("requests_total"); ok && req == 0 {
-		a.note("no_requests_yet", report.Info, "no request has finished yet: throughput, latency and size figures appear after the first one")
+	if req, ok := a.s.Scalar(snapshot.RequestsTotal); ok && req == 0 {
+		a.judge(nil, noRequestsYet, "no request has finished yet: throughput, latency and size figures appear after the first one")
 	}
+}
+
+// setting names the server's setting for a cache's size, or says it in
+// general terms when the dialect does not know it.
+func setting(knob, general string) string {
+	if knob != "" {
+		return knob
+	}
+	return general
 }
 
 // invalid names each series whose values cannot be: the dialect left it out
 // of every figure, and the reader must know why those figures are absent.
 func (a *analyzer) invalid() {
 	for _, p := range a.s.Invalid {
-		a.note("invalid_series", report.Warn, "%s is invalid (%s): every figure derived from it is left out", p.Series, p.Reason)
+		a.judge(nil, invalidSeries, "%s is invalid (%s): every figure derived from it is left out", p.Series, p.Reason)
 	}
 }
 
@@ -171,8 +185,8 @@ func modelList(models []string) string {
 
 // peaks names the peak series that bound each size histogram.
 var peaks = map[string]string{
-	"request_prompt_tokens":     "n_tokens_max",
-	"request_generation_tokens": "tokens_predicted_max",
+	snapshot.RequestPromptTokens:     snapshot.NTokensMax,
+	snapshot.RequestGenerationTokens: snapshot.TokensPredictedMax,
 }
 
 func (a *analyzer) peak(hist string) (float64, bool) {
@@ -191,28 +205,28 @@ func (a *analyzer) summaries() {
 	a.q = make(map[string]quantiles, len(a.s.Histograms))
 	for name, h := range a.s.Histograms {
 		sum := report.HistogramSummary{
-			Count: h.Total(), Sum: h.Sum, Mean: h.Mean(),
-			P50: h.Quantile(0.5), P90: h.Quantile(0.9), P99: h.Quantile(0.99),
+			Count: report.Number(h.Total()), Sum: report.Number(h.Sum), Mean: report.Number(h.Mean()),
+			P50: report.Number(h.Quantile(0.5)), P90: report.Number(h.Quantile(0.9)), P99: report.Number(h.Quantile(0.99)),
 			Buckets:    make([]report.Bucket, 0, len(h.Buckets)),
 			Incomplete: incomplete(h),
 		}
 		if h.NoSum {
-			sum.Sum = math.NaN()
+			sum.Sum = report.Number(math.NaN())
 		}
 		if pk, ok := a.peak(name); ok {
-			sum.Peak = ptr(pk)
+			sum.Peak = num(pk)
 		}
 		if h.Total() > 0 {
 			b := a.bounded(name)
 			a.q[name] = b
-			sum.Capped = &report.Quantiles{P50: b[0].Value, P90: b[1].Value, P99: b[2].Value}
+			sum.Capped = &report.Quantiles{P50: report.Number(b[0].Value), P90: report.Number(b[1].Value), P99: report.Number(b[2].Value)}
 			sum.Stated = map[string]report.Stated{}
 			for i, e := range b {
-				sum.Stated[quantileNames[i]] = report.Stated{Value: e.Value, Kind: kindName(e.Kind), Lo: e.Lo, Hi: e.Hi}
+				sum.Stated[quantileNames[i]] = report.Stated{Value: report.Number(e.Value), Kind: kindName(e.Kind), Lo: report.Number(e.Lo), Hi: report.Number(e.Hi)}
 			}
 		}
 		for _, b := range h.Buckets {
-			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: b.Count})
+			sum.Buckets = append(sum.Buckets, report.Bucket{LE: formatLE(b.UpperBound), Count: report.Number(b.Count)})
 		}
 		a.r.Histograms[name] = sum
 	}
@@ -276,51 +290,47 @@ func (a *analyzer) live() {
 		rows = append(rows, row)
 	}
 	if ratio, ok := a.kvUsage(); ok {
-		sev := report.Good
-		switch {
-		case ratio >= 0.9:
-			sev = report.Bad
-		case ratio >= 0.75:
-			sev = report.Warn
-		}
 		note := ""
-		used, okU := a.s.Scalar("kv_cache_tokens")
-		if mx := a.get("kv_cache_max_tokens"); mx > 0 && okU {
+		used, okU := a.s.Scalar(snapshot.KVCacheTokens)
+		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
 			note = units.Count(used) + " / " + units.Count(mx) + " tokens"
 		}
-		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note, Severity: sev}
+		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
 		switch {
 		case ratio > 1:
 			// Two gauges read at different moments, or a broken server: no
 			// advice follows from a cache fuller than it can be.
 			row.Value, row.Bar = "used exceeds capacity", nil
-			a.note("kv_cache_over_capacity", report.Warn, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
-		case ratio >= 0.9:
+			a.judge(&row, kvCacheOverCapacity, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
+		case ratio >= kvPressure:
 			fix := ""
 			if a.s.Advice.KVFix != "" {
 				fix = "; " + a.s.Advice.KVFix
 			}
-			a.note("kv_cache_pressure", report.Warn, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+			a.judge(&row, kvCachePressure, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+		default:
+			a.judge(&row, kvCacheOK, "")
 		}
 		rows = append(rows, row)
 	}
-	held, okH := a.s.Scalar("kv_offload_tokens")
-	if mx := a.get("kv_offload_max_tokens"); mx > 0 && okH {
+	held, okH := a.s.Scalar(snapshot.KVOffloadTokens)
+	if mx := a.get(snapshot.KVOffloadMaxTokens); mx > 0 && okH {
 		ratio := held / mx
 		row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
 			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
 		if ratio > 1 {
-			row.Value, row.Bar, row.Severity = "used exceeds capacity", nil, report.Warn
+			row.Value, row.Bar = "used exceeds capacity", nil
+			a.offloadOverCapacity(&row, row.Note)
 		}
 		rows = append(rows, row)
 	}
-	if v, ok := a.s.Scalar("n_tokens_max"); ok && v > 0 {
+	if v, ok := a.s.Scalar(snapshot.NTokensMax); ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_prompt", Label: "largest prompt seen", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
 	}
-	if v, ok := a.s.Extra["largest_sequence_tokens"]; ok && v > 0 {
+	if v, ok := a.s.Extra[snapshot.ExtraLargestSequence]; ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_sequence", Label: "largest sequence seen", Value: units.Count(v) + " tokens", Note: "prompt + generation"})
 	}
-	if v, ok := a.s.Scalar("tokens_predicted_max"); ok && v > 0 {
+	if v, ok := a.s.Scalar(snapshot.TokensPredictedMax); ok && v > 0 {
 		rows = append(rows, report.Row{ID: "largest_generation", Label: "largest generation", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
 	}
 	a.section("live", "Live", rows)
@@ -329,8 +339,8 @@ func (a *analyzer) live() {
 // state is "idle", "N generating" and ", M queued", from whichever of the
 // two gauges the server publishes; with queue pressure it adds a note.
 func (a *analyzer) state() (report.Row, bool) {
-	run, okR := a.s.Scalar("requests_processing")
-	wait, okW := a.s.Scalar("requests_deferred")
+	run, okR := a.s.Scalar(snapshot.RequestsProcessing)
+	wait, okW := a.s.Scalar(snapshot.RequestsDeferred)
 	var parts []string
 	switch {
 	case !okR && !okW:
@@ -356,12 +366,11 @@ func (a *analyzer) state() (report.Row, bool) {
 	switch {
 	case run == 0:
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.note("queue_stalled", report.Info, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
-	case wait >= 2*run && wait >= 8:
-		// More than twice what runs is waiting: the queue, not the engine,
-		// sets the latency requests see.
-		row.Severity = report.Warn
-		a.note("queue_pressure", report.Warn, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
+		a.judge(&row, queueStalled, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+	case wait >= queueFactor*run && wait >= queueMin:
+		// Many times what runs is waiting: the queue, not the engine, sets
+		// the latency requests see.
+		a.judge(&row, queuePressure, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
 			plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
@@ -370,13 +379,13 @@ func (a *analyzer) state() (report.Row, bool) {
 // kvUsage is the KV usage ratio: from the token gauges when capacity is
 // known, else the server's own ratio.
 func (a *analyzer) kvUsage() (float64, bool) {
-	if used, ok := a.s.Scalar("kv_cache_tokens"); ok {
-		if mx := a.get("kv_cache_max_tokens"); mx > 0 {
+	if used, ok := a.s.Scalar(snapshot.KVCacheTokens); ok {
+		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 {
 			return used / mx, true
 		}
 	}
-	if v, ok := a.s.Scalar("kv_cache_usage_ratio"); ok {
-		if !a.has("kv_cache_max_tokens") || a.get("kv_cache_max_tokens") > 0 {
+	if v, ok := a.s.Scalar(snapshot.KVCacheUsageRatio); ok {
+		if !a.has(snapshot.KVCacheMaxTokens) || a.get(snapshot.KVCacheMaxTokens) > 0 {
 			return v, true
 		}
 	}
@@ -387,9 +396,9 @@ func (a *analyzer) kvUsage() (float64, bool) {
 
 func (a *analyzer) throughput() {
 	var rows []report.Row
-	if v, ok := a.s.Scalar("prompt_tokens_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		val := units.Count(v) + " computed"
-		if t, ok := a.s.Scalar("prompt_seconds_total"); ok {
+		if t, ok := a.s.Scalar(snapshot.PromptSecondsTotal); ok {
 			val += " over " + units.Seconds(t)
 		}
 		note := "cache hits excluded"
@@ -402,20 +411,20 @@ func (a *analyzer) throughput() {
 		// not say how many were cached: this is not prefill work.
 		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: "cached share unknown"})
 	}
-	if v, ok := a.s.Scalar("tokens_predicted_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok {
 		val := units.Count(v) + " generated"
-		if t, ok := a.s.Scalar("tokens_predicted_seconds_total"); ok {
+		if t, ok := a.s.Scalar(snapshot.TokensPredictedSecondsTotal); ok {
 			val += " over " + units.Seconds(t)
 		}
 		rows = append(rows, report.Row{ID: "decode_work", Label: "decode work", Value: val})
 	}
-	if v, ok := a.s.Scalar("requests_total"); ok {
+	if v, ok := a.s.Scalar(snapshot.RequestsTotal); ok {
 		rows = append(rows, report.Row{ID: "requests", Label: "requests finished", Value: units.Integer(v)})
 	}
-	if len(rows) == 0 || a.get("requests_total") == 0 && a.get("tokens_predicted_total") == 0 {
+	if len(rows) == 0 || a.get(snapshot.RequestsTotal) == 0 && a.get(snapshot.TokensPredictedTotal) == 0 {
 		return
 	}
-	if !a.has("prompt_seconds_total") && !a.has("tokens_predicted_seconds_total") {
+	if !a.has(snapshot.PromptSecondsTotal) && !a.has(snapshot.TokensPredictedSecondsTotal) {
 		a.section("throughput", "Throughput (cumulative)", rows)
 		return
 	}
@@ -427,14 +436,16 @@ func (a *analyzer) throughput() {
 // --- Where the time goes ---------------------------------------------------
 
 func (a *analyzer) phases() {
-	pre, okP := a.s.Scalar("prompt_seconds_total")
-	dec, okD := a.s.Scalar("tokens_predicted_seconds_total")
-	if !okP || !okD || pre+dec <= 0 {
+	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
+	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
+	// Seconds below zero are no time (only a histogram with negative
+	// bounds can sum to them): the shares below are then fractions 0..1.
+	if !okP || !okD || pre < 0 || dec < 0 || pre+dec <= 0 {
 		return
 	}
 	f := &a.r.Figures
 	e := pre + dec
-	f.EngineSeconds = ptr(e)
+	f.EngineSeconds = num(e)
 
 	busy := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(e)}
 	if start := a.s.StartTime(); start > 0 {
@@ -442,20 +453,20 @@ func (a *analyzer) phases() {
 		if up > 0 {
 			busy.Value = units.Seconds(e) + " of " + units.Seconds(up) + " up"
 			util := math.Min(e, up) / up
-			if a.timeGuessed() && util < 0.01 && a.get("requests_total") > 0 {
+			if a.timeGuessed() && util < implausibleUtil && a.get(snapshot.RequestsTotal) > 0 {
 				// A capture copied long after it was taken: its file time
 				// makes a busy server look idle. No advice from that.
 				busy.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
-				a.note("file_time_not_scrape_time", report.Info, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-					units.Percent(util), plural(a.get("requests_total"), "request"), a.timeSourceWords())
+				a.judge(&busy, fileTimeNotScrapeTime, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
+					units.Percent(util), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
 				return
 			}
-			f.Utilization = ptr(util)
+			f.Utilization = num(util)
 			f.Overlapped = ptr(e > up)
 			if e > up {
 				busy.Note = "overlapped: requests ran concurrently"
-				a.note("utilization_overlapped", report.Info, "summed request time (%s) exceeds uptime (%s): requests overlapped, so utilization reads as overlapped rather than over 100%%", units.Seconds(e), units.Seconds(up))
+				a.judge(&busy, utilizationOverlapped, "summed request time (%s) exceeds uptime (%s): requests overlapped, so utilization reads as overlapped rather than over 100%%", units.Seconds(e), units.Seconds(up))
 			} else {
 				busy.Note = units.Percent(util) + " utilization"
 			}
@@ -487,12 +498,12 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 	e := pre + dec
 	rows := []report.Row{busy}
 	ps, ds := pre/e, dec/e
-	f.PrefillShare, f.DecodeShare = ptr(ps), ptr(ds)
+	f.PrefillShare, f.DecodeShare = num(ps), num(ds)
 	rows = append(rows,
 		report.Row{ID: "prefill_share", Label: "prefill", Value: units.Percent(ps), Bar: bar(ps), Note: units.Seconds(pre)},
 		report.Row{ID: "decode_share", Label: "decode", Value: units.Percent(ds), Bar: bar(ds), Note: units.Seconds(dec)},
 	)
-	if q := a.hist("request_queue_time_seconds"); q != nil && q.Total() > 0 && !q.NoSum {
+	if q := a.hist(snapshot.RequestQueueTimeSeconds); q != nil && q.Total() > 0 && !q.NoSum {
 		rows = append(rows, report.Row{ID: "queued", Label: "queued behind others", Value: units.Seconds(q.Sum), Note: "not engine time"})
 	}
 
@@ -505,24 +516,24 @@ func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
 		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate", Value: win + " is all of it", Note: lose + " costs nothing"})
 	} else {
 		rate := hi / lo
-		f.ExchangeRate = ptr(rate)
+		f.ExchangeRate = num(rate)
 		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate",
 			Value: "1% off " + win + " pays for " + exchangePercent(rate) + " onto " + lose,
 			Note:  units.Percent(hi) + " vs " + units.Percent(lo)})
 		f.BreakEven = []report.BreakEven{}
 		for _, factor := range []float64{1.5, 2} {
-			d := 1 - hi/factor
-			if d <= 0 {
-				continue
-			}
-			floor := lo / d
-			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: factor, Floor: floor})
+			// hi ≤ 1 and factor ≥ 1.5, so 1 − hi/factor ≥ 1/3: every
+			// factor has a floor.
+			floor := lo / (1 - hi/factor)
+			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: report.Number(factor), Floor: report.Number(floor)})
 			row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
 				Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}
 			if floor >= 1 {
-				row.Note, row.Severity = lose+" cannot give up anything", report.Bad
+				row.Note = lose + " cannot give up anything"
+				a.judge(&row, breakEvenNone, "")
 			} else {
-				row.Note, row.Severity = lose+" may fall "+units.Factor(1/floor), report.Good
+				row.Note = lose + " may fall " + units.Factor(1/floor)
+				a.judge(&row, breakEvenPays, "")
 			}
 			rows = append(rows, row)
 		}
@@ -542,41 +553,43 @@ func exchangePercent(rate float64) string {
 // --- Speculative decode ----------------------------------------------------
 
 func (a *analyzer) specDecode() {
-	if a.get("spec_decode_requests_total") <= 0 && a.get("spec_decode_num_draft_tokens_total") <= 0 {
+	if a.get(snapshot.SpecDecodeRequestsTotal) <= 0 && a.get(snapshot.SpecDecodeNumDraftTokensTotal) <= 0 {
 		return
 	}
 	f := &a.r.Figures
 	var rows []report.Row
-	drafted, accepted := a.get("spec_decode_num_draft_tokens_total"), a.get("spec_decode_num_accepted_tokens_total")
-	_, hasAccepted := a.s.Scalar("spec_decode_num_accepted_tokens_total")
+	drafted, accepted := a.get(snapshot.SpecDecodeNumDraftTokensTotal), a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
+	_, hasAccepted := a.s.Scalar(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	switch {
 	case drafted > 0 && !hasAccepted:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
 	case drafted > 0:
 		acc := accepted / drafted
-		f.SpecDecodeAcceptance = ptr(acc)
-		sev := report.Bad
+		f.SpecDecodeAcceptance = num(acc)
+		row := report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
+			Note: units.Count(accepted) + " / " + units.Count(drafted)}
 		switch {
-		case acc > 0.7:
-			sev = report.Good
-		case acc > 0.5:
-			sev = report.Warn
+		case acc > acceptanceGood:
+			a.judge(&row, draftAcceptanceGood, "")
+		case acc > acceptanceLow:
+			a.judge(&row, draftAcceptanceFair, "")
+		default:
+			a.judge(&row, draftAcceptanceLow, "only %s of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less", units.Percent(acc))
 		}
-		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
-			Note: units.Count(accepted) + " / " + units.Count(drafted), Severity: sev})
+		rows = append(rows, row)
 	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
 	}
-	steps, hasSteps := a.s.Scalar("spec_decode_num_decode_steps_total")
+	steps, hasSteps := a.s.Scalar(snapshot.SpecDecodeNumDecodeStepsTotal)
 	if hasSteps && steps > 0 && hasAccepted {
 		tps := 1 + accepted/steps
-		f.SpecDecodeTokensPerStep = ptr(tps)
+		f.SpecDecodeTokensPerStep = num(tps)
 		rows = append(rows, report.Row{ID: "tokens_per_step", Label: "tokens / step", Value: strconv.FormatFloat(tps, 'f', 3, 64),
 			Note: fmt.Sprintf("%+.0f%% vs. no drafter", (tps-1)*100)})
 	}
 	if hasSteps {
 		note := ""
-		if req, ok := a.s.Scalar("spec_decode_requests_total"); ok {
+		if req, ok := a.s.Scalar(snapshot.SpecDecodeRequestsTotal); ok {
 			note = units.Integer(req) + " req w/ drafter"
 		}
 		rows = append(rows, report.Row{ID: "decode_steps", Label: "decode steps", Value: units.Count(steps), Note: note})
@@ -592,8 +605,8 @@ func (a *analyzer) prefixCache() {
 			Note: "every prompt token is computed", Severity: report.Dim}})
 		return
 	}
-	q, okQ := a.s.Scalar("prefix_cache_queries")
-	hits, okH := a.s.Scalar("prefix_cache_hits")
+	q, okQ := a.s.Scalar(snapshot.PrefixCacheQueries)
+	hits, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	// Half a ratio is no ratio: the dialect says which half is missing.
 	if !okQ || !okH || q <= 0 {
 		return
@@ -604,17 +617,17 @@ func (a *analyzer) prefixCache() {
 		return
 	}
 	ratio := hits / q
-	a.r.Figures.PrefixCacheHitRatio = ptr(ratio)
-	sev := report.Bad
-	switch {
-	case ratio > 0.5:
-		sev = report.Good
-	case ratio > 0.2:
-		sev = report.Warn
+	a.r.Figures.PrefixCacheHitRatio = num(ratio)
+	// A low hit rate is the workload's: nothing to act on, so no colour.
+	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
+		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
+	if ratio > hitRateGood {
+		a.judge(&hit, hitRateGoodBand, "")
+	} else {
+		a.judge(&hit, hitRateLow, "")
 	}
-	rows := []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
-		Note: units.Count(hits) + " / " + units.Count(q) + " tokens", Severity: sev}}
-	if v, ok := a.s.Scalar("prompt_tokens_total"); ok {
+	rows := []report.Row{hit}
+	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
@@ -622,20 +635,30 @@ func (a *analyzer) prefixCache() {
 
 // --- KV offload ------------------------------------------------------------
 
+// offloadOverCapacity marks a row whose offload use exceeds its capacity
+// (said in what, "used / max"), with one note however many rows show it.
+func (a *analyzer) offloadOverCapacity(row *report.Row, what string) {
+	if a.noted(judgements[kvOffloadOverCapacity].note) {
+		row.Severity = judgements[kvOffloadOverCapacity].colour
+		return
+	}
+	a.judge(row, kvOffloadOverCapacity, "the server reports more KV offload in use than its capacity (%s): its gauges are out of step, so the offload cache cannot be judged from this scrape", what)
+}
+
 func (a *analyzer) kvOffload() {
-	if a.get("kv_offload_max_tokens") <= 0 && a.get("kv_offload_max_bytes") <= 0 {
+	if a.get(snapshot.KVOffloadMaxTokens) <= 0 && a.get(snapshot.KVOffloadMaxBytes) <= 0 {
 		return
 	}
 	f := &a.r.Figures
 	var rows []report.Row
-	restored, okR := a.s.Scalar("kv_offload_restored_tokens_total")
-	hits, okH := a.s.Scalar("prefix_cache_hits")
+	restored, okR := a.s.Scalar(snapshot.KVOffloadRestoredTokensTotal)
+	hits, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	share := report.Row{ID: "hit_share", Label: "share of cache hits", Value: units.Missing, Note: "no cache hits yet"}
 	if !okR || !okH {
 		share.Note, share.Severity = "restored tokens or cache hits not published", report.Dim
 	} else if hits > 0 {
 		s := restored / hits
-		f.KVOffloadHitShare = ptr(s)
+		f.KVOffloadHitShare = num(s)
 		share.Value, share.Bar = units.Percent(s), bar(s)
 		share.Note = units.Count(restored) + " of " + units.Count(hits) + " via PCIe"
 		if s > 1 {
@@ -646,39 +669,43 @@ func (a *analyzer) kvOffload() {
 	}
 	rows = append(rows, share)
 
-	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf("kv_offload_bytes") + " / " + a.bytesOf("kv_offload_max_bytes") + " pinned"}
-	if used, mx := a.get("kv_offload_bytes"), a.get("kv_offload_max_bytes"); used > mx && mx > 0 {
-		ram.Note, ram.Severity = "used exceeds capacity", report.Warn
+	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf(snapshot.KVOffloadBytes) + " / " + a.bytesOf(snapshot.KVOffloadMaxBytes) + " pinned"}
+	if used, mx := a.get(snapshot.KVOffloadBytes), a.get(snapshot.KVOffloadMaxBytes); used > mx && mx > 0 {
+		ram.Note = "used exceeds capacity"
+		a.offloadOverCapacity(&ram, ram.Value)
 	}
-	if cold := a.get("kv_offload_cold_allocs_total"); cold > 0 {
-		ram.Note, ram.Severity = units.Integer(cold)+" stores pinned synchronously", report.Warn
-		a.note("kv_offload_cold_allocs", report.Warn, "%s KV offload stores had to pin memory synchronously (about 2.5 GB/s on the generator's own thread: a stall); the pinned pool is growing behind demand", units.Integer(cold))
+	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
+		ram.Note = units.Integer(cold) + " stores pinned synchronously"
+		cost := ""
+		if a.s.Advice.ColdAlloc != "" {
+			cost = " (" + a.s.Advice.ColdAlloc + ")"
+		}
+		a.judge(&ram, kvOffloadColdAllocs, "%s KV offload stores had to pin memory synchronously%s; the pinned pool is growing behind demand", units.Integer(cold), cost)
 	}
 	rows = append(rows, ram)
 
-	evicted, okE := a.s.Scalar("kv_offload_evictions_total")
-	deduped := a.get("kv_offload_deduped_stores_total")
-	churn := a.countOf("kv_offload_stores_total") + " stored, " + a.countOf("kv_offload_evictions_total") + " evicted"
+	evicted, okE := a.s.Scalar(snapshot.KVOffloadEvictionsTotal)
+	deduped := a.get(snapshot.KVOffloadDedupedStoresTotal)
+	churn := a.countOf(snapshot.KVOffloadStoresTotal) + " stored, " + a.countOf(snapshot.KVOffloadEvictionsTotal) + " evicted"
 	if deduped > 0 {
 		churn += ", " + units.Count(deduped) + " deduped"
 	}
 	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"})
 
-	read, okRd := a.s.Scalar("kv_offload_read_bytes_total")
-	written, okW := a.s.Scalar("kv_offload_written_bytes_total")
-	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf("kv_offload_read_bytes_total") + " read · " + a.bytesOf("kv_offload_written_bytes_total") + " written", Note: "nothing written yet"}
+	read, okRd := a.s.Scalar(snapshot.KVOffloadReadBytesTotal)
+	written, okW := a.s.Scalar(snapshot.KVOffloadWrittenBytesTotal)
+	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf(snapshot.KVOffloadReadBytesTotal) + " read · " + a.bytesOf(snapshot.KVOffloadWrittenBytesTotal) + " written", Note: "nothing written yet"}
 	if !okRd || !okW {
 		traffic.Note, traffic.Severity = "read or written bytes not published", report.Dim
 	} else if written > 0 {
 		p := read / written
-		f.KVOffloadPayback = ptr(p)
+		f.KVOffloadPayback = num(p)
 		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
-		if okE && evicted > 0 && p < 0.25 {
-			traffic.Note += ": thrashing — raise sysmem_kv_cache"
-			traffic.Severity = report.Warn
-			a.note("kv_offload_thrashing", report.Warn, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise sysmem_kv_cache (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64))
-		} else if p >= 1 {
-			traffic.Severity = report.Good
+		if okE && evicted > 0 && p < paybackThrashing {
+			traffic.Note += ": thrashing — raise " + setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget")
+			a.judge(&traffic, kvOffloadThrashing, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
+		} else if p >= paybackGood {
+			a.judge(&traffic, kvOffloadPaysBack, "")
 		}
 	}
 	rows = append(rows, traffic)
@@ -688,62 +715,64 @@ func (a *analyzer) kvOffload() {
 // --- Recurrent state -------------------------------------------------------
 
 func (a *analyzer) recurrent() {
-	budget, capped := a.get("recurrent_cache_max_bytes"), a.get("recurrent_capped_tokens_total")
+	budget, capped := a.get(snapshot.RecurrentCacheMaxBytes), a.get(snapshot.RecurrentCappedTokensTotal)
 	if budget <= 0 && capped <= 0 {
 		return
 	}
 	var rows []report.Row
 	usage := math.NaN()
 	if budget > 0 {
-		if used, ok := a.s.Scalar("recurrent_cache_bytes"); ok {
+		if used, ok := a.s.Scalar(snapshot.RecurrentCacheBytes); ok {
 			usage = used / budget
-		} else if v, ok := a.s.Scalar("recurrent_cache_usage_ratio"); ok {
+		} else if v, ok := a.s.Scalar(snapshot.RecurrentCacheUsageRatio); ok {
 			usage = v
 		}
 		row := report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
-			Note: a.bytesOf("recurrent_cache_bytes") + " / " + units.Bytes(budget)}
+			Note: a.bytesOf(snapshot.RecurrentCacheBytes) + " / " + units.Bytes(budget)}
 		if usage > 1 {
 			// The engine holds more than its budget: the one thing an
 			// operator must see, never clamped away.
-			row.Value, row.Severity = units.Percent(usage)+" over budget", report.Warn
-			a.note("recurrent_over_budget", report.Warn, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what sysmem_recurrent_cache allows for", a.bytesOf("recurrent_cache_bytes"), units.Bytes(budget))
+			row.Value = units.Percent(usage) + " over budget"
+			a.judge(&row, recurrentOverBudget, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
 		}
 		rows = append(rows, row,
-			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf("recurrent_checkpoints") + " held",
-				Note: a.bytesOf("recurrent_checkpoint_bytes") + " each"},
+			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf(snapshot.RecurrentCheckpoints) + " held",
+				Note: a.bytesOf(snapshot.RecurrentCheckpointBytes) + " each"},
 		)
 	}
-	ev, live := a.get("recurrent_cache_evictions_total"), a.get("recurrent_cache_live_kv_evictions_total")
-	free := a.get("recurrent_cache_stranded_evictions_total") + a.get("recurrent_cache_pruned_total")
+	ev, live := a.get(snapshot.RecurrentCacheEvictionsTotal), a.get(snapshot.RecurrentCacheLiveKVEvictionsTotal)
+	free := a.get(snapshot.RecurrentCacheStrandedEvictionsTotal) + a.get(snapshot.RecurrentCachePrunedTotal)
 	if ev > 0 {
 		row := report.Row{ID: "evictions", Label: "evictions", Value: units.Integer(ev) + ", " + units.Integer(free) + " free", Note: "all free"}
 		if live > 0 {
-			row.Note, row.Severity = units.Integer(live)+" dropped live", report.Warn
-			a.note("recurrent_live_kv_evictions", report.Warn, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(live))
+			row.Note = units.Integer(live) + " dropped live"
+			a.judge(&row, recurrentLiveKVEvictions, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(live))
 		}
 		rows = append(rows, row)
 	}
-	strandedKV := a.get("recurrent_stranded_by_kv_total")
+	strandedKV := a.get(snapshot.RecurrentStrandedByKVTotal)
 	if strandedKV > 0 {
 		rows = append(rows, report.Row{ID: "stranded_by_kv", Label: "stranded by KV eviction", Value: units.Integer(strandedKV), Note: "KV cache is the constraint"})
 	}
-	hits, okHits := a.s.Scalar("prefix_cache_hits")
+	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
 	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
-	if okHits && a.has("recurrent_capped_tokens_total") && capped+hits > 0 {
+	if okHits && a.has(snapshot.RecurrentCappedTokensTotal) && capped+hits > 0 {
 		share := capped / (capped + hits)
-		a.r.Figures.RecurrentCappedShare = ptr(share)
+		a.r.Figures.RecurrentCappedShare = num(share)
 		switch {
-		case share <= 0.05:
-			wasted.Note, wasted.Severity = "negligible ("+units.Percent(share)+")", report.Good
-		case live > 0 || (ev > 0 && usage > 0.9):
-			wasted.Note, wasted.Severity = units.Percent(share)+": raise sysmem_recurrent_cache", report.Bad
-			a.note("recurrent_raise_budget", report.Bad, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise sysmem_recurrent_cache", units.Percent(share))
+		case share <= cappedNegligible:
+			wasted.Note = "negligible (" + units.Percent(share) + ")"
+			a.judge(&wasted, recurrentNegligible, "")
+		case live > 0 || (ev > 0 && usage > recurrentFull):
+			knob := setting(a.s.Advice.RecurrentBudget, "the recurrent cache's budget")
+			wasted.Note = units.Percent(share) + ": raise " + knob
+			a.judge(&wasted, recurrentRaiseBudget, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
 		case strandedKV > 0:
 			wasted.Note = units.Percent(share) + ": KV cache is the constraint, not this one"
-			a.note("recurrent_kv_constraint", report.Info, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
+			a.judge(&wasted, recurrentKVConstraint, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
 		default:
 			wasted.Note = units.Percent(share) + ": no checkpoint covered them — not a budget problem"
-			a.note("recurrent_not_budget", report.Info, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
+			a.judge(&wasted, recurrentNotBudget, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
 		}
 	}
 	rows = append(rows, wasted)
@@ -753,19 +782,19 @@ func (a *analyzer) recurrent() {
 // --- Latency and size ------------------------------------------------------
 
 var latencyRows = []struct{ id, hist, label string }{
-	{"ttft", "time_to_first_token_seconds", "time to first token"},
-	{"queue", "request_queue_time_seconds", "queue wait"},
-	{"prefill", "request_prefill_time_seconds", "prefill time"},
-	{"decode", "request_decode_time_seconds", "decode time"},
-	{"itl", "inter_token_latency_seconds", "inter-token latency"},
+	{"ttft", snapshot.TimeToFirstTokenSeconds, "time to first token"},
+	{"queue", snapshot.RequestQueueTimeSeconds, "queue wait"},
+	{"prefill", snapshot.RequestPrefillTimeSeconds, "prefill time"},
+	{"decode", snapshot.RequestDecodeTimeSeconds, "decode time"},
+	{"itl", snapshot.InterTokenLatencySeconds, "inter-token latency"},
 	// Each request's own mean (TGI's includes its prefill, vLLM's does not).
-	{"tpot", "request_time_per_output_token_seconds", "time per output token"},
-	{"e2e", "e2e_request_latency_seconds", "end-to-end"},
+	{"tpot", snapshot.RequestTimePerOutputTokenSeconds, "time per output token"},
+	{"e2e", snapshot.E2ERequestLatencySeconds, "end-to-end"},
 }
 
 var sizeRows = []struct{ id, hist, label string }{
-	{"prompt", "request_prompt_tokens", "prompt size"},
-	{"generation", "request_generation_tokens", "generation size"},
+	{"prompt", snapshot.RequestPromptTokens, "prompt size"},
+	{"generation", snapshot.RequestGenerationTokens, "generation size"},
 }
 
 // quantiles is p50, p90 and p99 as the report states them.
@@ -827,16 +856,16 @@ func (c *histCaveats) add(label string, h *histogram.Histogram, b quantiles) {
 
 func (a *analyzer) caveatNotes(c histCaveats, what string) {
 	if len(c.cut) > 0 {
-		a.note("histogram_incomplete", report.Info, "the exposition cut %s short (no +Inf bucket and no _count): counts and percentiles are lower bounds, the mean is unknown", join(c.cut))
+		a.judge(nil, histogramIncomplete, "the exposition cut %s short (no +Inf bucket and no _count): counts and percentiles are lower bounds, the mean is unknown", join(c.cut))
 	}
 	if len(c.noSum) > 0 {
-		a.note("histogram_incomplete", report.Info, "the exposition has no _sum for %s: the mean is unknown, and percentiles rest on the buckets alone", join(c.noSum))
+		a.judge(nil, histogramIncomplete, "the exposition has no _sum for %s: the mean is unknown, and percentiles rest on the buckets alone", join(c.noSum))
 	}
 	if len(c.beyond) > 0 {
-		a.note("latency_beyond_buckets", report.Info, "most %s exceed the largest bucket bound: p50, p90 and p99 are lower bounds (shown ≥); the buckets end too soon for this load", what+join(c.beyond))
+		a.judge(nil, latencyBeyondBuckets, "most %s exceed the largest bucket bound: p50, p90 and p99 are lower bounds (shown ≥); the buckets end too soon for this load", what+join(c.beyond))
 	}
 	if len(c.open) > 0 {
-		a.note("latency_open_top", report.Info, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(c.open))
+		a.judge(nil, latencyOpenTop, "p99 of %s lies beyond the largest bucket bound, shown as ≥ that bound", join(c.open))
 	}
 }
 
@@ -920,16 +949,16 @@ func (a *analyzer) unavailable() {
 // --- Distributions ---------------------------------------------------------
 
 var distOrder = []struct{ hist, label string }{
-	{"time_to_first_token_seconds", "time to first token"},
-	{"request_queue_time_seconds", "queue wait"},
-	{"request_prefill_time_seconds", "prefill time"},
-	{"request_decode_time_seconds", "decode time"},
-	{"inter_token_latency_seconds", "inter-token latency"},
-	{"request_time_per_output_token_seconds", "time per output token (per-request mean)"},
-	{"e2e_request_latency_seconds", "end-to-end latency"},
-	{"request_prompt_tokens", "prompt size (tokens)"},
-	{"request_generation_tokens", "generation size (tokens)"},
-	{"spec_decode_acceptance_rate", "per-request draft acceptance"},
+	{snapshot.TimeToFirstTokenSeconds, "time to first token"},
+	{snapshot.RequestQueueTimeSeconds, "queue wait"},
+	{snapshot.RequestPrefillTimeSeconds, "prefill time"},
+	{snapshot.RequestDecodeTimeSeconds, "decode time"},
+	{snapshot.InterTokenLatencySeconds, "inter-token latency"},
+	{snapshot.RequestTimePerOutputTokenSeconds, "time per output token (per-request mean)"},
+	{snapshot.E2ERequestLatencySeconds, "end-to-end latency"},
+	{snapshot.RequestPromptTokens, "prompt size (tokens)"},
+	{snapshot.RequestGenerationTokens, "generation size (tokens)"},
+	{snapshot.SpecDecodeAcceptanceRate, "per-request draft acceptance"},
 }
 
 // exactSeconds writes a bucket bound as the server chose it: "5 ms",
@@ -1006,7 +1035,7 @@ func (a *analyzer) distributions() {
 		switch {
 		case strings.HasSuffix(name, "_seconds"):
 			format, bound = units.Seconds, exactSeconds
-		case name == "spec_decode_acceptance_rate":
+		case name == snapshot.SpecDecodeAcceptanceRate:
 			format = func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 			bound = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		}

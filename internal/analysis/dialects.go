@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
@@ -22,42 +23,41 @@ func (a *analyzer) dialectRows() {
 	}
 	a.requestOutcomes(x)
 	// With prefix caching off nothing is reused whatever the block size.
-	if bs, ok := x["kv_block_size"]; ok && bs > 0 && a.s.PrefixCaching != "off" {
+	if bs, ok := x[snapshot.ExtraKVBlockSize]; ok && bs > 0 && a.s.PrefixCaching != "off" {
 		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
 		if bs > 1 {
 			row.Note = "prefixes shorter than a block are never reused"
 		}
-		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < 0.05 && bs >= 64 {
-			row.Severity = report.Warn
-			a.note("prefix_block_size", report.Info, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(*r), units.Count(bs))
+		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < blockHitRate && bs >= blockSizeLarge {
+			a.judge(&row, prefixBlockSize, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(float64(*r)), units.Count(bs))
 		}
 		a.addRows("prefix_cache", "Prefix cache", row)
 	}
-	if g, ok := x["cache_hit_rate_gauge"]; ok && !math.IsNaN(g) {
+	if g, ok := x[snapshot.ExtraCacheHitRateGauge]; ok && !math.IsNaN(g) {
 		a.addRows("prefix_cache", "Prefix cache", report.Row{ID: "hit_rate_gauge", Label: "last batch hit rate", Value: units.Percent(g), Severity: report.Dim,
 			Note: "the server's per-batch gauge, not a lifetime figure"})
 	}
 	a.drafts(x)
 	// The server divides by at least one decode call: with none, its 0 is 0/0.
-	if occ, ok := x["n_busy_slots_per_decode"]; ok && !math.IsNaN(occ) && x["n_decode_total"] != 0 {
+	if occ, ok := x[snapshot.ExtraBusySlotsPerDecode]; ok && !math.IsNaN(occ) && x[snapshot.ExtraDecodeCalls] != 0 {
 		row := report.Row{ID: "batch_occupancy", Label: "batch occupancy", Value: strconv.FormatFloat(occ, 'f', 2, 64) + " slots per decode",
 			Note: "busy slots each llama_decode call served, lifetime average"}
 		a.addRows("throughput", "Throughput (cumulative)", row)
 	}
-	if n, ok := x["n_decode_total"]; ok && n > 0 {
+	if n, ok := x[snapshot.ExtraDecodeCalls]; ok && n > 0 {
 		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
 	}
 	for _, sp := range []struct{ key, id, label string }{
-		{"slot_prefill_tokens_per_second", "slot_prefill_speed", "per-slot prefill speed"},
-		{"slot_decode_tokens_per_second", "slot_decode_speed", "per-slot decode speed"},
+		{snapshot.ExtraSlotPrefillSpeed, "slot_prefill_speed", "per-slot prefill speed"},
+		{snapshot.ExtraSlotDecodeSpeed, "slot_decode_speed", "per-slot decode speed"},
 	} {
 		if v, ok := x[sp.key]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s",
 				Note: "per request while it ran, not throughput"})
 		}
 	}
-	if g, ok := x["gen_throughput_gauge"]; ok && !math.IsNaN(g) {
-		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "gen_throughput_gauge", Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
+	if g, ok := x[snapshot.ExtraGenThroughputGauge]; ok && !math.IsNaN(g) {
+		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: snapshot.ExtraGenThroughputGauge, Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
 			Note: "the server's own gauge over its last log interval"})
 	}
 }
@@ -65,32 +65,33 @@ func (a *analyzer) dialectRows() {
 // requestOutcomes covers how requests ended: preemptions and finish reasons.
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
-	if n, ok := x["num_preemptions_total"]; ok {
+	if n, ok := x[snapshot.ExtraPreemptions]; ok {
 		// Each server names the event (vLLM preempts, SGLang retracts) and
 		// its own knobs.
-		verb, fix := a.s.Advice.Preempted, a.s.Advice.PreemptFix
+		verb, label, fix := a.s.Advice.Preempted, a.s.Advice.Preemptions, a.s.Advice.PreemptFix
 		if verb == "" {
 			verb = "preempted"
 		}
-		label := "preemptions"
-		if verb == "retracted" {
-			label = "retractions"
+		if label == "" {
+			label = "preemptions"
 		}
-		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request", Severity: report.Good}
+		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request"}
 		if n > 0 {
-			row.Note, row.Severity = "KV cache ran out mid-request; that work is recomputed", report.Warn
+			row.Note = "KV cache ran out mid-request; that work is recomputed"
 			text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
 			if fix != "" {
 				text += "; " + fix
 			}
-			a.note("preemptions", report.Warn, "%s", text)
+			a.judge(&row, preemptions, "%s", text)
+		} else {
+			a.judge(&row, preemptionsNone, "")
 		}
 		rows = append(rows, row)
 	}
 	reasons := map[string]float64{}
 	total := 0.0
 	for k, v := range x {
-		if r, ok := strings.CutPrefix(k, "finished_reason:"); ok && !math.IsNaN(v) {
+		if r, ok := strings.CutPrefix(k, snapshot.ExtraFinishedReason); ok && !math.IsNaN(v) {
 			reasons[r] = v
 			total += v
 		}
@@ -112,13 +113,14 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 			switch r {
 			case "error":
 				if reasons[r] > 0 {
-					row.Severity = report.Bad
-					a.note("requests_errored", report.Bad, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
+					a.judge(&row, requestsErrored, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
 				}
 			case "abort":
-				if share > 0.05 {
-					row.Severity = report.Warn
+				if share > abortShare {
+					// Clients give up for reasons of their own: said, not
+					// judged.
 					row.Note += ": clients gave up or disconnected"
+					a.judge(&row, requestsAborted, "")
 				}
 			case "length":
 				row.Note += ": hit max_tokens"
@@ -129,16 +131,18 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	failed := 0.0
 	var fails []string
 	for k, v := range x {
-		if r, ok := strings.CutPrefix(k, "failed_reason:"); ok && v > 0 {
+		if r, ok := strings.CutPrefix(k, snapshot.ExtraFailedReason); ok && v > 0 {
 			failed += v
 			fails = append(fails, r)
 		}
 	}
 	if failed > 0 {
 		sort.Strings(fails)
-		rows = append(rows, report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", "), Severity: report.Warn})
+		row := report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", ")}
+		a.judge(&row, requestsFailed, "")
+		rows = append(rows, row)
 	}
-	if n, ok := x["num_aborted_requests_total"]; ok && n > 0 {
+	if n, ok := x[snapshot.ExtraAbortedRequests]; ok && n > 0 {
 		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
 	}
 	a.addRows("requests", "Requests", rows...)
@@ -147,17 +151,17 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 // drafts adds vLLM-style draft figures: mean acceptance length and the
 // acceptance at each draft position.
 func (a *analyzer) drafts(x map[string]float64) {
-	drafts, ok := x["spec_decode_num_drafts_total"]
+	drafts, ok := x[snapshot.ExtraSpecDecodeDrafts]
 	if !ok || drafts <= 0 {
 		return
 	}
-	accepted := a.get("spec_decode_num_accepted_tokens_total")
+	accepted := a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	mal := 1 + accepted/drafts
 	rows := []report.Row{{ID: "mean_acceptance_length", Label: "mean acceptance length", Value: strconv.FormatFloat(mal, 'f', 2, 64),
 		Note: "1 + accepted / drafts (" + units.Count(drafts) + " drafts)"}}
 	var pos []int
 	for k := range x {
-		if p, ok := strings.CutPrefix(k, "spec_decode_accepted_per_pos:"); ok {
+		if p, ok := strings.CutPrefix(k, snapshot.ExtraAcceptedPerPosition); ok {
 			if n, err := strconv.Atoi(p); err == nil {
 				pos = append(pos, n)
 			}
@@ -165,7 +169,7 @@ func (a *analyzer) drafts(x map[string]float64) {
 	}
 	sort.Ints(pos)
 	for _, p := range pos {
-		v := x["spec_decode_accepted_per_pos:"+strconv.Itoa(p)]
+		v := x[snapshot.ExtraAcceptedPerPosition+strconv.Itoa(p)]
 		share := v / drafts
 		rows = append(rows, report.Row{ID: "position_" + strconv.Itoa(p), Label: "position " + strconv.Itoa(p), Value: units.Percent(share), Bar: bar(share),
 			Note: units.Count(v) + " accepted"})

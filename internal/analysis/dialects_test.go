@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/histogram"
@@ -100,9 +101,9 @@ func TestPreemptionAdvice(t *testing.T) {
 		advice      snapshot.Advice
 		label, note string
 	}{
-		{snapshot.Advice{Preempted: "retracted", PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static"}, "retractions",
+		{snapshot.Advice{Preempted: "retracted", Preemptions: "retractions", PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static"}, "retractions",
 			"2 requests were retracted: the KV cache ran out while they ran, and their work is recomputed; lower --max-running-requests, or raise --mem-fraction-static"},
-		{snapshot.Advice{Preempted: "preempted", PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"}, "preemptions",
+		{snapshot.Advice{Preempted: "preempted", Preemptions: "preemptions", PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"}, "preemptions",
 			"2 requests were preempted: the KV cache ran out while they ran, and their work is recomputed; lower max_num_seqs or max_model_len, or raise gpu_memory_utilization"},
 		// No advice: the event without knobs never borrowed from another server.
 		{snapshot.Advice{}, "preemptions", "2 requests were preempted: the KV cache ran out while they ran, and their work is recomputed"},
@@ -171,4 +172,31 @@ func noteText(r *report.Report, id string) string {
 		}
 	}
 	return ""
+}
+
+// Without a dialect's advice no note or row borrows a server's knobs or
+// mechanisms: every server-specific word comes from Snapshot.Advice.
+func TestNoServerWordingWithoutAdvice(t *testing.T) {
+	for _, fixture := range []string{"offload-thrashing", "offload-healthy", "hybrid-raise", "busy"} {
+		s := load(t, fixture)
+		want := s.Advice
+		s.Advice = snapshot.Advice{}
+		r := Analyze(s, Options{})
+		var texts []string
+		for _, n := range r.Notes {
+			texts = append(texts, n.Text)
+		}
+		for _, sec := range r.Sections {
+			for _, rw := range sec.Rows {
+				texts = append(texts, rw.Label, rw.Value, rw.Note)
+			}
+		}
+		for _, text := range texts {
+			for _, word := range []string{want.OffloadBudget, want.RecurrentBudget, want.ColdAlloc, "tabbyAPI", "generator", "config.yml"} {
+				if word != "" && strings.Contains(text, word) {
+					t.Errorf("%s without advice: %q says %q", fixture, text, word)
+				}
+			}
+		}
+	}
 }

@@ -28,28 +28,29 @@ func raw(fams []*dto.MetricFamily) []report.RawFamily {
 			}
 			switch {
 			case m.Counter != nil:
-				s.Value = ptr(m.GetCounter().GetValue())
+				s.Value = num(m.GetCounter().GetValue())
 			case m.Gauge != nil:
-				s.Value = ptr(m.GetGauge().GetValue())
+				s.Value = num(m.GetGauge().GetValue())
 			case m.Untyped != nil:
-				s.Value = ptr(m.GetUntyped().GetValue())
+				s.Value = num(m.GetUntyped().GetValue())
 			case m.Histogram != nil:
 				h := m.GetHistogram()
-				s.Count, s.Sum = ptr(float64(h.GetSampleCount())+h.GetSampleCountFloat()), ptr(h.GetSampleSum())
+				s.Count, s.Sum = num(float64(h.GetSampleCount())+h.GetSampleCountFloat()), num(h.GetSampleSum())
 				inf := false
 				for _, b := range h.GetBucket() {
 					inf = inf || math.IsInf(b.GetUpperBound(), 1)
-					s.Buckets = append(s.Buckets, report.Bucket{LE: formatLE(b.GetUpperBound()), Count: float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat()})
+					s.Buckets = append(s.Buckets, report.Bucket{LE: formatLE(b.GetUpperBound()), Count: report.Number(float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat())})
 				}
-				// The parser folds the +Inf bucket into the count.
+				// An exposition cut short of its +Inf bucket gets one holding
+				// the count, so that the list ends as the schema says.
 				if !inf {
 					s.Buckets = append(s.Buckets, report.Bucket{LE: "+Inf", Count: *s.Count})
 				}
 			case m.Summary != nil:
 				sm := m.GetSummary()
-				s.Count, s.Sum = ptr(float64(sm.GetSampleCount())), ptr(sm.GetSampleSum())
+				s.Count, s.Sum = num(float64(sm.GetSampleCount())), num(sm.GetSampleSum())
 				for _, q := range sm.GetQuantile() {
-					s.Quantiles = append(s.Quantiles, report.Bucket{LE: strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64), Count: q.GetValue()})
+					s.Quantiles = append(s.Quantiles, report.Quantile{Quantile: strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64), Value: report.Number(q.GetValue())})
 				}
 			}
 			f.Series = append(f.Series, s)

@@ -10,43 +10,13 @@
 // filled with 0 for want of a series. What a person would expect and the
 // server lacks is a line in Snapshot.Missing.
 //
-// # Extra keys
+// # Names
 //
-// Figures with no canonical counterpart go to Snapshot.Extra under these
-// names (NaN samples are left out):
-//
-//   - num_preemptions_total: requests preempted (vLLM num_preemptions_total;
-//     SGLang num_retracted_requests_total, its name for the same event).
-//   - finished_reason:<reason>: vLLM request_success_total by finished_reason
-//     (stop, length, abort, error, repetition); they sum to requests_total.
-//   - failed_reason:<err>: TGI tgi_request_failure by err (validation,
-//     overloaded, generation, …); failures are not in requests_total.
-//   - kv_block_size: tokens per KV block (vLLM cache_config_info block_size,
-//     SGLang cache_config_info page_size); the largest when several caches
-//     differ.
-//   - kv_num_blocks: KV blocks over all engines or ranks (vLLM num_gpu_blocks,
-//     SGLang num_pages).
-//   - spec_decode_num_drafts_total: speculative drafts, i.e. verification
-//     steps (vLLM, llama.cpp); mean acceptance length = 1 + accepted / drafts.
-//   - spec_decode_accepted_per_pos:<N>: accepted draft tokens at draft
-//     position N, from 0 (vLLM, llama.cpp).
-//   - n_busy_slots_per_decode: llama.cpp's mean busy slots per
-//     llama_decode() call (batch occupancy).
-//   - n_decode_total: llama.cpp's llama_decode() calls.
-//   - largest_sequence_tokens: llama.cpp n_tokens_max (old n_past_max), the
-//     longest prompt + generation seen; never a largest prompt.
-//   - cache_hit_rate_gauge: SGLang's cache_hit_rate, a per-batch gauge (mean
-//     over data-parallel ranks), as a fraction whatever unit the version
-//     published; the lifetime rate is prefix_cache_hits /
-//     prefix_cache_queries.
-//   - slot_prefill_tokens_per_second, slot_decode_tokens_per_second:
-//     llama.cpp's prompt (generated) tokens over their summed per-slot
-//     seconds, how fast a request was served while it ran, not throughput;
-//     absent while the seconds are 0. (llama.cpp's own tokens/s gauges are
-//     not read: before b5153 each scrape reset them.)
-//   - num_aborted_requests_total: SGLang aborted requests.
-//   - gen_throughput_gauge: SGLang's generation tokens/s over its last log
-//     interval, summed over data-parallel ranks.
+// The canonical names, Scalars, Histograms and Extra keys alike, are the
+// constants of package snapshot, each with its unit and kind; a dialect
+// produces no other (the tests read every fixture to check). Figures with
+// no canonical counterpart go to Snapshot.Extra under the snapshot.Extra*
+// keys; NaN samples are left out.
 //
 // Inter-token latency, where published per step or per token, is the
 // histogram inter_token_latency_seconds; each request's mean time per
@@ -127,9 +97,6 @@ type dialect struct {
 	match func(name string) bool
 	// read fills the canonical snapshot from the families.
 	read func(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
-	// recognises reports whether a reading found anything this server
-	// publishes; nil means any canonical figure but the process start.
-	recognises func(s *snapshot.Snapshot) bool
 	// startHeaderIsTime says the server's Process-Start-Time-Unix header is
 	// Unix seconds (tabbyAPI); llama.cpp sends a monotonic clock under the
 	// same name.
@@ -172,7 +139,7 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(problems) == 0 && !d.recognised(s) {
+	if len(problems) == 0 && !recognised(s) {
 		return nil, &UnknownError{Prefixes: Prefixes(fams), Wanted: o.Dialect, Dialect: d.name, Seen: familyNames(fams, d.match, 8), Readable: readable(valid)}
 	}
 	s.Raw = fams
@@ -200,16 +167,14 @@ func read(d dialect, fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, e
 	return s, nil
 }
 
-// recognised reports whether a reading found anything the server publishes.
-func (d dialect) recognised(s *snapshot.Snapshot) bool {
-	if d.recognises != nil {
-		return d.recognises(s)
-	}
+// recognised reports whether a reading found anything the server publishes:
+// any canonical figure but the process start, which every process has.
+func recognised(s *snapshot.Snapshot) bool {
 	if len(s.Histograms) > 0 || len(s.Extra) > 0 {
 		return true
 	}
 	for k := range s.Scalars {
-		if k != "process_start_time_seconds" {
+		if k != snapshot.ProcessStartTimeSeconds {
 			return true
 		}
 	}
@@ -223,7 +188,7 @@ func readable(fams []*dto.MetricFamily) []string {
 		if len(familyNames(fams, d.match, 1)) == 0 {
 			continue
 		}
-		if s, err := read(d, fams, Options{}); err == nil && d.recognised(s) {
+		if s, err := read(d, fams, Options{}); err == nil && recognised(s) {
 			out = append(out, d.name)
 		}
 	}
@@ -247,8 +212,8 @@ func familyNames(fams []*dto.MetricFamily, match func(string) bool, max int) []s
 // ratioPairs are canonical counters that only mean something together:
 // one without the other is a hit rate or acceptance rate with half missing.
 var ratioPairs = []struct{ a, b, what string }{
-	{"prefix_cache_queries", "prefix_cache_hits", "prefix-cache hit rate"},
-	{"spec_decode_num_draft_tokens_total", "spec_decode_num_accepted_tokens_total", "draft acceptance"},
+	{snapshot.PrefixCacheQueries, snapshot.PrefixCacheHits, "prefix-cache hit rate"},
+	{snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeNumAcceptedTokensTotal, "draft acceptance"},
 }
 
 // halfRatios drops one half of a ratio published without the other (a cut
@@ -735,7 +700,7 @@ func (p *mapper) missing(format string, a ...any) {
 // processStart copies the standard process_start_time_seconds series when
 // the server's registry has one, and says why when it does not.
 func (p *mapper) processStart(why string) {
-	if p.scalar("process_start_time_seconds", "process_start_time_seconds") {
+	if p.scalar(snapshot.ProcessStartTimeSeconds, "process_start_time_seconds") {
 		return
 	}
 	if why != "" {

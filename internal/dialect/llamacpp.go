@@ -52,43 +52,43 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 
 	prompt, okPrompt := p.sum(counterNames("llamacpp:prompt_tokens")...)
 	if okPrompt {
-		s.Scalars["prompt_tokens_total"] = prompt
+		s.Scalars[snapshot.PromptTokensTotal] = prompt
 	}
 	cached, okCached := p.sum(counterNames("llamacpp:prompt_tokens_cached")...)
 	if okCached {
-		s.Scalars["cached_tokens_total"] = cached
+		s.Scalars[snapshot.CachedTokensTotal] = cached
 		if okPrompt {
 			// tabbyAPI's definition: every prompt token is looked up, the
 			// cached ones hit.
-			s.Scalars["prefix_cache_queries"] = prompt + cached
-			s.Scalars["prefix_cache_hits"] = cached
+			s.Scalars[snapshot.PrefixCacheQueries] = prompt + cached
+			s.Scalars[snapshot.PrefixCacheHits] = cached
 		}
 	}
-	p.scalar("prompt_seconds_total", counterNames("llamacpp:prompt_seconds")...)
-	p.scalar("tokens_predicted_total", counterNames("llamacpp:tokens_predicted")...)
-	p.scalar("tokens_predicted_seconds_total", counterNames("llamacpp:tokens_predicted_seconds")...)
-	p.scalar("requests_processing", "llamacpp:requests_processing")
-	p.scalar("requests_deferred", "llamacpp:requests_deferred")
+	p.scalar(snapshot.PromptSecondsTotal, counterNames("llamacpp:prompt_seconds")...)
+	p.scalar(snapshot.TokensPredictedTotal, counterNames("llamacpp:tokens_predicted")...)
+	p.scalar(snapshot.TokensPredictedSecondsTotal, counterNames("llamacpp:tokens_predicted_seconds")...)
+	p.scalar(snapshot.RequestsProcessing, "llamacpp:requests_processing")
+	p.scalar(snapshot.RequestsDeferred, "llamacpp:requests_deferred")
 	kv := p.fam("llamacpp:kv_cache_usage_ratio")
 	if kv != nil && p.ratioOK(kv, nil, 1, "fraction") {
-		p.scalar("kv_cache_usage_ratio", "llamacpp:kv_cache_usage_ratio")
+		p.scalar(snapshot.KVCacheUsageRatio, "llamacpp:kv_cache_usage_ratio")
 	}
-	p.scalar("kv_cache_tokens", "llamacpp:kv_cache_tokens")
-	p.scalar("spec_decode_num_draft_tokens_total", counterNames("llamacpp:spec_decode_num_draft_tokens")...)
-	p.scalar("spec_decode_num_accepted_tokens_total", counterNames("llamacpp:spec_decode_num_accepted_tokens")...)
+	p.scalar(snapshot.KVCacheTokens, "llamacpp:kv_cache_tokens")
+	p.scalar(snapshot.SpecDecodeNumDraftTokensTotal, counterNames("llamacpp:spec_decode_num_draft_tokens")...)
+	p.scalar(snapshot.SpecDecodeNumAcceptedTokensTotal, counterNames("llamacpp:spec_decode_num_accepted_tokens")...)
 
-	slotSpeed(p, "slot_prefill_tokens_per_second", "prompt_tokens_total", "prompt_seconds_total")
-	slotSpeed(p, "slot_decode_tokens_per_second", "tokens_predicted_total", "tokens_predicted_seconds_total")
+	slotSpeed(p, snapshot.ExtraSlotPrefillSpeed, snapshot.PromptTokensTotal, snapshot.PromptSecondsTotal)
+	slotSpeed(p, snapshot.ExtraSlotDecodeSpeed, snapshot.TokensPredictedTotal, snapshot.TokensPredictedSecondsTotal)
 
 	decodes, okDecodes := p.sum(counterNames("llamacpp:n_decode")...)
-	p.extraSum("n_decode_total", counterNames("llamacpp:n_decode")...)
+	p.extraSum(snapshot.ExtraDecodeCalls, counterNames("llamacpp:n_decode")...)
 	if !okDecodes || decodes > 0 {
 		// A counter in older servers, a gauge in newer ones; an average either way.
-		p.extraSum("n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode_total")
+		p.extraSum(snapshot.ExtraBusySlotsPerDecode, "llamacpp:n_busy_slots_per_decode", "llamacpp:n_busy_slots_per_decode_total")
 	}
-	p.extraSum("largest_sequence_tokens", "llamacpp:n_tokens_max", "llamacpp:n_tokens_max_total", "llamacpp:n_past_max", "llamacpp:n_past_max_total")
-	p.extraSum("spec_decode_num_drafts_total", counterNames("llamacpp:spec_decode_num_drafts")...)
-	p.extraByLabel("spec_decode_accepted_per_pos:", "position", counterNames("llamacpp:spec_decode_num_accepted_tokens_per_pos")...)
+	p.extraSum(snapshot.ExtraLargestSequence, "llamacpp:n_tokens_max", "llamacpp:n_tokens_max_total", "llamacpp:n_past_max", "llamacpp:n_past_max_total")
+	p.extraSum(snapshot.ExtraSpecDecodeDrafts, counterNames("llamacpp:spec_decode_num_drafts")...)
+	p.extraByLabel(snapshot.ExtraAcceptedPerPosition, "position", counterNames("llamacpp:spec_decode_num_accepted_tokens_per_pos")...)
 
 	if kv == nil {
 		p.missing("KV-cache usage: llama.cpp no longer publishes it")

@@ -54,10 +54,11 @@ var sglang = dialect{
 	match: isSGLang,
 	read:  readSGLang,
 	advice: snapshot.Advice{
-		Preempted:  "retracted",
-		PreemptFix: "lower --max-running-requests, or raise --mem-fraction-static",
-		QueueFix:   "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
-		KVFix:      "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
+		Preempted:   "retracted",
+		Preemptions: "retractions",
+		PreemptFix:  "lower --max-running-requests, or raise --mem-fraction-static",
+		QueueFix:    "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
+		KVFix:       "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
 	},
 }
 
@@ -204,26 +205,26 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	}
 
 	sglangPromptTokens(p, sum)
-	set("tokens_predicted_total", sgCounter("generation_tokens")...)
-	if !set("requests_total", sgCounter("num_requests")...) {
-		set("requests_total", sgCounter("request_success")...)
+	set(snapshot.TokensPredictedTotal, sgCounter("generation_tokens")...)
+	if !set(snapshot.RequestsTotal, sgCounter("num_requests")...) {
+		set(snapshot.RequestsTotal, sgCounter("request_success")...)
 	}
-	set("requests_processing", append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
-	set("requests_deferred", append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
+	set(snapshot.RequestsProcessing, append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
+	set(snapshot.RequestsDeferred, append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
 	if mf := p.fam(sgNames("token_usage")...); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
 		if v, ok := rankMean(mf, keep); ok {
-			s.Scalars["kv_cache_usage_ratio"] = v
+			s.Scalars[snapshot.KVCacheUsageRatio] = v
 		}
 	}
-	set("kv_cache_tokens", sgNames("num_used_tokens")...)
-	haveMax := set("kv_cache_max_tokens", sgNames("max_total_num_tokens")...)
+	set(snapshot.KVCacheTokens, sgNames("num_used_tokens")...)
+	haveMax := set(snapshot.KVCacheMaxTokens, sgNames("max_total_num_tokens")...)
 
-	hist("time_to_first_token_seconds", sgNames("time_to_first_token_seconds")...)
-	hist("e2e_request_latency_seconds", sgNames("e2e_request_latency_seconds")...)
-	haveQueue := hist("request_queue_time_seconds", slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
-	hist("inter_token_latency_seconds", append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
-	haveSizes := hist("request_prompt_tokens", append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
-	if hist("request_generation_tokens", append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
+	hist(snapshot.TimeToFirstTokenSeconds, sgNames("time_to_first_token_seconds")...)
+	hist(snapshot.E2ERequestLatencySeconds, sgNames("e2e_request_latency_seconds")...)
+	haveQueue := hist(snapshot.RequestQueueTimeSeconds, slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
+	hist(snapshot.InterTokenLatencySeconds, append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
+	haveSizes := hist(snapshot.RequestPromptTokens, append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
+	if hist(snapshot.RequestGenerationTokens, append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
 		haveSizes = true
 	}
 
@@ -234,20 +235,20 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 		}
 		if p.ratioOK(mf, keep, scale, unit) {
 			if v, ok := rankMean(mf, keep); ok {
-				p.extra("cache_hit_rate_gauge", v/scale)
+				p.extra(snapshot.ExtraCacheHitRateGauge, v/scale)
 			}
 		}
 	}
 	if v, ok := sum(sgNames("gen_throughput")...); ok {
-		p.extra("gen_throughput_gauge", v)
+		p.extra(snapshot.ExtraGenThroughputGauge, v)
 	}
 	if v, ok := sum(sgCounter("num_aborted_requests")...); ok {
-		p.extra("num_aborted_requests_total", v)
+		p.extra(snapshot.ExtraAbortedRequests, v)
 	}
 	// The counter from December 2025; before it (0.4.9.post3 to 0.5.3) a
 	// gauge holding each scheduler's running total.
 	if v, ok := sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
-		p.extra("num_preemptions_total", v)
+		p.extra(snapshot.ExtraPreemptions, v)
 	}
 	sglangCacheConfig(p)
 
@@ -363,10 +364,10 @@ func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
 		}
 		computed, ok = prompt-cached, true
 	}
-	p.s.Scalars["prompt_tokens_total"] = computed
-	p.s.Scalars["cached_tokens_total"] = cached
-	p.s.Scalars["prefix_cache_queries"] = computed + cached
-	p.s.Scalars["prefix_cache_hits"] = cached
+	p.s.Scalars[snapshot.PromptTokensTotal] = computed
+	p.s.Scalars[snapshot.CachedTokensTotal] = cached
+	p.s.Scalars[snapshot.PrefixCacheQueries] = computed + cached
+	p.s.Scalars[snapshot.PrefixCacheHits] = cached
 }
 
 // sglangCacheConfig reads page size and page count from cache_config_info.
@@ -394,9 +395,9 @@ func sglangCacheConfig(p *mapper) {
 		}
 	}
 	if pageSize > 0 {
-		p.extra("kv_block_size", pageSize)
+		p.extra(snapshot.ExtraKVBlockSize, pageSize)
 	}
 	if allPages && pages > 0 {
-		p.extra("kv_num_blocks", pages)
+		p.extra(snapshot.ExtraKVNumBlocks, pages)
 	}
 }

@@ -36,18 +36,18 @@ func readTGI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	}
 	p := newMapper(fams, nil, s)
 
-	p.scalar("requests_total", "tgi_request_success", "tgi_request_success_total")
-	p.extraByLabel("failed_reason:", "err", "tgi_request_failure", "tgi_request_failure_total")
-	p.scalar("requests_processing", "tgi_batch_current_size")
-	p.scalar("requests_deferred", "tgi_queue_size")
+	p.scalar(snapshot.RequestsTotal, "tgi_request_success", "tgi_request_success_total")
+	p.extraByLabel(snapshot.ExtraFailedReason, "err", "tgi_request_failure", "tgi_request_failure_total")
+	p.scalar(snapshot.RequestsProcessing, "tgi_batch_current_size")
+	p.scalar(snapshot.RequestsDeferred, "tgi_queue_size")
 
-	p.hist("e2e_request_latency_seconds", "tgi_request_duration")
-	p.hist("request_queue_time_seconds", "tgi_request_queue_duration")
-	p.hist("request_prompt_tokens", "tgi_request_input_length")
-	if h := p.hist("request_generation_tokens", "tgi_request_generated_tokens"); h != nil && !h.NoSum {
-		s.Scalars["tokens_predicted_total"] = h.Sum
+	p.hist(snapshot.E2ERequestLatencySeconds, "tgi_request_duration")
+	p.hist(snapshot.RequestQueueTimeSeconds, "tgi_request_queue_duration")
+	p.hist(snapshot.RequestPromptTokens, "tgi_request_input_length")
+	if h := p.hist(snapshot.RequestGenerationTokens, "tgi_request_generated_tokens"); h != nil && !h.NoSum {
+		s.Scalars[snapshot.TokensPredictedTotal] = h.Sum
 	}
-	p.hist("request_time_per_output_token_seconds", "tgi_request_mean_time_per_token_duration")
+	p.hist(snapshot.RequestTimePerOutputTokenSeconds, "tgi_request_mean_time_per_token_duration")
 
 	p.missing("time to first token: TGI does not publish it")
 	p.missing("prefill and decode time: TGI times whole batches, not requests")

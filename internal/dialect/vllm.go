@@ -51,10 +51,11 @@ var vllm = dialect{
 	match: isVLLM,
 	read:  readVLLM,
 	advice: snapshot.Advice{
-		Preempted:  "preempted",
-		PreemptFix: "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
-		QueueFix:   "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
-		KVFix:      "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
+		Preempted:   "preempted",
+		Preemptions: "preemptions",
+		PreemptFix:  "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
+		QueueFix:    "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
+		KVFix:       "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
 	},
 }
 
@@ -119,41 +120,41 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	}
 	p := newMapper(fams, keep, s)
 
-	p.scalar("requests_processing", "vllm:num_requests_running")
-	p.scalar("requests_deferred", "vllm:num_requests_waiting")
+	p.scalar(snapshot.RequestsProcessing, "vllm:num_requests_running")
+	p.scalar(snapshot.RequestsDeferred, "vllm:num_requests_waiting")
 	if mf := p.fam("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
 		// Each engine has its own cache; data-parallel engines are sized alike.
 		if v, ok := mean(mf, keep); ok {
-			s.Scalars["kv_cache_usage_ratio"] = v
+			s.Scalars[snapshot.KVCacheUsageRatio] = v
 		}
 	}
-	p.scalar("tokens_predicted_total", counterNames("vllm:generation_tokens")...)
-	p.scalar("requests_total", counterNames("vllm:request_success")...)
-	p.extraByLabel("finished_reason:", "finished_reason", counterNames("vllm:request_success")...)
-	p.extraSum("num_preemptions_total", counterNames("vllm:num_preemptions")...)
+	p.scalar(snapshot.TokensPredictedTotal, counterNames("vllm:generation_tokens")...)
+	p.scalar(snapshot.RequestsTotal, counterNames("vllm:request_success")...)
+	p.extraByLabel(snapshot.ExtraFinishedReason, "finished_reason", counterNames("vllm:request_success")...)
+	p.extraSum(snapshot.ExtraPreemptions, counterNames("vllm:num_preemptions")...)
 
 	vllmCacheConfig(p, model)
 	vllmPromptTokens(p)
 	vllmPrefixCache(p)
 
-	p.hist("time_to_first_token_seconds", "vllm:time_to_first_token_seconds")
-	p.hist("inter_token_latency_seconds", "vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
-	p.hist("request_time_per_output_token_seconds", "vllm:request_time_per_output_token_seconds")
-	p.hist("e2e_request_latency_seconds", "vllm:e2e_request_latency_seconds")
-	p.hist("request_queue_time_seconds", "vllm:request_queue_time_seconds")
-	if h := p.hist("request_prefill_time_seconds", "vllm:request_prefill_time_seconds"); h != nil && !h.NoSum {
-		s.Scalars["prompt_seconds_total"] = h.Sum
+	p.hist(snapshot.TimeToFirstTokenSeconds, "vllm:time_to_first_token_seconds")
+	p.hist(snapshot.InterTokenLatencySeconds, "vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
+	p.hist(snapshot.RequestTimePerOutputTokenSeconds, "vllm:request_time_per_output_token_seconds")
+	p.hist(snapshot.E2ERequestLatencySeconds, "vllm:e2e_request_latency_seconds")
+	p.hist(snapshot.RequestQueueTimeSeconds, "vllm:request_queue_time_seconds")
+	if h := p.hist(snapshot.RequestPrefillTimeSeconds, "vllm:request_prefill_time_seconds"); h != nil && !h.NoSum {
+		s.Scalars[snapshot.PromptSecondsTotal] = h.Sum
 	}
-	if h := p.hist("request_decode_time_seconds", "vllm:request_decode_time_seconds"); h != nil && !h.NoSum {
-		s.Scalars["tokens_predicted_seconds_total"] = h.Sum
+	if h := p.hist(snapshot.RequestDecodeTimeSeconds, "vllm:request_decode_time_seconds"); h != nil && !h.NoSum {
+		s.Scalars[snapshot.TokensPredictedSecondsTotal] = h.Sum
 	}
-	p.hist("request_prompt_tokens", "vllm:request_prompt_tokens")
-	p.hist("request_generation_tokens", "vllm:request_generation_tokens")
+	p.hist(snapshot.RequestPromptTokens, "vllm:request_prompt_tokens")
+	p.hist(snapshot.RequestGenerationTokens, "vllm:request_generation_tokens")
 
-	p.scalar("spec_decode_num_draft_tokens_total", counterNames("vllm:spec_decode_num_draft_tokens")...)
-	p.scalar("spec_decode_num_accepted_tokens_total", counterNames("vllm:spec_decode_num_accepted_tokens")...)
-	p.extraSum("spec_decode_num_drafts_total", counterNames("vllm:spec_decode_num_drafts")...)
-	p.extraByLabel("spec_decode_accepted_per_pos:", "position", counterNames("vllm:spec_decode_num_accepted_tokens_per_pos")...)
+	p.scalar(snapshot.SpecDecodeNumDraftTokensTotal, counterNames("vllm:spec_decode_num_draft_tokens")...)
+	p.scalar(snapshot.SpecDecodeNumAcceptedTokensTotal, counterNames("vllm:spec_decode_num_accepted_tokens")...)
+	p.extraSum(snapshot.ExtraSpecDecodeDrafts, counterNames("vllm:spec_decode_num_drafts")...)
+	p.extraByLabel(snapshot.ExtraAcceptedPerPosition, "position", counterNames("vllm:spec_decode_num_accepted_tokens_per_pos")...)
 
 	p.missing("KV tokens in use: vLLM publishes the usage fraction only")
 	p.missing("largest prompt and generation: vLLM publishes no peak series")
@@ -184,10 +185,10 @@ func vllmPromptTokens(p *mapper) {
 		computed, haveComputed = all-cached, true
 	}
 	if haveComputed {
-		p.s.Scalars["prompt_tokens_total"] = computed
+		p.s.Scalars[snapshot.PromptTokensTotal] = computed
 	}
 	if haveCached {
-		p.s.Scalars["cached_tokens_total"] = cached
+		p.s.Scalars[snapshot.CachedTokensTotal] = cached
 	}
 	if !haveComputed && haveAll {
 		p.s.Scalars[snapshot.PromptTokensAll] = all
@@ -203,8 +204,8 @@ func vllmPromptTokens(p *mapper) {
 // vllmPrefixCache sets prefix-cache queries and hits when they count tokens.
 func vllmPrefixCache(p *mapper) {
 	if p.fam(counterNames("vllm:prefix_cache_queries")...) != nil {
-		p.scalar("prefix_cache_queries", counterNames("vllm:prefix_cache_queries")...)
-		p.scalar("prefix_cache_hits", counterNames("vllm:prefix_cache_hits")...)
+		p.scalar(snapshot.PrefixCacheQueries, counterNames("vllm:prefix_cache_queries")...)
+		p.scalar(snapshot.PrefixCacheHits, counterNames("vllm:prefix_cache_hits")...)
 		return
 	}
 	q := p.fam(counterNames("vllm:gpu_prefix_cache_queries")...)
@@ -216,10 +217,10 @@ func vllmPrefixCache(p *mapper) {
 	switch vllmPrefixUnit(p, q, queries) {
 	case "tokens":
 		if okQ {
-			p.s.Scalars["prefix_cache_queries"] = queries
+			p.s.Scalars[snapshot.PrefixCacheQueries] = queries
 		}
 		if okH {
-			p.s.Scalars["prefix_cache_hits"] = hits
+			p.s.Scalars[snapshot.PrefixCacheHits] = hits
 		}
 	case "blocks":
 		if okQ && okH && queries > 0 {
@@ -309,13 +310,13 @@ func vllmCacheConfig(p *mapper, model string) {
 		return
 	}
 	if blockSize > 0 {
-		p.extra("kv_block_size", blockSize)
+		p.extra(snapshot.ExtraKVBlockSize, blockSize)
 	}
 	if allBlocks {
-		p.extra("kv_num_blocks", blocks)
+		p.extra(snapshot.ExtraKVNumBlocks, blocks)
 	}
 	if allTokens {
-		p.s.Scalars["kv_cache_max_tokens"] = tokens
+		p.s.Scalars[snapshot.KVCacheMaxTokens] = tokens
 	}
 }
 

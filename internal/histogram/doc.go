@@ -64,7 +64,7 @@
 //
 // An [Estimate] carries a Value and its [Kind]. Value starts from
 // histogram_quantile's interpolation, with the rank's bucket held to the
-// peak ([Histogram.QuantileCapped]), and is projected into [Lo, Hi]:
+// peak, and is projected into [Lo, Hi]:
 //
 //   - Exact: Lo and Hi differ only by rounding. The value is known.
 //   - Interpolated: the interpolation is inside [Lo, Hi]; it is an estimate.
@@ -99,5 +99,4 @@
 // [Histogram.Total] is only the least the total can be, the mean is NaN and
 // every quantile is a lower bound (AtLeast): the observations left out lie
 // above the last published bound and can only raise a rank.
-// [Histogram.Complete] reports whether anything is missing.
 package histogram

@@ -329,8 +329,8 @@ func TestEstimateIncomplete(t *testing.T) {
 	if n := len(cut.Buckets); n != 4 || cut.Buckets[n-1].Count != 10 || !math.IsInf(cut.Buckets[n-1].UpperBound, 1) {
 		t.Fatalf("Normalize with NoTop = %+v, want a +Inf bucket holding 10", cut.Buckets)
 	}
-	if cut.Complete() || cut.Total() != 10 || !math.IsNaN(cut.Mean()) || !math.IsNaN(cut.Quantile(0.5)) || cut.InOpenTop(0.99) {
-		t.Fatalf("cut: complete %v total %v mean %v p50 %v", cut.Complete(), cut.Total(), cut.Mean(), cut.Quantile(0.5))
+	if cut.Total() != 10 || !math.IsNaN(cut.Mean()) || !math.IsNaN(cut.Quantile(0.5)) || cut.InOpenTop(0.99) {
+		t.Fatalf("cut: total %v mean %v p50 %v", cut.Total(), cut.Mean(), cut.Quantile(0.5))
 	}
 	tests := []struct {
 		q, peak, lo, hi float64
@@ -367,8 +367,8 @@ func TestEstimateIncomplete(t *testing.T) {
 	// No _sum, total known: bounds from the buckets alone, mean unknown.
 	nosum := with([]float64{1, 2, 5, 10}, []float64{0, 0, 1, 1}, 0)
 	nosum.NoSum = true
-	if !math.IsNaN(nosum.Mean()) || nosum.Complete() || nosum.Total() != 1 {
-		t.Fatalf("no sum: mean %v complete %v", nosum.Mean(), nosum.Complete())
+	if !math.IsNaN(nosum.Mean()) || nosum.Total() != 1 {
+		t.Fatalf("no sum: mean %v total %v", nosum.Mean(), nosum.Total())
 	}
 	if e := nosum.Estimate(0.5, nan); e.Kind != Interpolated || e.Value != 3.5 || e.Lo != 2 || e.Hi != 5 || e.Inconsistent {
 		t.Errorf("no sum, one in (2, 5]: %+v, want 3.5 in [2, 5]", e)
@@ -384,8 +384,8 @@ func TestEstimateIncomplete(t *testing.T) {
 		t.Errorf("Sub = %+v, %v: want NoSum", d, ok)
 	}
 	full := with([]float64{1, 2}, []float64{1, 2}, 3)
-	if !full.Complete() || full.Mean() != 1.5 {
-		t.Errorf("complete histogram: %v, mean %v", full.Complete(), full.Mean())
+	if full.Mean() != 1.5 {
+		t.Errorf("complete histogram: mean %v", full.Mean())
 	}
 }
 

@@ -58,12 +58,6 @@ func (h *Histogram) Normalize() {
 	}
 }
 
-// Complete reports whether the exposition gave the whole histogram: a +Inf
-// bucket or _count (the total) and a _sum. An incomplete one still has its
-// buckets, but its mean is unknown and, without a total, every quantile is
-// only a lower bound (see [Histogram.Estimate]).
-func (h Histogram) Complete() bool { return !h.NoSum && !h.NoTop }
-
 // Total is the number of observations: the +Inf bucket's count. With NoTop
 // the total is unknown and Total is the least it can be, the last published
 // bucket's count: use it to say "at least", never as a denominator.
@@ -94,19 +88,12 @@ func (h Histogram) Quantile(q float64) float64 {
 	return v
 }
 
-// QuantileCapped is Quantile held to an observed maximum: the bucket holding
-// the rank has its upper bound lowered to peak before interpolating (the +Inf
-// bucket too, which then interpolates up to the peak rather than returning
-// its lower bound), so the estimate never exceeds the largest value ever seen
-// and successive quantiles stay ordered. capped reports whether the peak
-// changed the estimate.
-func (h Histogram) QuantileCapped(q, peak float64) (v float64, capped bool) {
-	if math.IsNaN(peak) || peak < 0 {
-		return h.quantile(q, math.Inf(1))
-	}
-	return h.quantile(q, peak)
-}
-
+// quantile is Quantile held to peak, an observed maximum (+Inf: none): the
+// bucket holding the rank has its upper bound lowered to peak before
+// interpolating (the +Inf bucket too, which then interpolates up to the
+// peak rather than returning its lower bound), so the estimate never
+// exceeds the largest value ever seen and successive quantiles stay
+// ordered. capped reports whether the peak changed the estimate.
 func (h Histogram) quantile(q, peak float64) (float64, bool) {
 	switch {
 	case math.IsNaN(q):

@@ -53,7 +53,7 @@ func TestQuantile(t *testing.T) {
 	}
 }
 
-func TestQuantileCapped(t *testing.T) {
+func TestQuantileHeldToPeak(t *testing.T) {
 	// Prompts clustered at ~203k in a (200k, 500k] bucket (the reference's
 	// fixed-ladder failure): 31 of 100 observations there, peak 206000.
 	h := hist([]float64{100000, 200000, 500000, inf}, []float64{60, 69, 100, 100})
@@ -63,26 +63,26 @@ func TestQuantileCapped(t *testing.T) {
 		t.Fatalf("uncapped p99 = %v", got)
 	}
 	// Capped: the bucket's top is lowered to 206000: 200000 + 6000*30/31.
-	got, capped := h.QuantileCapped(0.99, 206000)
+	got, capped := h.quantile(0.99, 206000)
 	if want := 200000 + 6000*30.0/31; math.Abs(got-want) > 1e-6 || !capped {
 		t.Fatalf("capped p99 = %v (capped %v), want %v", got, capped, want)
 	}
 	// Ordered and ≤ peak for every q.
 	prev := 0.0
 	for q := 0.01; q <= 1; q += 0.01 {
-		v, _ := h.QuantileCapped(q, 206000)
+		v, _ := h.quantile(q, 206000)
 		if v > 206000 || v < prev {
 			t.Fatalf("q=%.2f: %v (prev %v)", q, v, prev)
 		}
 		prev = v
 	}
 	// A quantile in a bucket wholly below the peak is not capped.
-	if v, capped := h.QuantileCapped(0.5, 206000); capped || math.Abs(v-100000*50.0/60) > 1e-9 {
+	if v, capped := h.quantile(0.5, 206000); capped || math.Abs(v-100000*50.0/60) > 1e-9 {
 		t.Fatalf("p50 = %v capped=%v", v, capped)
 	}
 	// A rank in +Inf is held to the peak when the peak is below the top bound.
 	top := hist([]float64{10, 100, inf}, []float64{5, 5, 10})
-	if v, capped := top.QuantileCapped(0.99, 40); v != 40 || !capped {
+	if v, capped := top.quantile(0.99, 40); v != 40 || !capped {
 		t.Fatalf("+Inf rank capped = %v, %v", v, capped)
 	}
 }
@@ -217,7 +217,7 @@ func TestQuantileBoundedNeverWorse(t *testing.T) {
 			for _, q := range []float64{0.5, 0.9, 0.99} {
 				k := int(math.Ceil(q * float64(n)))
 				truth := data[max(k, 1)-1]
-				interp, _ := h.QuantileCapped(q, peak)
+				interp, _ := h.quantile(q, peak)
 				bounded, _ := h.QuantileBounded(q, peak)
 				if math.Abs(bounded-truth) > math.Abs(interp-truth)+1e-9 {
 					t.Fatalf("%s n=%d q=%v: bounded %v is farther from the truth %v than %v", name, n, q, bounded, truth, interp)

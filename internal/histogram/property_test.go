@@ -125,7 +125,7 @@ var propertyQs = []float64{0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
 //	(b) Value lies in [Lo, Hi]: nothing shown is outside what the buckets,
 //	    sum, count and peak allow;
 //	(c) Value is never farther from the truth than histogram_quantile held
-//	    to the peak (QuantileCapped);
+//	    to the peak;
 //	(d) Values rise with q;
 //	and Kind says what Value is, and true facts are never called
 //	inconsistent.
@@ -179,8 +179,8 @@ func checkEstimate(t *testing.T, where string, e Estimate, truth float64, h Hist
 	if !(e.Lo <= e.Value && e.Value <= e.Hi) {
 		t.Fatalf("%s: (b) shown %v outside [%v, %v]", where, e.Value, e.Lo, e.Hi)
 	}
-	// histogram_quantile held to the peak (QuantileCapped, but a peak
-	// below 0 holds too: the signed ladder has them).
+	// histogram_quantile held to the peak (a peak below 0 holds too: the
+	// signed ladder has them).
 	if math.IsNaN(peak) {
 		peak = math.Inf(1)
 	}

@@ -18,7 +18,7 @@ func bigReport() *report.Report {
 		for i := range 6 {
 			row := report.Row{Label: fmt.Sprintf("row %d label", i), Value: fmt.Sprintf("%d.%d%%", 10*i, s), Note: "12.3K / 45.6K tokens", Severity: report.Good}
 			if i%2 == 0 {
-				row.Bar = ptr(float64(i) / 6)
+				row.Bar = num(float64(i) / 6)
 			}
 			sec.Rows = append(sec.Rows, row)
 		}

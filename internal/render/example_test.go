@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleText() {
-	half, most := 0.5, 0.93
+	half, most := report.Number(0.5), report.Number(0.93)
 	r := &report.Report{
 		Source:  "http://127.0.0.1:5000/metrics",
 		Dialect: "tabbyapi",
@@ -36,10 +36,10 @@ func ExampleText() {
 }
 
 func ExampleJSONWith() {
-	r := &report.Report{Schema: 1, Source: "scrape.prom", Dialect: "tabbyapi"}
 	requests := 0.25
-	rates := map[string]map[string]*float64{"1m": {"requests": &requests, "prompt_computed": nil}}
-	_ = render.JSONWith(os.Stdout, r, render.JSONOptions{Compact: true, Extra: map[string]any{"rates": rates}})
+	r := &report.Report{Schema: 1, Source: "scrape.prom", Dialect: "tabbyapi",
+		Rates: report.Rates{"1m": {"requests": &requests, "prompt_computed": nil}}}
+	_ = render.JSONWith(os.Stdout, r, render.JSONOptions{Compact: true})
 	// Output:
 	// {"schema":1,"source":"scrape.prom","dialect":"tabbyapi","scraped_at":null,"scrape_seconds":0,"header":[],"scalars":{},"histograms":{},"figures":{"prefix_cache_hit_ratio":null,"engine_seconds":null,"prefill_share":null,"decode_share":null,"utilization":null,"overlapped":null,"dominant_phase":null,"exchange_rate":null,"break_even":[],"spec_decode_acceptance":null,"spec_decode_tokens_per_step":null,"kv_offload_hit_share":null,"kv_offload_payback":null,"recurrent_capped_share":null},"extra":{},"sections":[],"notes":[],"raw":[],"rates":{"1m":{"prompt_computed":null,"requests":0.25}}}
 }

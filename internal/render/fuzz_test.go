@@ -19,13 +19,13 @@ func FuzzRender(f *testing.F) {
 	f.Add("label", "1% off decode pays for 6.5% onto prefill", "86.7% vs 13.3%", "Where", 1.0, 2.0, 120, 2)
 	f.Add("a\tb\nc", "v", "n", "", 0.999, 0.001, 1, 5)
 	f.Add("x", "y", "z", "w", 0.25, 0.75, 250, 0)
-	f.Fuzz(func(t *testing.T, label, value, note, title string, barV, num float64, width, columns int) {
+	f.Fuzz(func(t *testing.T, label, value, note, title string, barV, v float64, width, columns int) {
 		width = 1 + abs(width)%400
 		columns = abs(columns) % 6
-		row := report.Row{Label: label, Value: value, Note: note, Bar: &barV, Severity: report.Severity(note)}
+		row := report.Row{Label: label, Value: value, Note: note, Bar: num(barV), Severity: report.Severity(note)}
 		r := &report.Report{
-			Source: label, Dialect: value, Header: []string{note}, ScrapeSeconds: num,
-			Scalars: map[string]float64{label: num},
+			Source: label, Dialect: value, Header: []string{note}, ScrapeSeconds: report.Number(v),
+			Scalars: report.Map[report.Number]{label: report.Number(v)},
 			Sections: []report.Section{
 				{ID: title, Title: title, Rows: []report.Row{row, {Label: value, Value: label, Note: title}}},
 				{Title: note, Rows: []report.Row{row}},
@@ -35,7 +35,7 @@ func FuzzRender(f *testing.F) {
 					Rows:   []report.TableRow{{Label: title, Cells: []string{value, note, label}}, {Label: note}},
 				}},
 			},
-			Figures: report.Figures{ExchangeRate: &num, BreakEven: []report.BreakEven{{Factor: num, Floor: barV}}},
+			Figures: report.Figures{ExchangeRate: num(v), BreakEven: []report.BreakEven{{Factor: report.Number(v), Floor: report.Number(barV)}}},
 			Notes:   []report.Note{{ID: label, Severity: report.Severity(title), Text: note + " " + value}},
 		}
 		var b bytes.Buffer

@@ -25,10 +25,14 @@ type JSONOptions struct {
 	// Compact writes the object on one line (the watch mode's one object
 	// per refresh) instead of indented.
 	Compact bool
-	// Extra adds top-level fields after the report's own, in key order
-	// (the watch mode's "rates"). A key the report already has is an
-	// error. Values are encoded by encoding/json, so numbers that may be
-	// undefined should be *float64 (nil is null): a NaN float64 fails.
+	// Extra adds top-level fields after the report's own, in key order. A
+	// key the report already has is an error. Values are encoded by
+	// encoding/json, so numbers that may be undefined should be *float64
+	// (nil is null): a NaN float64 fails.
+	//
+	// Deprecated: set the field on the report instead (Report.Rates is
+	// written last, and left out only when nil). Extra re-reads the whole
+	// encoded report to find its keys.
 	Extra map[string]any
 }
 
@@ -45,24 +49,28 @@ func JSONWith(w io.Writer, r *report.Report, o JSONOptions) error {
 	if r == nil {
 		return errors.New("render: nil report")
 	}
-	// Called directly rather than through an Encoder, which would only
-	// scan the compact result once more.
-	obj, err := r.MarshalJSON()
-	if err != nil {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if !o.Compact && len(o.Extra) == 0 {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("render: encoding report: %w", err)
 	}
 	if len(o.Extra) > 0 {
-		if obj, err = addFields(obj, o.Extra); err != nil {
+		obj, err := addFields(bytes.TrimSuffix(out.Bytes(), []byte("\n")), o.Extra)
+		if err != nil {
 			return err
 		}
+		out.Reset()
+		if o.Compact {
+			out.Write(obj)
+		} else if err := json.Indent(&out, obj, "", "  "); err != nil {
+			return fmt.Errorf("render: indenting report: %w", err)
+		}
+		out.WriteByte('\n')
 	}
-	var out bytes.Buffer
-	if o.Compact {
-		out.Write(obj)
-	} else if err := json.Indent(&out, obj, "", "  "); err != nil {
-		return fmt.Errorf("render: indenting report: %w", err)
-	}
-	out.WriteByte('\n')
 	if _, err := w.Write(escapeControls(out.Bytes())); err != nil {
 		return fmt.Errorf("render: writing report: %w", err)
 	}
@@ -75,7 +83,7 @@ func addFields(obj []byte, extra map[string]any) ([]byte, error) {
 	if err := json.Unmarshal(obj, &have); err != nil {
 		return nil, fmt.Errorf("render: reading report JSON: %w", err)
 	}
-	out := bytes.TrimSuffix(obj, []byte("}"))
+	out := append([]byte(nil), bytes.TrimSuffix(obj, []byte("}"))...)
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		if _, dup := have[k]; dup {
 			return nil, fmt.Errorf("render: extra JSON field %q is already a report field", k)

@@ -118,9 +118,9 @@ func TestJSONShape(t *testing.T) {
 func TestJSONEmptyReport(t *testing.T) {
 	// Missing lists are [] and missing maps {}, never null; an unknown
 	// scrape time is null rather than year 1.
-	b := renderJSON(t, &report.Report{Schema: 1, ScrapeSeconds: math.NaN(),
+	b := renderJSON(t, &report.Report{Schema: 1, ScrapeSeconds: report.Number(math.NaN()),
 		Sections:   []report.Section{{ID: "s"}},
-		Histograms: map[string]report.HistogramSummary{"h": {Mean: math.NaN(), Capped: &report.Quantiles{P50: math.Inf(-1)}}}})
+		Histograms: map[string]report.HistogramSummary{"h": {Mean: report.Number(math.NaN()), Capped: &report.Quantiles{P50: report.Number(math.Inf(-1))}}}})
 	m := decode(t, b)
 	if _, ok := m["rates"]; ok {
 		t.Error("rates present without Report.Rates")
@@ -157,11 +157,11 @@ func TestJSONEmptyReport(t *testing.T) {
 func TestJSONNonFiniteAnywhere(t *testing.T) {
 	// encoding/json fails on NaN and ±Inf; every float field of the
 	// report must come out null instead.
-	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+	for _, v := range []report.Number{report.Number(math.NaN()), report.Number(math.Inf(1)), report.Number(math.Inf(-1))} {
 		r := &report.Report{
 			ScrapeSeconds: v,
-			Scalars:       map[string]float64{"a": v},
-			Extra:         map[string]float64{"b": v},
+			Scalars:       map[string]report.Number{"a": v},
+			Extra:         map[string]report.Number{"b": v},
 			Histograms: map[string]report.HistogramSummary{"h": {
 				Count: v, Sum: v, Mean: v, P50: v, P90: v, P99: v,
 				Capped: &report.Quantiles{P50: v, P90: v, P99: v}, Peak: &v,
@@ -279,7 +279,7 @@ func TestJSONEscapesBidi(t *testing.T) {
 }
 
 func TestJSONWith(t *testing.T) {
-	r := &report.Report{Schema: 1, Source: "s", Dialect: "tabbyapi", ScrapedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
+	r := &report.Report{Schema: 1, Source: "s", Dialect: "tabbyapi", ScrapedAt: report.Time{Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}}
 	rates := map[string]map[string]*float64{"1m": {"requests": ptr(0.5), "prompt_computed": nil}}
 	var b bytes.Buffer
 	if err := JSONWith(&b, r, JSONOptions{Compact: true, Extra: map[string]any{"rates": rates}}); err != nil {
@@ -316,7 +316,7 @@ func TestJSONWith(t *testing.T) {
 func TestReportMarshalJSONDirect(t *testing.T) {
 	// json.Marshal on the report types is safe on its own, without
 	// render: NaN in a scalar does not fail the encoding.
-	r := report.Report{Scalars: map[string]float64{"x": math.NaN()}}
+	r := report.Report{Scalars: map[string]report.Number{"x": report.Number(math.NaN())}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestJSONNumbersAsEncodingJSON(t *testing.T) {
 	// float64, exponent form included.
 	for _, v := range []float64{0, math.Copysign(0, -1), 1, -2.5, 0.1, 1e-7, -3e-9, 1e20, 1e21, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64} {
 		var b bytes.Buffer
-		if err := JSONWith(&b, &report.Report{Scalars: map[string]float64{"v": v}}, JSONOptions{Compact: true}); err != nil {
+		if err := JSONWith(&b, &report.Report{Scalars: map[string]report.Number{"v": report.Number(v)}}, JSONOptions{Compact: true}); err != nil {
 			t.Fatal(err)
 		}
 		want, _ := json.Marshal(v)

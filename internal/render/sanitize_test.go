@@ -24,7 +24,7 @@ var hostile = []string{
 
 func hostileReport() *report.Report {
 	h := strings.Join(hostile, "x")
-	rows := []report.Row{{Label: h, Value: h, Note: h, Bar: ptr(0.5), Severity: report.Bad}}
+	rows := []report.Row{{Label: h, Value: h, Note: h, Bar: num(0.5), Severity: report.Bad}}
 	return &report.Report{
 		Source: "http://x/" + h, Dialect: h, Header: []string{h, h},
 		Sections: []report.Section{
@@ -36,8 +36,8 @@ func hostileReport() *report.Report {
 		},
 		Notes: []report.Note{{Severity: report.Warn, Text: h}, {Severity: report.Severity(h), Text: h}},
 		// JSON-only strings.
-		Scalars: map[string]float64{h: 1},
-		Extra:   map[string]float64{h: 2},
+		Scalars: report.Map[report.Number]{h: 1},
+		Extra:   report.Map[report.Number]{h: 2},
 	}
 }
 

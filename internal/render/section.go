@@ -70,7 +70,7 @@ func renderRows(in []report.Row, width int) []line {
 	rows := make([]row, len(in))
 	maxLabel, hasBar := 0, false
 	for i, r := range in {
-		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), r.Bar, r.Severity}
+		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), (*float64)(r.Bar), r.Severity}
 		maxLabel = max(maxLabel, cells(rows[i].label))
 		hasBar = hasBar || r.Bar != nil
 	}

@@ -287,7 +287,7 @@ func titleLines(r *report.Report, width int) []line {
 	if !r.ScrapedAt.IsZero() {
 		tail = append(tail, timeSaid(r.TimeSource, termsafe.Text(r.ScrapedAt.Format("2006-01-02 15:04:05 MST"))))
 	}
-	if wt := waited(r.ScrapeSeconds); wt != "" {
+	if wt := waited(float64(r.ScrapeSeconds)); wt != "" {
 		tail = append(tail, "waited "+wt)
 	}
 	rest := strings.Join(tail, sep)

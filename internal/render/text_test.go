@@ -442,7 +442,7 @@ func TestSectionsKeepOrder(t *testing.T) {
 func TestTitleLines(t *testing.T) {
 	r := &report.Report{
 		Source: "http://gpu-box:5000/metrics", Dialect: "tabbyapi",
-		ScrapedAt: time.Date(2025, 6, 1, 12, 0, 5, 0, time.UTC), ScrapeSeconds: 6.8,
+		ScrapedAt: report.Time{Time: time.Date(2025, 6, 1, 12, 0, 5, 0, time.UTC)}, ScrapeSeconds: 6.8,
 	}
 	one := "inferscope · tabbyapi · http://gpu-box:5000/metrics · scraped 2025-06-01 12:00:05 UTC · waited 6.8 s\n"
 	if got := renderText(t, r, Options{Width: 160}); got != one {
@@ -467,7 +467,7 @@ func TestTitleTimeSource(t *testing.T) {
 		{"mtime", "inferscope · f.prom · file modified 2024-03-09 08:07:06 UTC (taken as the scrape time)\n"},
 		{"now", "inferscope · f.prom · read 2024-03-09 08:07:06 UTC\n"},
 	} {
-		r := &report.Report{Source: "f.prom", ScrapedAt: at, TimeSource: tt.source}
+		r := &report.Report{Source: "f.prom", ScrapedAt: report.Time{Time: at}, TimeSource: tt.source}
 		if got := renderText(t, r, Options{Width: 160}); got != tt.want {
 			t.Errorf("%q: got %q, want %q", tt.source, got, tt.want)
 		}

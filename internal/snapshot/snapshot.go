@@ -78,7 +78,7 @@ func (s *Snapshot) Hist(name string) *histogram.Histogram {
 // process_start_time_seconds series, else the Process-Start-Time-Unix header,
 // else 0 (unknown).
 func (s *Snapshot) StartTime() float64 {
-	if v, ok := s.Scalar("process_start_time_seconds"); ok && v > 0 {
+	if v, ok := s.Scalar(ProcessStartTimeSeconds); ok && v > 0 {
 		return v
 	}
 	return s.HeaderStart
@@ -90,17 +90,30 @@ type Problem struct {
 	Reason string // what is wrong with it, lower case, no period
 }
 
-// Advice is one server's wording for the notes that depend on the server.
+// Advice is one server's wording for the notes that depend on the server:
+// why something happens there and the knobs to turn. A dialect fills what
+// applies to the series it reads; an empty field makes the note say it in
+// general terms.
 type Advice struct {
 	// SlowScrape explains why this server can make a scrape wait
 	// ("tabbyAPI renders /metrics on the loop that drives generation").
 	SlowScrape string
 	// Preempted names what the server calls a preemption ("preempted",
-	// "retracted") and PreemptFix the knobs that make them rarer.
-	Preempted, PreemptFix string
+	// "retracted"), Preemptions the row that counts them ("retractions"),
+	// and PreemptFix the knobs that make them rarer.
+	Preempted, Preemptions, PreemptFix string
 	// QueueFix names the knobs that admit more requests at once, for a queue
 	// that outgrows what runs.
 	QueueFix string
 	// KVFix names the knobs that give the KV cache more room.
 	KVFix string
+	// OffloadBudget names the setting that sizes the KV offload cache in
+	// system RAM ("sysmem_kv_cache"), which thrashing advice raises.
+	OffloadBudget string
+	// ColdAlloc says what a store that pins memory synchronously costs
+	// ("about 2.5 GB/s on the generator's own thread: a stall").
+	ColdAlloc string
+	// RecurrentBudget names the setting that sizes the recurrent
+	// checkpoint cache ("sysmem_recurrent_cache").
+	RecurrentBudget string
 }

@@ -1,0 +1,196 @@
+package render
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope/internal/report"
+)
+
+// docTables maps each heading of docs/json.md that holds a field table to
+// the JSON objects the table describes, as paths: "." between keys, "[]"
+// for the elements of an array, "*" for any key of a map.
+var docTables = map[string][]string{
+	"Top level":                  {""},
+	"`histograms`":               {"histograms.*"},
+	"`capped`":                   {"histograms.*.capped"},
+	"Each entry of `stated`":     {"histograms.*.stated.*"},
+	"Each bucket":                {"histograms.*.buckets[]", "raw[].series[].buckets[]"},
+	"`figures`":                  {"figures"},
+	"Each entry of `break_even`": {"figures.break_even[]"},
+	"`sections`":                 {"sections[]"},
+	"Each row":                   {"sections[].rows[]"},
+	"`table`":                    {"sections[].table"},
+	"Each row of `table`":        {"sections[].table.rows[]"},
+	"`notes`":                    {"notes[]"},
+	"`raw`":                      {"raw[]"},
+	"Each series":                {"raw[].series[]"},
+	"Each quantile of a summary": {"raw[].series[].quantiles[]"},
+}
+
+// docMaps are the objects whose keys are data (names, window labels),
+// not fields.
+var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels"}
+
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+// documentedFields reads docs/json.md's field tables: {path: the JSON types
+// its type column allows}.
+func documentedFields(t *testing.T) map[string][]string {
+	t.Helper()
+	f, err := os.Open("../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fields := map[string][]string{}
+	heading, inTable := "", false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "#"):
+			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
+		case strings.HasPrefix(line, "| field | type |"):
+			inTable = true
+			if _, ok := docTables[heading]; !ok {
+				t.Errorf("docs/json.md: a field table under %q, which this test does not map to JSON", heading)
+			}
+		case inTable && strings.HasPrefix(line, "|---"):
+		case inTable && strings.HasPrefix(line, "|"):
+			cells := strings.Split(line, "|")
+			if len(cells) < 4 {
+				t.Fatalf("docs/json.md: table row %q has no type column", line)
+			}
+			types := jsonTypes(t, strings.TrimSpace(cells[2]))
+			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
+				for _, base := range docTables[heading] {
+					fields[join(base, m[1])] = types
+				}
+			}
+		default:
+			inTable = false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return fields
+}
+
+// jsonTypes turns a type column ("number or null", "array of strings")
+// into the kinds a decoded value may have.
+func jsonTypes(t *testing.T, col string) []string {
+	var out []string
+	for _, k := range strings.Split(col, " or ") {
+		k, _, _ = strings.Cut(k, " of ")
+		switch k {
+		case "integer":
+			k = "number"
+		case "number", "string", "boolean", "object", "array", "null":
+		default:
+			t.Errorf("docs/json.md: unknown type %q in %q", k, col)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func join(base, key string) string {
+	if base == "" {
+		return key
+	}
+	return base + "." + key
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+// documentedReport is fullReport with every field that is left out when
+// empty filled in: a time source, a histogram's stated quantiles and what
+// it lacks, and raw families of every type.
+func documentedReport() *report.Report {
+	r := fullReport()
+	r.TimeSource = "scrape"
+	h := r.Histograms["request_prompt_tokens"]
+	h.Stated = map[string]report.Stated{
+		"p50": {Value: 8100, Kind: "interpolated", Lo: 7000, Hi: 9000},
+		"p90": {Value: 30200, Kind: "at_most", Lo: 10000, Hi: 30200},
+		"p99": {Value: 198000, Kind: "at_least", Lo: 198000, Hi: report.Number(math.Inf(1))},
+	}
+	h.Incomplete = []string{"_sum"}
+	r.Histograms["request_prompt_tokens"] = h
+	r.Raw = []report.RawFamily{
+		{Name: "tabbyapi:requests_total", Type: "counter", Help: "Number of finished requests.",
+			Series: []report.RawSeries{{Value: num(345)}}},
+		{Name: "tabbyapi:time_to_first_token_seconds", Type: "histogram",
+			Series: []report.RawSeries{{Labels: map[string]string{"model": "m"}, Count: num(2), Sum: num(0.5),
+				Buckets: []report.Bucket{{LE: "0.5", Count: 2}, {LE: "+Inf", Count: 2}}}}},
+		{Name: "rpc_seconds", Type: "summary",
+			Series: []report.RawSeries{{Count: num(3), Sum: num(1.5), Quantiles: []report.Quantile{{Quantile: "0.99", Value: 0.9}}}}},
+	}
+	return r
+}
+
+// docs/json.md is the contract of --json: every field a report has is
+// documented there with its type, and every documented field is in a full
+// report.
+func TestJSONMatchesDocs(t *testing.T) {
+	documented := documentedFields(t)
+	if len(documented) < 60 {
+		t.Fatalf("read %d documented fields from docs/json.md: its tables moved", len(documented))
+	}
+	seen := map[string]bool{}
+	// walk checks v, found at path; field says path ends in a field name
+	// (not an array element or a map entry, which the tables do not list).
+	var walk func(path string, v any, field bool)
+	walk = func(path string, v any, field bool) {
+		if field {
+			if types, ok := documented[path]; !ok {
+				t.Errorf("%s is in the JSON but not in docs/json.md", path)
+			} else if k := kindOf(v); !slices.Contains(types, k) {
+				t.Errorf("%s is %s, but docs/json.md says %s", path, k, strings.Join(types, " or "))
+			}
+			seen[path] = true
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			entries := slices.Contains(docMaps, path)
+			for k, e := range v {
+				if entries {
+					walk(join(path, "*"), e, false)
+				} else {
+					walk(join(path, k), e, true)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(path+"[]", e, false)
+			}
+		}
+	}
+	walk("", decode(t, renderJSON(t, documentedReport())), false)
+	for path := range documented {
+		if !seen[path] {
+			t.Errorf("docs/json.md documents %s, which a full report does not have", path)
+		}
+	}
+}
