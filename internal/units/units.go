@@ -56,11 +56,13 @@ func Seconds(s float64) string {
 		return trim(s*1000, 1) + " ms"
 	case s < 0.9995:
 		return strconv.FormatFloat(math.Round(s*1000), 'f', 0, 64) + " ms"
-	case s < 10:
+	// Each step is decided on the rounded value: 9.999 s is "10.0 s",
+	// never "10.00 s", and 59.97 s is "1.0 min".
+	case s < 9.995:
 		return strconv.FormatFloat(s, 'f', 2, 64) + " s"
-	case s < 60:
+	case s < 59.95:
 		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
-	case s < 3600:
+	case s < 59.95*60:
 		return strconv.FormatFloat(s/60, 'f', 1, 64) + " min"
 	case s < 86400*2:
 		return strconv.FormatFloat(s/3600, 'f', 1, 64) + " h"
