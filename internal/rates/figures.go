@@ -26,8 +26,8 @@
 // # Cells
 //
 // The table writes each figure in the report's own spelling ([units]):
-// rates with [units.Count], byte rates with [units.Bytes] (the row's label
-// ends in "/s"), ratios with [units.Percent], percentiles with
+// rates with [units.Count], byte rates with [units.Bytes] under a label
+// saying "/s" ("offload read /s"), ratios with [units.Percent], percentiles with
 // [units.Seconds], stated as the report states them (≤ or ≥ where the
 // buckets allow only a bound). A cell is empty where the window has no
 // figure and "idle" where a ratio or percentile had nothing to divide.
