@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -21,11 +22,6 @@ import (
 // the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
 	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json})
-	// TODO(lead): analysis should copy TimeSource from the snapshot, as it
-	// copies Source and ScrapedAt; set here until it does.
-	if r.TimeSource == "" {
-		r.TimeSource = s.TimeSource
-	}
 	r.Header = append(o.header, r.Header...)
 	return r
 }
@@ -106,10 +102,13 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
 		}
 		rep := o.build(after, after.ScrapedAt, o.hist)
-		sec, rates := watch.Since(before, after)
+		sec, figs := rates.Since(before, after)
 		// First, as in the watch view: the window is what --since is run for.
 		rep.Sections = append([]report.Section{sec}, rep.Sections...)
-		rep.Rates = rates
+		rep.Rates = figs
+		if !o.json {
+			rep = watch.ForText(rep) // its column drawn as the watch view's are
+		}
 		return o.rendered(io, rep, res)
 	})
 	return o.finish(ctx, io, got, err)

@@ -47,12 +47,13 @@ package render
 import (
 	"errors"
 	"fmt"
-	"github.com/inferscope/inferscope/internal/termsafe"
 	"io"
 	"math"
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // Options control the text layout.
@@ -317,22 +318,13 @@ func timeSaid(source, at string) string {
 	return "scraped " + at
 }
 
-// waited formats how long the scrape took: ms under a second, then s, then
-// min; nothing when unknown (a file).
+// waited is how long the scrape waited, spelled as every time is
+// ([units.Seconds]); nothing when unknown (a file).
 func waited(sec float64) string {
-	switch {
-	case math.IsNaN(sec) || sec <= 0:
-		return ""
-	case sec < 0.001:
-		return "<1 ms"
-	case math.Round(sec*1000) < 1000:
-		return fmt.Sprintf("%.0f ms", sec*1000)
-	case sec < 60:
-		return fmt.Sprintf("%.1f s", sec)
-	case math.IsInf(sec, 1):
+	if !(sec > 0) || math.IsInf(sec, 1) {
 		return ""
 	}
-	return fmt.Sprintf("%.1f min", sec/60)
+	return units.Seconds(sec)
 }
 
 // severityStyle maps a severity to its colour.

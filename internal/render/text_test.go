@@ -214,8 +214,8 @@ func TestWaited(t *testing.T) {
 		sec  float64
 		want string
 	}{
-		{0, ""}, {-1, ""}, {0.0004, "<1 ms"}, {0.012, "12 ms"}, {0.9996, "1.0 s"},
-		{6.8, "6.8 s"}, {90, "1.5 min"},
+		{0, ""}, {-1, ""}, {0.0004, "0.4 ms"}, {0.012, "12 ms"}, {0.9996, "1.00 s"},
+		{6.8, "6.80 s"}, {90, "1.5 min"},
 	}
 	for _, tt := range tests {
 		if got := waited(tt.sec); got != tt.want {
@@ -444,13 +444,13 @@ func TestTitleLines(t *testing.T) {
 		Source: "http://gpu-box:5000/metrics", Dialect: "tabbyapi",
 		ScrapedAt: report.Time{Time: time.Date(2025, 6, 1, 12, 0, 5, 0, time.UTC)}, ScrapeSeconds: 6.8,
 	}
-	one := "inferscope · tabbyapi · http://gpu-box:5000/metrics · scraped 2025-06-01 12:00:05 UTC · waited 6.8 s\n"
+	one := "inferscope · tabbyapi · http://gpu-box:5000/metrics · scraped 2025-06-01 12:00:05 UTC · waited 6.80 s\n"
 	if got := renderText(t, r, Options{Width: 160}); got != one {
 		t.Errorf("got %q, want %q", got, one)
 	}
 	// At 50 cells the time and wait move to a second line and the source
 	// is cut to the 29 cells left after "inferscope · tabbyapi".
-	two := "inferscope · tabbyapi · http://gpu-box:5000/metri…\n" + "scraped 2025-06-01 12:00:05 UTC · waited 6.8 s\n"
+	two := "inferscope · tabbyapi · http://gpu-box:5000/metri…\n" + "scraped 2025-06-01 12:00:05 UTC · waited 6.80 s\n"
 	if got := renderText(t, r, Options{Width: 50}); got != two {
 		t.Errorf("got %q, want %q", got, two)
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // errCap reports a body over the byte cap.
@@ -109,8 +111,8 @@ func tooLarge(src string, max int64, decompressed bool) *Error {
 	if raise/4 != max || raise <= 0 {
 		raise = max
 	}
-	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap (--max-bytes %d)", src, what, fmtBytes(max), max),
-		fmt.Sprintf("if the body is meant to be that large, raise the cap, e.g. --max-bytes %d (%s)", raise, fmtBytes(raise)))
+	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap (--max-bytes %d)", src, what, units.Bytes(float64(max)), max),
+		fmt.Sprintf("if the body is meant to be that large, raise the cap, e.g. --max-bytes %d (%s)", raise, units.Bytes(float64(raise))))
 }
 
 // decodeError explains a failure of decode; src names the body ("the answer

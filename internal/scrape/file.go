@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // savedPrefix starts the line Save writes before a body. The text format
@@ -217,11 +218,11 @@ func readAsync(ctx context.Context, t Target, o Options, read func() (*Result, e
 			// The deadline is the caller's; where it is plainly the
 			// Timeout the user gave, say that figure rather than the
 			// milliseconds of scheduling around it.
-			said := waited
+			said := units.Seconds(waited.Seconds())
 			if d := waited - o.Timeout; d > -o.Timeout/10 && d < o.Timeout/10 {
-				said = o.Timeout
+				said = units.Duration(o.Timeout)
 			}
-			e := newError(Timeout, ctx.Err(), fmt.Sprintf("timed out after %s reading %s", fmtDuration(said), sourceOf(t)),
+			e := newError(Timeout, ctx.Err(), fmt.Sprintf("timed out after %s reading %s", said, sourceOf(t)),
 				"whatever writes to it did not finish in time; check that it ends")
 			e.Waited = waited
 			return nil, e

@@ -377,7 +377,7 @@ func TestFetchTooLarge(t *testing.T) {
 		t.Fatalf("the bomb is %d bytes compressed; the test needs it under the cap", len(bomb))
 	}
 	_, err = Fetch(context.Background(), srv.URL+"/bomb", o)
-	wantError(t, err, TooLarge, "decompresses to more than the 64 KiB cap")
+	wantError(t, err, TooLarge, "decompresses to more than the 64.0 KiB cap")
 }
 
 func TestFetchRedirect(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // requestError explains a request that got no complete answer header;
@@ -88,12 +89,13 @@ func badAnswerError(t Target, err error) *Error {
 // deadline, a client's own TLS timeout) how long it actually waited.
 func timeoutError(parent, ctx context.Context, t Target, o Options, err error, waited time.Duration, ph phase) *Error {
 	src := sourceOf(t)
-	limit := waited
+	// The limit given is a setting, in the flag's spelling; a wait is a
+	// measured time.
+	after := "timed out after " + units.Seconds(waited.Seconds())
 	if ctx.Err() != nil && parent.Err() == nil {
-		limit = o.Timeout
+		after = "timed out after " + units.Duration(o.Timeout)
 	}
-	after := "timed out after " + fmtDuration(limit)
-	waitLonger := "a busy server can hold a scrape for seconds; wait longer with --timeout " + fmtDuration(2*o.Timeout)
+	waitLonger := "a busy server can hold a scrape for seconds; wait longer with --timeout " + units.Duration(2*o.Timeout)
 	var e *Error
 	switch ph {
 	case phaseConnect:
@@ -305,9 +307,9 @@ func bodyError(parent, ctx context.Context, t Target, o Options, err error, wait
 		}
 		if want > 0 {
 			e = newError(Read, err, fmt.Sprintf("the answer from %s was cut short: %s of the %s announced arrived before the connection %s",
-				src, fmtBytes(got), fmtBytes(want), how), again)
+				src, units.Bytes(float64(got)), units.Bytes(float64(want)), how), again)
 		} else {
-			e = newError(Read, err, fmt.Sprintf("the answer from %s was cut short: the connection %s after %s", src, how, fmtBytes(got)), again)
+			e = newError(Read, err, fmt.Sprintf("the answer from %s was cut short: the connection %s after %s", src, how, units.Bytes(float64(got))), again)
 		}
 	case strings.Contains(reason, "chunk"):
 		e = newError(BadResponse, err, fmt.Sprintf("the answer from %s has a malformed chunked body: %s", src, reason),

@@ -3,48 +3,7 @@ package scrape
 import (
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestFmtDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{500 * time.Microsecond, "500µs"},
-		{50 * time.Millisecond, "50ms"},
-		{999 * time.Millisecond, "999ms"},
-		{time.Second, "1s"},
-		{1500 * time.Millisecond, "1.5s"},
-		{3240 * time.Millisecond, "3.2s"},
-		{30 * time.Second, "30s"},
-		{time.Minute, "1m"},
-		{90 * time.Second, "1m30s"},
-		{2 * time.Hour, "2h"},
-		{2*time.Hour + 5*time.Minute, "2h5m"},
-		{-2 * time.Second, "-2s"},
-	}
-	for _, tc := range tests {
-		if got := fmtDuration(tc.d); got != tc.want {
-			t.Errorf("fmtDuration(%v) = %q, want %q", tc.d, got, tc.want)
-		}
-	}
-}
-
-func TestFmtBytes(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 B"}, {1000, "1000 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"},
-		{64 << 20, "64 MiB"}, {1 << 30, "1 GiB"}, {1<<62 + 1<<61, "6 EiB"},
-	}
-	for _, tc := range tests {
-		if got := fmtBytes(tc.n); got != tc.want {
-			t.Errorf("fmtBytes(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-	}
-}
 
 func TestParseHeader(t *testing.T) {
 	tests := []struct {

@@ -1,6 +1,18 @@
-// Package units formats quantities for a person: durations (ms under a
-// second, then s, min, h), token counts with K/M/B suffixes, 1024-based byte
-// sizes, shares and factors. Missing values print as an em dash.
+// Package units is inferscope's one spelling of every quantity it writes
+// for a person, and its one reading of a duration.
+//
+// A figure is spelled one way wherever it appears, in the report, the
+// watch table and error messages: durations with [Seconds] ("850 ms",
+// "1.20 s", "4.1 min"), counts and rates with [Count] ("950", "1.2K"),
+// sizes with [Bytes] ("1.5 KiB"), shares with [Percent], multipliers with
+// [Factor], exact counts with [Integer]. A missing figure is [Missing].
+//
+// A duration has a second spelling when it is a setting rather than a
+// measurement: a flag's value, a rate window's label, a limit the user
+// gave or is told to give. [Duration] writes those as the flags take them
+// ("30s", "1m30s", "250ms"), and [ParseDuration] reads every duration flag
+// (--watch, --windows, --timeout, the demo's --sim-time) with one grammar,
+// so what inferscope suggests can be typed back.
 package units
 
 import (
@@ -44,11 +56,13 @@ func Seconds(s float64) string {
 		return trim(s*1000, 1) + " ms"
 	case s < 0.9995:
 		return strconv.FormatFloat(math.Round(s*1000), 'f', 0, 64) + " ms"
-	case s < 10:
+	// Each step is decided on the rounded value: 9.999 s is "10.0 s",
+	// never "10.00 s", and 59.97 s is "1.0 min".
+	case s < 9.995:
 		return strconv.FormatFloat(s, 'f', 2, 64) + " s"
-	case s < 60:
+	case s < 59.95:
 		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
-	case s < 3600:
+	case s < 59.95*60:
 		return strconv.FormatFloat(s/60, 'f', 1, 64) + " min"
 	case s < 86400*2:
 		return strconv.FormatFloat(s/3600, 'f', 1, 64) + " h"
@@ -67,9 +81,10 @@ func trim(v float64, prec int) string {
 	return s
 }
 
-// Count formats a count of tokens, requests or steps: "950", "1.2K",
-// "12.3K", "203K", "4.5M", "1.2B", "3.0T", then "1.4e16". Fractions below
-// 1000 keep one decimal.
+// Count formats a count of tokens, requests or steps, or a rate of them:
+// "950", "1.2K", "12.3K", "203K", "4.5M", "1.2B", "3.0T", then "1.4e16".
+// Fractions below 1000 keep one decimal; one below 0.05 that is not zero
+// keeps two ("0.04", or "<0.01"), so a real rate never reads as 0.
 func Count(v float64) string {
 	if bad(v) {
 		return Missing
@@ -88,8 +103,13 @@ func Count(v float64) string {
 			return scaled(v/u.div) + u.sfx
 		}
 	}
-	if v == math.Trunc(v) {
+	switch {
+	case v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v < 0.005:
+		return "<0.01"
+	case v < 0.05:
+		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return trim(v, 1)
 }
@@ -180,9 +200,48 @@ func Integer(v float64) string {
 	return b.String()
 }
 
-// ParseDuration reads a duration as the command line's interval flags take
-// one: Go's spelling (500ms, 1m30s, 1.5h) or a bare number of seconds (30,
-// 0.5). (Rate windows use PromQL's spelling instead; see watch.ParseWindows.)
+// Duration writes d as the duration flags take it and PromQL writes it, in
+// the largest units that divide it ("90s" is "1m30s"; "24h" stays hours, as
+// the rate windows' JSON keys always have), a fraction of a second as a
+// decimal ("1.5s", "1m30.25s") and under a second in milliseconds
+// ("250ms"). One length has one spelling, and [ParseDuration] reads it back
+// as that length. It is for settings (flag values, window labels, limits);
+// a measured time is [Seconds].
+func Duration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + Duration(-d)
+	case d == 0:
+		return "0s"
+	case d%time.Millisecond != 0:
+		return d.String() // below PromQL's smallest unit
+	case d < time.Second:
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
+	}
+	var b strings.Builder
+	for _, u := range []struct {
+		name string
+		d    time.Duration
+	}{{"h", time.Hour}, {"m", time.Minute}} {
+		if n := d / u.d; n > 0 {
+			b.WriteString(strconv.FormatInt(int64(n), 10) + u.name)
+			d -= n * u.d
+		}
+	}
+	if d > 0 {
+		b.WriteString(strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s")
+	}
+	return b.String()
+}
+
+// days are the PromQL units longer than Go's hour.
+var days = map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour, "y": 365 * 24 * time.Hour}
+
+// ParseDuration reads a duration as every duration flag takes one: a bare
+// number of seconds ("30", "0.5"), or numbers with units in Go's spelling
+// ("500ms", "1m30s", "1.5h") and PromQL's longer units, d, w and y (a year
+// is 365 days, as in PromQL): "2d", "1w", "1d12h". A leading sign is kept
+// (callers judge it); a length beyond about 290 years is refused.
 func ParseDuration(s string) (time.Duration, error) {
 	if s != "" && (s[0] == '.' || s[0] >= '0' && s[0] <= '9') {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
@@ -192,9 +251,57 @@ func ParseDuration(s string) (time.Duration, error) {
 			return time.Duration(math.Round(f * float64(time.Second))), nil
 		}
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration", s)
+	notDuration := fmt.Errorf("%q is not a duration", s)
+	rest, neg := s, false
+	if rest != "" && (rest[0] == '-' || rest[0] == '+') {
+		rest, neg = rest[1:], rest[0] == '-'
 	}
-	return d, nil
+	switch rest {
+	case "":
+		return 0, notDuration
+	case "0":
+		return 0, nil // Go's one unitless duration
+	}
+	var total time.Duration
+	for rest != "" {
+		// One number and its unit; Go's parser reads each, and the units
+		// it lacks are whole multiples of an hour.
+		n := strings.IndexFunc(rest, func(r rune) bool { return r != '.' && (r < '0' || r > '9') })
+		if n <= 0 {
+			return 0, notDuration
+		}
+		u := n + strings.IndexAny(rest[n:], ".0123456789")
+		if u < n {
+			u = len(rest)
+		}
+		num, unit := rest[:n], rest[n:u]
+		rest = rest[u:]
+		if unit == "" {
+			return 0, notDuration
+		}
+		var d time.Duration
+		if mult, ok := days[unit]; ok {
+			h, err := time.ParseDuration(num + "h")
+			if err != nil {
+				return 0, notDuration
+			}
+			if h > math.MaxInt64/(mult/time.Hour) {
+				return 0, fmt.Errorf("%q is too long", s)
+			}
+			d = h * (mult / time.Hour)
+		} else {
+			var err error
+			if d, err = time.ParseDuration(num + unit); err != nil {
+				return 0, notDuration
+			}
+		}
+		if total > math.MaxInt64-d {
+			return 0, fmt.Errorf("%q is too long", s)
+		}
+		total += d
+	}
+	if neg {
+		return -total, nil
+	}
+	return total, nil
 }

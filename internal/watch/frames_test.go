@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -175,7 +177,7 @@ func TestPipedFrames(t *testing.T) {
 	}
 	// The first frame has one scrape: no table of blank rows, but when
 	// rates will show.
-	if first := got[:strings.Index(got, "\n=== ")]; !strings.Contains(first, "[rates]\n  · rates appear after the next scrape, in 2.0s\n[live]") {
+	if first := got[:strings.Index(got, "\n=== ")]; !strings.Contains(first, "[rates]\n  · rates appear after the next scrape, in 2s\n[live]") {
 		t.Errorf("first frame:\n%s", first)
 	}
 	// The clock: scrapes start every 2 s and take 50 ms, but the third
@@ -183,19 +185,19 @@ func TestPipedFrames(t *testing.T) {
 	// waits 1.5 s (→ 8.7 s); the fifth starts 2 s after the fourth did.
 	for _, want := range []string{
 		// The failure frame keeps the last good report.
-		"=== 2026-05-01 12:00:07 UTC · every 2.0s\nreport \"http://test/metrics\" scraped 12:00:02 (width 100, colour false)\n! scrape failed after 3.2 s (dial tcp 127.0.0.1:5000: connection refused) — retrying\n",
-		"! the scrape waited 1.5 s: the server's event loop was busy",
+		"=== 2026-05-01 12:00:07 UTC · every 2s\nreport \"http://test/metrics\" scraped 12:00:02 (width 100, colour false)\n! scrape failed after 3.20 s (dial tcp 127.0.0.1:5000: connection refused) — retrying\n",
+		"! the scrape waited 1.50 s: the server's event loop was busy",
 		// The now column covers 2.05 → 8.7 s: 6 requests, 600 tokens in
 		// 6.65 s; 4s has the same baseline; 10s has none, and the session
 		// (8.65 s) is 1.25 × 4 s long enough to stand in.
-		"  |now 6.7s|      4s|   ~8.7s\n  generation tok/s       |90.2|90.2|116\n  requests /s            |0.90|0.90|1.16\n",
+		"  |now 6.7s|      4s|   ~8.7s\n  generation tok/s       |90.2|90.2|115.6\n  requests /s            |0.9|0.9|1.2\n",
 		// The counters fell 20 → 2 at 9.25 s: 2 requests in 0.55 s; 4s
 		// from 2.05 s: 6 + 2 in 7.2 s.
-		"! counters reset just now (model reload?): counted from zero, as rate() does\n[rates]\n  |now 0.6s|      4s|   ~9.2s\n  generation tok/s       |364|111|130\n  requests /s            |3.64|1.11|1.30\n",
+		"! counters reset just now (model reload?): counted from zero, as rate() does\n[rates]\n  |now 600ms|      4s|   ~9.2s\n  generation tok/s       |363.6|111.1|130.4\n  requests /s            |3.6|1.1|1.3\n",
 		// The server started again at 10 s; the scrape at 11.25 s has
 		// nothing to compare with, the next only itself.
-		"! server restarted 1.2s ago: windows start there\n[rates]\n  · rates appear after the next scrape, in 2.0s\n[live]",
-		"! server restarted 3.2s ago: windows start there\n[rates]\n  |now 2.0s|      4s|     10s\n  generation tok/s       |100||\n  requests /s            |1.00||\n",
+		"! server restarted 1.25 s ago: windows start there\n[rates]\n  · rates appear after the next scrape, in 2s\n[live]",
+		"! server restarted 3.25 s ago: windows start there\n[rates]\n  |  now 2s|      4s|     10s\n  generation tok/s       |100||\n  requests /s            |1||\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("frames lack %q", want)
@@ -228,16 +230,16 @@ func TestPipedJSON(t *testing.T) {
 	if v := fs[1].Rates["now"]["requests"]; v == nil || *v != 2 {
 		t.Errorf("frame 2 now requests = %v, want 2", v)
 	}
-	if !strings.HasPrefix(fs[2].Header[0], "scrape failed after 3.2 s") || fs[2].Rates == nil {
+	if !strings.HasPrefix(fs[2].Header[0], "scrape failed after 3.20 s") || fs[2].Rates == nil {
 		t.Errorf("failure frame %+v", fs[2])
 	}
 	// Frame 5: the counters fell from 20 to 2: counted from zero, 2 in
 	// the 0.55 s since the slow scrape.
-	if v := fs[4].Rates["now"]["requests"]; v == nil || !approx(*v, 2/0.55) {
+	if v := fs[4].Rates["now"]["requests"]; v == nil || math.Abs(*v-2/0.55) > 1e-9 {
 		t.Errorf("after the reset now requests = %v, want %v", v, 2/0.55)
 	}
 	// Frame 6: the restart leaves nothing to compare with.
-	if v := fs[5].Rates["now"]; v["requests"] != nil || v[KeyElapsed] != nil {
+	if v := fs[5].Rates["now"]; v["requests"] != nil || v[rates.KeyElapsed] != nil {
 		t.Errorf("after the restart now = %v", v)
 	}
 }
@@ -276,7 +278,7 @@ func TestFirstScrapeFails(t *testing.T) {
 			}
 			continue
 		}
-		want := "=== 2026-05-01 12:00:00 UTC · every 1.0s\nreport \"\" scraped 00:00:00 (width 160, colour false)\n! scrape failed after 10 ms (HTTP 503) — retrying\n\n=== "
+		want := "=== 2026-05-01 12:00:00 UTC · every 1s\nreport \"\" scraped 00:00:00 (width 160, colour false)\n! scrape failed after 10 ms (HTTP 503) — retrying\n\n=== "
 		if !strings.HasPrefix(got, want) {
 			t.Errorf("first frame:\n%s\nwant:\n%s", got, want)
 		}

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // SlowScrape is how long a scrape may wait before the view says so: longer
@@ -24,7 +26,7 @@ type session struct {
 	interval time.Duration
 	showHist bool
 
-	h      *History
+	h      *rates.History
 	last   *snapshot.Snapshot // last good scrape
 	lastAt time.Time
 	waited time.Duration // how long the last good scrape waited
@@ -37,7 +39,7 @@ type session struct {
 
 func newSession(c Config) *session {
 	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist}
-	s.h = NewHistory(longest(c.Windows, c.Interval))
+	s.h = rates.NewHistory(longest(c.Windows, c.Interval))
 	return s
 }
 
@@ -62,7 +64,7 @@ func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Durat
 		s.waited = time.Duration(snap.ScrapeSeconds * float64(time.Second))
 	}
 	s.rebuild()
-	s.rates, s.figs = s.h.Rates(s.effective())
+	s.rates, s.figs = s.h.Section(s.effective())
 }
 
 // fail records a scrape that failed after took; the last good report stays.
@@ -71,7 +73,7 @@ func (s *session) fail(err error, took time.Duration) {
 	if err != nil {
 		reason = firstLine(err.Error())
 	}
-	s.failure = fmt.Sprintf("scrape failed after %s (%s) — retrying", seconds(took), reason)
+	s.failure = fmt.Sprintf("scrape failed after %s (%s) — retrying", units.Seconds(took.Seconds()), reason)
 }
 
 // setInterval changes the refresh interval, and with it which windows show.
@@ -79,7 +81,7 @@ func (s *session) setInterval(d time.Duration) {
 	s.interval = d
 	s.h.SetLongest(longest(s.windows, d))
 	if s.h.Len() > 0 {
-		s.rates, s.figs = s.h.Rates(s.effective())
+		s.rates, s.figs = s.h.Section(s.effective())
 	}
 }
 
@@ -93,7 +95,7 @@ func (s *session) toggleHist() {
 func (s *session) reset() {
 	s.h.Reset()
 	if s.h.Len() > 0 {
-		s.rates, s.figs = s.h.Rates(s.effective())
+		s.rates, s.figs = s.h.Section(s.effective())
 	}
 }
 
@@ -130,7 +132,7 @@ func (s *session) report(now time.Time) *report.Report {
 		head = append(head, "counters reset "+ago(now.Sub(s.h.ResetAt))+" (model reload?): counted from zero, as rate() does")
 	}
 	if s.waited > SlowScrape && !mentions(r.Header, "waited") {
-		head = append(head, fmt.Sprintf("the scrape waited %s: the server's event loop was busy", seconds(s.waited)))
+		head = append(head, fmt.Sprintf("the scrape waited %s: the server's event loop was busy", units.Seconds(s.waited.Seconds())))
 	}
 	r.Header = append(head, r.Header...)
 	r.Sections = append([]report.Section{s.ratesSection()}, r.Sections...)
@@ -146,7 +148,7 @@ func (s *session) ratesSection() report.Section {
 	if sec.Table == nil || hasFigure(sec.Table) {
 		return sec
 	}
-	note := "rates appear after the next scrape, in " + Compact(s.interval)
+	note := "rates appear after the next scrape, in " + units.Duration(s.interval)
 	if len(sec.Table.Rows) == 0 {
 		note = "no rates: this server publishes none of the counters they are computed from"
 	}
@@ -172,7 +174,7 @@ func ago(d time.Duration) string {
 	if d < time.Second {
 		return "just now"
 	}
-	return Compact(d) + " ago"
+	return units.Seconds(d.Seconds()) + " ago"
 }
 
 func mentions(lines []string, word string) bool {
@@ -193,12 +195,4 @@ func firstLine(s string) string {
 		return "no reason given"
 	}
 	return s
-}
-
-// seconds writes a wait the way the issue spells it: "3.2 s", "45 ms".
-func seconds(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Round(time.Millisecond)/time.Millisecond)
-	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // steps are the intervals the + and - keys move between, from MinInterval.
@@ -193,8 +194,6 @@ func stepDown(d time.Duration) time.Duration {
 	return d
 }
 
-// View draws the frame: a status line, the report, the key line, cut to
-// the terminal's height.
 // page is how many report lines fit between the status and key lines.
 func (m *model) page() int {
 	if m.height <= 0 {
@@ -203,6 +202,8 @@ func (m *model) page() int {
 	return max(m.height-2, 1)
 }
 
+// View draws the frame: a status line, the report, the key line, cut to
+// the terminal's height.
 func (m *model) View() tea.View {
 	v := tea.NewView(m.frame())
 	v.AltScreen = true
@@ -226,10 +227,10 @@ func (m *model) frame() string {
 	o := m.renderOptions()
 	width := o.Width
 	var b bytes.Buffer
-	if err := m.cfg.Render(&b, m.s.report(m.now), o); err != nil {
+	if err := m.cfg.Render(&b, ForText(m.s.report(m.now)), o); err != nil {
 		fmt.Fprintf(&b, "cannot draw the report: %v\n", err)
 	}
-	status := fmt.Sprintf("%s · every %s", m.now.Format("15:04:05"), Compact(m.s.interval))
+	status := fmt.Sprintf("%s · every %s", m.now.Format("15:04:05"), units.Duration(m.s.interval))
 	switch {
 	case m.paused:
 		status += " · paused"

@@ -85,7 +85,7 @@ func TestModelRefreshes(t *testing.T) {
 	if *fetches != 2 || !v.AltScreen {
 		t.Errorf("%d fetches, alt screen %v", *fetches, v.AltScreen)
 	}
-	for _, want := range []string{"12:00:02 · every 2.0s\n", "requests /s            |5.00|", "requests finished: 20", Help} {
+	for _, want := range []string{"12:00:02 · every 2s\n", "requests /s            |5|", "requests finished: 20", Help} {
 		if !strings.Contains(v.Content, want) {
 			t.Errorf("view lacks %q:\n%s", want, v.Content)
 		}
@@ -129,7 +129,7 @@ func TestModelKeys(t *testing.T) {
 			t.Errorf("after %s: interval %v, want %v", k.key, m.s.interval, k.want)
 		}
 	}
-	if !strings.Contains(m.View().Content, "every 1.0s") {
+	if !strings.Contains(m.View().Content, "every 1s") {
 		t.Error("the status line does not show the new interval")
 	}
 
@@ -168,7 +168,7 @@ func TestModelFailure(t *testing.T) {
 	clk.advance(3200 * time.Millisecond)
 	_, cmd := m.Update(scrapedMsg{err: errors.New("context deadline exceeded"), took: 3200 * time.Millisecond})
 	v := m.View().Content
-	if !strings.Contains(v, "! scrape failed after 3.2 s (context deadline exceeded) — retrying") || !strings.Contains(v, "requests finished: 10") {
+	if !strings.Contains(v, "! scrape failed after 3.20 s (context deadline exceeded) — retrying") || !strings.Contains(v, "requests finished: 10") {
 		t.Errorf("failure frame:\n%s", v)
 	}
 	if cmd == nil {

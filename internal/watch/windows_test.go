@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/rates"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 func TestParseWindows(t *testing.T) {
@@ -56,29 +59,6 @@ func TestParseWindows(t *testing.T) {
 	}
 }
 
-func TestLabel(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{30 * time.Second, "30s"},
-		{time.Minute, "1m"},
-		{90 * time.Second, "1m30s"},
-		{24 * time.Hour, "24h"},
-		{90*time.Minute + 5*time.Second, "1h30m5s"},
-		{1500 * time.Millisecond, "1.5s"},
-		{90*time.Second + 250*time.Millisecond, "1m30.25s"},
-		{time.Hour + 500*time.Millisecond, "1h0.5s"},
-		{250 * time.Millisecond, "250ms"},
-		{250 * time.Microsecond, "250µs"},
-	}
-	for _, tt := range tests {
-		if got := Label(tt.d); got != tt.want {
-			t.Errorf("Label(%v) = %q, want %q", tt.d, got, tt.want)
-		}
-	}
-}
-
 func TestEffective(t *testing.T) {
 	const s = time.Second
 	ws := []time.Duration{30 * s, 60 * s, 300 * s}
@@ -122,11 +102,35 @@ func FuzzParseWindows(f *testing.F) {
 				t.Fatalf("windows %v not positive, sorted and distinct", ws)
 			}
 			if w%time.Millisecond == 0 {
-				back, err := ParseWindows(Label(w))
+				back, err := ParseWindows(units.Duration(w))
 				if err != nil || len(back) != 1 || back[0] != w {
-					t.Fatalf("Label(%v) = %q reads back as %v, %v", w, Label(w), back, err)
+					t.Fatalf("units.Duration(%v) = %q reads back as %v, %v", w, units.Duration(w), back, err)
 				}
 			}
 		}
 	})
+}
+
+// TestRatesLongestKept: at a 10 s interval windows of 5 s and 8 s are both
+// too short; the longest stays, its baseline the previous scrape.
+func TestRatesLongestKept(t *testing.T) {
+	ws, err := ParseWindows("5s,8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := Effective(ws, 10*time.Second)
+	h := rates.NewHistory(longest(ws, 10*time.Second))
+	for sec := 0.0; sec <= 30; sec += 10 {
+		h.Add(snap(start0, "requests_total", 3*sec), at(sec))
+	}
+	s, figs := h.Section(eff)
+	if want := []string{"", "now 10s", "8s"}; !slices.Equal(s.Table.Header, want) {
+		t.Errorf("header %q, want %q", s.Table.Header, want)
+	}
+	if want := []string{"3", "3"}; len(s.Table.Rows) != 1 || !slices.Equal(s.Table.Rows[0].Cells, want) {
+		t.Errorf("rows %+v, want requests %q", s.Table.Rows, want)
+	}
+	if _, ok := figs["5s"]; ok || *figs["8s"][rates.KeyElapsed] != 10 {
+		t.Errorf("figures %v", figs)
+	}
 }

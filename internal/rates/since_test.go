@@ -1,4 +1,4 @@
-package watch
+package rates
 
 import (
 	"fmt"
@@ -32,14 +32,14 @@ func TestSince(t *testing.T) {
 			before: stamp(snap(start0, "requests_total", 10, "tokens_predicted_total", 1000), 0),
 			after:  stamp(snap(start0, "requests_total", 262, "tokens_predicted_total", 26200), 252),
 			header: "Δ 4m12s",
-			cells:  map[string]string{"requests": "1.00", "generation": "100"}, // 252 and 25200 over 252 s
+			cells:  map[string]string{"requests": "1", "generation": "100"}, // 252 and 25200 over 252 s
 		},
 		{
 			name:   "a reset between is counted from zero",
 			before: stamp(snap(start0, "requests_total", 500), 0),
 			after:  stamp(snap(start0, "requests_total", 120), 60),
 			header: "Δ 1m",
-			cells:  map[string]string{"requests": "2.00"},
+			cells:  map[string]string{"requests": "2"},
 			say:    "counted from zero",
 		},
 		{
@@ -131,6 +131,6 @@ func ExampleSince() {
 	// Output:
 	// Δ 4m10s
 	// generation tok/s  100
-	// requests /s       0.20
+	// requests /s       0.2
 	// 100
 }

@@ -1,16 +1,17 @@
-package watch
+package rates
 
 import (
 	"fmt"
 
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
-// Since computes every rate between two scrapes of one server (a saved one
-// and a later one) as a single column headed by the elapsed time, with the
-// watch view's rows and reset handling. Its figures go under [KeySince] in
-// Report.Rates. When the two cannot be compared (no scrape time, wrong
+// Since computes every figure between two scrapes of one server (a saved
+// one and a later one) as a single column headed by the elapsed time, with
+// the watch view's rows and reset handling. Its figures go under [KeySince]
+// in Report.Rates. When the two cannot be compared (no scrape time, wrong
 // order, a restart between them) the section says why and there are no
 // figures.
 func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[string]*float64) {
@@ -25,23 +26,23 @@ func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[str
 	if before.ScrapedAt.IsZero() || after.ScrapedAt.IsZero() {
 		return say("no rates", "a scrape has no time", "save scrapes with --save, which records it")
 	}
-	elapsed := after.ScrapedAt.Sub(before.ScrapedAt)
-	if elapsed <= 0 {
+	if !after.ScrapedAt.After(before.ScrapedAt) {
 		return say("no rates", "the saved scrape is not the older one",
 			fmt.Sprintf("%s vs. %s", before.ScrapedAt.Format("2006-01-02 15:04:05"), after.ScrapedAt.Format("2006-01-02 15:04:05")))
 	}
 	h := NewHistory(0)
 	h.Add(before, before.ScrapedAt)
-	switch h.Add(after, after.ScrapedAt) {
-	case Restarted:
+	if h.Add(after, after.ScrapedAt) == Restarted {
 		ago := after.ScrapedAt.Sub(h.RestartedAt)
 		return say("no rates", "server restarted between the two scrapes",
-			fmt.Sprintf("%s before the later one; counters are not comparable across it", Compact(ago)))
-	case Reset:
+			fmt.Sprintf("%s before the later one; counters are not comparable across it", units.Seconds(ago.Seconds())))
+	}
+	d := delta(h.At(0), h.At(1))
+	if d.Reset {
 		sec.Rows = append(sec.Rows, report.Row{ID: "since_reset", Label: "counters reset",
 			Value: "between the two scrapes", Note: "counted from zero, as rate() does", Severity: report.Dim})
 	}
-	t, rates := h.table([]column{{key: KeySince, header: "Δ " + Compact(elapsed), base: 0}})
+	t, figs := Table(h.rows.rows(), []Column{{Key: KeySince, Header: "Δ " + span(after.ScrapedAt.Sub(before.ScrapedAt)), Delta: &d}})
 	sec.Table = t
-	return sec, rates
+	return sec, figs
 }

@@ -1,4 +1,4 @@
-package watch
+package rates
 
 import (
 	"testing"
@@ -6,14 +6,10 @@ import (
 )
 
 // TestHistoryBounded feeds a virtual clock through two days at a 1 s
-// interval with the default windows and checks the history's length
-// against counts worked out by hand.
+// interval with windows up to 24 h (the watch view's default) and checks
+// the history's length against counts worked out by hand.
 func TestHistoryBounded(t *testing.T) {
-	ws, err := ParseWindows(DefaultWindows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := NewHistory(longest(ws, time.Second))
+	h := NewHistory(24 * time.Hour)
 	// The bound: every sample of the last 90 s (91 at a 1 s interval, both
 	// ends included), one per 30 s back to 1.1 × 24 h (95040 s / 30 s =
 	// 3168, plus one for the end), plus the baseline kept past the cut.
@@ -100,7 +96,8 @@ func TestHistoryResetFolding(t *testing.T) {
 		t.Fatalf("baseline %d", b)
 	}
 	// 0..99 s adds 990; the fall to 0 adds 0; 100..300 s adds 2000.
-	got := h.Newest().total[cGenerated] - h.At(b).total[cGenerated]
+	gen := counter("tokens_predicted_total")
+	got := h.Newest().total[gen] - h.At(b).total[gen]
 	if got != 2990 {
 		t.Errorf("increase over 5 m = %v, want 2990", got)
 	}
@@ -118,9 +115,9 @@ func TestHistoryResetAllCounters(t *testing.T) {
 		t.Fatalf("event %v, want Reset", ev)
 	}
 	n, b := h.At(1), h.At(0)
-	for c, want := range map[counter]float64{cGenerated: 13500, cDecodeSeconds: 60, cRequests: 41} {
-		if got := n.total[c] - b.total[c]; got != want {
-			t.Errorf("%s: increase %v, want the new value %v", counterNames[c], got, want)
+	for name, want := range map[string]float64{"tokens_predicted_total": 13500, "tokens_predicted_seconds_total": 60, "requests_total": 41} {
+		if c := counter(name); n.total[c]-b.total[c] != want {
+			t.Errorf("%s: increase %v, want the new value %v", name, n.total[c]-b.total[c], want)
 		}
 	}
 	// A histogram whose buckets fall while every counter rose.
@@ -129,10 +126,11 @@ func TestHistoryResetAllCounters(t *testing.T) {
 	if ev := h2.Add(snap(0, "requests_total", 45, "time_to_first_token_seconds", mkHist([]float64{1}, []float64{3, 5})), at(10)); ev != Reset {
 		t.Fatalf("histogram fall: event %v, want Reset", ev)
 	}
-	if got := h2.At(1).total[cRequests] - h2.At(0).total[cRequests]; got != 45 {
+	req, ttft := counter("requests_total"), hist("time_to_first_token_seconds")
+	if got := h2.At(1).total[req] - h2.At(0).total[req]; got != 45 {
 		t.Errorf("requests after a histogram reset: %v, want 45", got)
 	}
-	if h2.At(1).hepoch[hTTFT] == h2.At(0).hepoch[hTTFT] {
+	if h2.At(1).hepoch[ttft] == h2.At(0).hepoch[ttft] {
 		t.Error("a window across the reset would subtract histograms")
 	}
 }
@@ -176,6 +174,7 @@ func TestHistorySharesIdleHistograms(t *testing.T) {
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 2})), at(0))
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 2})), at(1))
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{1, 3})), at(2))
+	hTTFT := hist("time_to_first_token_seconds")
 	if h.At(0).hists[hTTFT] != h.At(1).hists[hTTFT] {
 		t.Error("an unchanged histogram is stored twice")
 	}

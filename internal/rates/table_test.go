@@ -1,4 +1,4 @@
-package watch
+package rates
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 	"github.com/inferscope/inferscope/internal/report"
 )
 
-// grid is a rates table with the header padding trimmed, for comparing.
+// grid is a rates table by row ID, for comparing.
 type grid struct {
 	header []string
 	rows   map[string][]string
@@ -22,10 +22,11 @@ func gridOf(t *testing.T, sec report.Section) grid {
 	}
 	g := grid{rows: map[string][]string{}}
 	for _, h := range sec.Table.Header[1:] {
-		if len([]rune(h)) < CellWidth {
-			t.Errorf("header %q not padded to %d", h, CellWidth)
+		// The JSON holds the label: whoever draws the table pads it.
+		if h != strings.TrimSpace(h) {
+			t.Errorf("header %q is padded", h)
 		}
-		g.header = append(g.header, strings.TrimSpace(h))
+		g.header = append(g.header, h)
 	}
 	for _, r := range sec.Table.Rows {
 		if len(r.Cells) != len(g.header) {
@@ -48,18 +49,18 @@ func TestRatesFillIn(t *testing.T) {
 	}{
 		{0, []string{"now", "30s", "1m", "5m"}, []string{"", "", "", ""}},
 		// Span 10 s < 1.25 × the 10 s interval: no ~span column yet.
-		{10, []string{"now 10s", "30s", "1m", "5m"}, []string{"0.10", "", "", ""}},
-		{20, []string{"now 10s", "~20s", "1m", "5m"}, []string{"0.30", "0.20", "", ""}},
+		{10, []string{"now 10s", "30s", "1m", "5m"}, []string{"0.1", "", "", ""}},
+		{20, []string{"now 10s", "~20s", "1m", "5m"}, []string{"0.3", "0.2", "", ""}},
 		// 30 s fills in; a 30 s span is not 1.25 × 30 s, so 1m stays blank.
-		{30, []string{"now 10s", "30s", "1m", "5m"}, []string{"0.50", "0.30", "", ""}},
-		{40, []string{"now 10s", "30s", "~40s", "5m"}, []string{"0.70", "0.50", "0.40", ""}},
-		{60, []string{"now 10s", "30s", "1m", "5m"}, []string{"1.10", "0.90", "0.60", ""}},
-		{70, []string{"now 10s", "30s", "1m", "5m"}, []string{"1.30", "1.10", "0.80", ""}},
+		{30, []string{"now 10s", "30s", "1m", "5m"}, []string{"0.5", "0.3", "", ""}},
+		{40, []string{"now 10s", "30s", "~40s", "5m"}, []string{"0.7", "0.5", "0.4", ""}},
+		{60, []string{"now 10s", "30s", "1m", "5m"}, []string{"1.1", "0.9", "0.6", ""}},
+		{70, []string{"now 10s", "30s", "1m", "5m"}, []string{"1.3", "1.1", "0.8", ""}},
 		// Only the first window longer than the session may stand in.
-		{80, []string{"now 10s", "30s", "1m", "~1m20s"}, []string{"1.50", "1.30", "1.00", "0.80"}},
-		{300, []string{"now 10s", "30s", "1m", "5m"}, []string{"5.90", "5.70", "5.40", "3.00"}},
+		{80, []string{"now 10s", "30s", "1m", "~1m20s"}, []string{"1.5", "1.3", "1", "0.8"}},
+		{300, []string{"now 10s", "30s", "1m", "5m"}, []string{"5.9", "5.7", "5.4", "3"}},
 	}
-	h := NewHistory(longest(ws, 10*time.Second))
+	h := NewHistory(5 * time.Minute)
 	i := 0
 	for sec := 0.0; sec <= 300; sec += 10 {
 		h.Add(snap(start0, "requests_total", sec*sec/100), at(sec))
@@ -68,7 +69,7 @@ func TestRatesFillIn(t *testing.T) {
 		}
 		st := steps[i]
 		i++
-		sec, _ := h.Rates(Effective(ws, 10*time.Second))
+		sec, _ := h.Section(ws)
 		g := gridOf(t, sec)
 		if !slices.Equal(g.header, st.header) || !slices.Equal(g.rows["requests"], st.cells) {
 			t.Errorf("at %v s:\n got %q %q\nwant %q %q", st.t, g.header, g.rows["requests"], st.header, st.cells)
@@ -83,14 +84,14 @@ func TestRatesStale(t *testing.T) {
 	h := NewHistory(time.Minute)
 	add := func(sec float64) (grid, map[string]map[string]*float64) {
 		h.Add(snap(start0, "requests_total", 2*sec), at(sec))
-		s, rates := h.Rates(ws)
+		s, rates := h.Section(ws)
 		return gridOf(t, s), rates
 	}
 	for sec := 0.0; sec < 60; sec += 10 {
 		add(sec)
 	}
 	// 60 s: the 30 s baseline is 30 s old, the 1 m one 60 s: both fine.
-	if g, _ := add(60); !slices.Equal(g.rows["requests"], []string{"2.00", "2.00", "2.00"}) {
+	if g, _ := add(60); !slices.Equal(g.rows["requests"], []string{"2", "2", "2"}) {
 		t.Errorf("at 60 s: %q", g.rows["requests"])
 	}
 	// 200 s: both baselines are the 60 s sample, 140 s old.
@@ -98,7 +99,7 @@ func TestRatesStale(t *testing.T) {
 	if want := []string{"now 2m20s", "30s", "1m"}; !slices.Equal(g.header, want) {
 		t.Errorf("header %q, want %q", g.header, want)
 	}
-	if want := []string{"2.00", "", ""}; !slices.Equal(g.rows["requests"], want) {
+	if want := []string{"2", "", ""}; !slices.Equal(g.rows["requests"], want) {
 		t.Errorf("at 200 s: %q, want %q", g.rows["requests"], want)
 	}
 	if rates["30s"]["requests"] != nil || rates["30s"][KeyElapsed] != nil || *rates[KeyNow][KeyElapsed] != 140 {
@@ -107,41 +108,16 @@ func TestRatesStale(t *testing.T) {
 	// 230 s: the 30 s window has a fresh baseline; 1 m still reaches 60 s.
 	add(210)
 	add(220)
-	if g, _ := add(230); !slices.Equal(g.rows["requests"], []string{"2.00", "2.00", ""}) {
+	if g, _ := add(230); !slices.Equal(g.rows["requests"], []string{"2", "2", ""}) {
 		t.Errorf("at 230 s: %q", g.rows["requests"])
 	}
 	// Exactly twice the window is still accepted.
 	h2 := NewHistory(time.Minute)
 	h2.Add(snap(start0, "requests_total", 0), at(0))
 	h2.Add(snap(start0, "requests_total", 120), at(60))
-	s2, _ := h2.Rates([]time.Duration{30 * time.Second})
-	if g := gridOf(t, s2); !slices.Equal(g.rows["requests"], []string{"2.00", "2.00"}) {
+	s2, _ := h2.Section([]time.Duration{30 * time.Second})
+	if g := gridOf(t, s2); !slices.Equal(g.rows["requests"], []string{"2", "2"}) {
 		t.Errorf("at 2×: %q", g.rows["requests"])
-	}
-}
-
-// TestRatesLongestKept: at a 10 s interval windows of 5 s and 8 s are both
-// too short; the longest stays, its baseline the previous scrape.
-func TestRatesLongestKept(t *testing.T) {
-	ws, err := ParseWindows("5s,8s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff := Effective(ws, 10*time.Second)
-	h := NewHistory(longest(ws, 10*time.Second))
-	for sec := 0.0; sec <= 30; sec += 10 {
-		h.Add(snap(start0, "requests_total", 3*sec), at(sec))
-	}
-	s, rates := h.Rates(eff)
-	g := gridOf(t, s)
-	if want := []string{"now 10s", "8s"}; !slices.Equal(g.header, want) {
-		t.Errorf("header %q, want %q", g.header, want)
-	}
-	if want := []string{"3.00", "3.00"}; !slices.Equal(g.rows["requests"], want) {
-		t.Errorf("cells %q, want %q", g.rows["requests"], want)
-	}
-	if _, ok := rates["5s"]; ok || *rates["8s"][KeyElapsed] != 10 {
-		t.Errorf("rates %v", rates)
 	}
 }
 
@@ -153,11 +129,11 @@ func TestRatesResetMidWindow(t *testing.T) {
 	for i, v := range vals {
 		h.Add(snap(start0, "tokens_predicted_total", v), at(float64(10*i)))
 	}
-	s, rates := h.Rates([]time.Duration{30 * time.Second, time.Minute})
+	s, rates := h.Section([]time.Duration{30 * time.Second, time.Minute})
 	g := gridOf(t, s)
 	// now: 100/10. 30 s from 30 s: 300/30. 1 m from 0 s: 100+100+50+300 =
 	// 550 over 60 s.
-	if want := []string{"10.0", "10.0", "9.17"}; !slices.Equal(g.rows["generation"], want) {
+	if want := []string{"10", "10", "9.2"}; !slices.Equal(g.rows["generation"], want) {
 		t.Errorf("cells %q, want %q", g.rows["generation"], want)
 	}
 	if !approx(*rates["1m"]["generation"], 550.0/60) {
@@ -168,7 +144,7 @@ func TestRatesResetMidWindow(t *testing.T) {
 	for i, v := range vals[:6] {
 		h2.Add(snap(start0, "tokens_predicted_total", v), at(float64(10*i)))
 	}
-	_, rates = h2.Rates([]time.Duration{30 * time.Second})
+	_, rates = h2.Section([]time.Duration{30 * time.Second})
 	if !approx(*rates["30s"]["generation"], 250.0/30) {
 		t.Errorf("30s across the reset = %v, want %v", *rates["30s"]["generation"], 250.0/30)
 	}
@@ -184,14 +160,14 @@ func TestRatesRestart(t *testing.T) {
 	}
 	restart := float64(at(45).Unix())
 	wantCells := map[float64][]string{
-		50: {"", ""},         // only the restart sample
-		60: {"0.50", ""},     // 5 more requests in 10 s; span 10 s < 12.5 s
-		70: {"0.50", "0.50"}, // ~20s
-		80: {"0.50", "0.50"}, // 30 s from the restart sample
+		50: {"", ""},       // only the restart sample
+		60: {"0.5", ""},    // 5 more requests in 10 s; span 10 s < 12.5 s
+		70: {"0.5", "0.5"}, // ~20s
+		80: {"0.5", "0.5"}, // 30 s from the restart sample
 	}
 	for sec := 50.0; sec <= 80; sec += 10 {
 		h.Add(snap(restart, "requests_total", (sec-50)/2), at(sec))
-		s, _ := h.Rates(ws)
+		s, _ := h.Section(ws)
 		g := gridOf(t, s)
 		if !slices.Equal(g.rows["requests"], wantCells[sec]) {
 			t.Errorf("at %v s: %q %q, want cells %q", sec, g.header, g.rows["requests"], wantCells[sec])
@@ -229,22 +205,22 @@ func TestRatesRatiosAndPercentiles(t *testing.T) {
 	h := NewHistory(time.Minute)
 	h.Add(base, at(0))
 	h.Add(next, at(10))
-	s, rates := h.Rates(nil)
+	s, rates := h.Section(nil)
 	g := gridOf(t, s)
 	// Worked by hand over the 10 s between the two scrapes:
 	want := map[string]string{
-		"prompt_computed":   "300",   // 3000 tokens
-		"prompt_cache_hits": "600",   // 6000 tokens
-		"offload_restored":  "205",   // 2048 tokens
-		"offload_read":      "0.50",  // 5 MB
-		"offload_written":   "0",     // nothing written: a true zero
-		"prefix_hit_ratio":  "0.67",  // 6000 / 9000
-		"draft_acceptance":  "idle",  // nothing drafted in the window
-		"prefill_share":     "0.25",  // 3 s of 3 + 9 s
-		"ttft_p50":          "600ms", // Δ buckets 0,30,80: rank 40 is 10/50 into (0.5, 1]
-		"ttft_p99":          "992ms", // rank 79.2: 39.2/50 into (0.5, 1]
-		"e2e_p50":           "7.50s", // Δ 0,0,10: rank 5 halfway into (5, 10]
-		"e2e_p99":           "9.95s",
+		"prompt_computed":   "300",     // 3000 tokens
+		"prompt_cache_hits": "600",     // 6000 tokens
+		"offload_restored":  "204.8",   // 2048 tokens
+		"offload_read":      "488 KiB", // 5 MB: 500,000 / 1024 = 488.3 KiB a second
+		"offload_written":   "0 B",     // nothing written: a true zero
+		"prefix_hit_ratio":  "66.7%",   // 6000 / 9000
+		"draft_acceptance":  "idle",    // nothing drafted in the window
+		"prefill_share":     "25.0%",   // 3 s of 3 + 9 s
+		"ttft_p50":          "600 ms",  // Δ buckets 0,30,80: rank 40 is 10/50 into (0.5, 1]
+		"ttft_p99":          "992 ms",  // rank 79.2: 39.2/50 into (0.5, 1]
+		"e2e_p50":           "7.50 s",  // Δ 0,0,10: rank 5 halfway into (5, 10]
+		"e2e_p99":           "9.95 s",
 	}
 	for id, w := range want {
 		if c := g.rows[id]; len(c) != 1 || c[0] != w {
@@ -266,7 +242,7 @@ func TestRatesRatiosAndPercentiles(t *testing.T) {
 	plain := snap(start0, "requests_total", 1, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0)
 	h = NewHistory(time.Minute)
 	h.Add(plain, at(0))
-	s, rates = h.Rates(nil)
+	s, rates = h.Section(nil)
 	if g := gridOf(t, s); len(g.rows) != 1 || g.rows["requests"] == nil {
 		t.Errorf("rows %v, want only requests", g.rows)
 	}
@@ -279,15 +255,15 @@ func TestRatesRatiosAndPercentiles(t *testing.T) {
 	h = NewHistory(time.Minute)
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(ttft, []float64{1, 2, 3, 4})), at(0))
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(ttft, []float64{1, 2, 3, 4})), at(10))
-	s, _ = h.Rates(nil)
+	s, _ = h.Section(nil)
 	if c := gridOf(t, s).rows["ttft_p50"]; c[0] != "idle" {
 		t.Errorf("idle histogram: %q", c)
 	}
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(ttft, []float64{0, 0, 0, 1})), at(20))
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(ttft, []float64{5, 5, 5, 9})), at(30))
-	s, rates = h.Rates([]time.Duration{30 * time.Second})
+	s, rates = h.Section([]time.Duration{30 * time.Second})
 	// now: Δ buckets 5,5,5,8: rank 4 is 4/5 into (0, 0.1].
-	if c := gridOf(t, s).rows["ttft_p50"]; !slices.Equal(c, []string{"80.0ms", ""}) {
+	if c := gridOf(t, s).rows["ttft_p50"]; !slices.Equal(c, []string{"80 ms", ""}) {
 		t.Errorf("across a histogram reset: %q, want the now column only", c)
 	}
 	if rates["30s"]["ttft_p50"] != nil || rates["30s"][KeyElapsed] == nil {
@@ -303,7 +279,7 @@ func TestRatesKeys(t *testing.T) {
 	for sec := 0.0; sec <= 45; sec += 5 {
 		h.Add(snap(start0, "requests_total", sec), at(sec))
 	}
-	_, rates := h.Rates(ws)
+	_, rates := h.Section(ws)
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range rates {
 			if !yield(k) {

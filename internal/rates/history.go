@@ -1,4 +1,4 @@
-package watch
+package rates
 
 import (
 	"math"
@@ -16,56 +16,6 @@ const (
 	Thinned        = 30 * time.Second
 	Retention      = 1.1
 )
-
-// counter indexes the canonical counters the rates table reads.
-type counter int
-
-const (
-	cPromptTokens counter = iota
-	cCachedTokens
-	cGenerated
-	cRequests
-	cOffloadRestored
-	cOffloadRead
-	cOffloadWritten
-	cPrefixHits
-	cPrefixQueries
-	cDraftAccepted
-	cDrafted
-	cPrefillSeconds
-	cDecodeSeconds
-	nCounters
-)
-
-var counterNames = [nCounters]string{
-	cPromptTokens:    "prompt_tokens_total",
-	cCachedTokens:    "cached_tokens_total",
-	cGenerated:       "tokens_predicted_total",
-	cRequests:        "requests_total",
-	cOffloadRestored: "kv_offload_restored_tokens_total",
-	cOffloadRead:     "kv_offload_read_bytes_total",
-	cOffloadWritten:  "kv_offload_written_bytes_total",
-	cPrefixHits:      "prefix_cache_hits",
-	cPrefixQueries:   "prefix_cache_queries",
-	cDraftAccepted:   "spec_decode_num_accepted_tokens_total",
-	cDrafted:         "spec_decode_num_draft_tokens_total",
-	cPrefillSeconds:  "prompt_seconds_total",
-	cDecodeSeconds:   "tokens_predicted_seconds_total",
-}
-
-// hist indexes the histograms whose windowed percentiles the table shows.
-type hist int
-
-const (
-	hTTFT hist = iota
-	hE2E
-	nHists
-)
-
-var histNames = [nHists]string{
-	hTTFT: "time_to_first_token_seconds",
-	hE2E:  "e2e_request_latency_seconds",
-}
 
 // Sample is what the history keeps of one good scrape: its time and the
 // counters as running totals with resets already folded in, so that the
@@ -89,12 +39,13 @@ type Sample struct {
 	// window spanning one is left blank.
 	hists  [nHists]*histogram.Histogram
 	hepoch [nHists]int
-
-	offload bool // offload capacity > 0
-	drafter bool // some request was served with a drafter
+	// resets counts the counter resets since the history began, so that
+	// a window knows whether it spans one.
+	resets int
 }
 
-// History is the samples of one watch session, thinned as they age.
+// History is the samples of one server's scrapes over a session, thinned
+// as they age: what each window's baseline is found in.
 type History struct {
 	// old holds the samples older than FullResolution, at least Thinned
 	// apart; recent holds every sample since. Both are in time order and old
@@ -102,6 +53,8 @@ type History struct {
 	old, recent []*Sample
 	retain      time.Duration // drop samples older than this; 0 keeps all
 	longest     time.Duration
+	// rows are the rows the newest sample supports.
+	rows rowSet
 
 	// RestartedAt is when the server last restarted within this session
 	// (its new process start time); zero when it has not.
@@ -189,6 +142,7 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if fold(smp, prev, s) && ev == Appended {
 		h.ResetAt, ev = at, Reset
 	}
+	h.rows = supported(s)
 	h.recent = append(h.recent, smp)
 	h.thin(at)
 	return ev
@@ -220,9 +174,8 @@ func restarted(a, b float64) bool {
 func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
 	var val [nCounters]float64
 	var ok [nCounters]bool
-	for c := range nCounters {
-		v, present := s.Scalar(counterNames[c])
-		if present && v >= 0 {
+	for c, name := range counterNames {
+		if v, present := s.Scalar(name); present && v >= 0 {
 			val[c], ok[c] = v, true
 		}
 	}
@@ -244,6 +197,12 @@ func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
 					reset = true
 				}
 			}
+		}
+	}
+	if prev != nil {
+		smp.resets = prev.resets
+		if reset {
+			smp.resets++
 		}
 	}
 	for c := range nCounters {
@@ -284,8 +243,6 @@ func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
 			smp.hists[i], smp.hepoch[i] = cloneHist(cur[i]), prev.hepoch[i]
 		}
 	}
-	smp.offload = s.Get("kv_offload_max_tokens") > 0 || s.Get("kv_offload_max_bytes") > 0
-	smp.drafter = s.Get("spec_decode_requests_total") > 0
 	return reset
 }
 
@@ -346,4 +303,31 @@ func (h *History) baseline(d time.Duration) int {
 	// First index whose time is after t; the one before it is the answer.
 	i := sort.Search(n-1, func(i int) bool { return h.At(i).At.After(t) })
 	return i - 1
+}
+
+// delta is the increase from sample b to sample n, a later one.
+func delta(b, n *Sample) Delta {
+	d := Delta{
+		Seconds:  n.At.Sub(b.At).Seconds(),
+		Counters: make(map[string]float64, nCounters),
+		Reset:    n.resets != b.resets,
+	}
+	for c, name := range counterNames {
+		if b.has[c] && n.has[c] {
+			d.Counters[name] = n.total[c] - b.total[c]
+		}
+	}
+	for i, name := range histNames {
+		cur, prev := n.hists[i], b.hists[i]
+		if cur == nil || prev == nil || n.hepoch[i] != b.hepoch[i] {
+			continue
+		}
+		if inc, ok := cur.Sub(*prev); ok {
+			if d.Hists == nil {
+				d.Hists = make(map[string]histogram.Histogram, nHists)
+			}
+			d.Hists[name] = inc
+		}
+	}
+	return d
 }

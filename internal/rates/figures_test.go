@@ -1,0 +1,150 @@
+package rates
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// TestSeries: a Sample holds every series the rows read, and only those;
+// a rowSet holds every row.
+func TestSeries(t *testing.T) {
+	if len(rows) > 64 {
+		t.Fatalf("%d rows do not fit a rowSet", len(rows))
+	}
+	if len(counterNames) != nCounters || len(histNames) != nHists {
+		t.Fatalf("%d counters and %d histograms read; a Sample holds %d and %d", len(counterNames), len(histNames), nCounters, nHists)
+	}
+}
+
+// TestComputeDelta feeds Compute a Delta as a PromQL source would fill it
+// (increase() of each counter and _bucket series over a 60 s window, and
+// resets() > 0) and checks each figure against one worked out by hand.
+func TestComputeDelta(t *testing.T) {
+	bucket := func(le, n float64) histogram.Bucket { return histogram.Bucket{UpperBound: le, Count: n} }
+	inf := math.Inf(1)
+	d := Delta{
+		Seconds: 60,
+		Counters: map[string]float64{
+			"prompt_tokens_total": 6000, "cached_tokens_total": 0, "requests_total": 30,
+			"kv_offload_read_bytes_total": 3 << 20 * 60,
+			"prefix_cache_hits":           300, "prefix_cache_queries": 1200,
+			"prompt_seconds_total": 12, "tokens_predicted_seconds_total": 36,
+			"spec_decode_num_accepted_tokens_total": 0, "spec_decode_num_draft_tokens_total": 0,
+		},
+		Hists: map[string]histogram.Histogram{
+			// 50 first tokens in (0, 0.5 s], 50 in (0.5 s, 1 s].
+			"time_to_first_token_seconds": {Buckets: []histogram.Bucket{bucket(0.5, 50), bucket(1, 100), bucket(inf, 100)}, Count: 100, Sum: 50},
+			// 4 requests, all above the last bound, 40 s together.
+			"e2e_request_latency_seconds": {Buckets: []histogram.Bucket{bucket(1, 0), bucket(5, 0), bucket(inf, 4)}, Count: 4, Sum: 40},
+		},
+		Reset: true, // counted from zero by the source: the figures are as given
+	}
+	want := map[string]struct {
+		v    float64 // NaN: no figure
+		cell string
+	}{
+		"prompt_computed":   {100, "100"},         // 6000 / 60
+		"prompt_cache_hits": {0, "0"},             // a true zero
+		"generation":        {math.NaN(), ""},     // no increase given
+		"requests":          {0.5, "0.5"},         // 30 / 60
+		"offload_restored":  {math.NaN(), ""},     // no increase given
+		"offload_read":      {3 << 20, "3.0 MiB"}, // 3 MiB a second
+		"offload_written":   {math.NaN(), ""},     // no increase given
+		"prefix_hit_ratio":  {0.25, "25.0%"},      // 300 / 1200
+		"draft_acceptance":  {math.NaN(), "idle"}, // nothing drafted
+		"prefill_share":     {0.25, "25.0%"},      // 12 / (12 + 36)
+		"ttft_p50":          {0.5, "500 ms"},      // rank 50 tops the first bucket
+		"ttft_p99":          {0.99, "990 ms"},     // rank 99: 49/50 into (0.5, 1]
+		"e2e_p50":           {5, "≥5.00 s"},       // rank 2 in the open top: above 5 s is all that is known
+		"e2e_p99":           {10, "≥10.0 s"},      // the largest of 4 summing 40 s is at least 10 s
+	}
+	figs := Compute(d, rows)
+	for i, r := range rows {
+		w, ok := want[r.ID]
+		if !ok {
+			t.Errorf("row %s not worked out", r.ID)
+			continue
+		}
+		f := figs[i]
+		switch {
+		case math.IsNaN(w.v) && f.Value != nil:
+			t.Errorf("%s = %v, want no figure", r.ID, *f.Value)
+		case !math.IsNaN(w.v) && (f.Value == nil || !approx(*f.Value, w.v)):
+			t.Errorf("%s = %v, want %v", r.ID, f.Value, w.v)
+		}
+		if got := r.Cell(f); got != w.cell {
+			t.Errorf("%s cell %q, want %q", r.ID, got, w.cell)
+		}
+	}
+	// A window of no length has no figures.
+	for i, f := range Compute(Delta{Counters: d.Counters}, rows) {
+		if f.Value != nil || f.Idle {
+			t.Errorf("%s over no time: %+v", rows[i].ID, f)
+		}
+	}
+}
+
+// TestRowsFor: a row shows when the server publishes its series; offload
+// rows only with offload capacity, draft acceptance only once a drafter
+// served requests.
+func TestRowsFor(t *testing.T) {
+	ids := func(s *snapshot.Snapshot) (out []string) {
+		for _, r := range RowsFor(s) {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		s    *snapshot.Snapshot
+		want []string
+	}{
+		{"nothing", snap(start0), nil},
+		{"a negative counter is not one", snap(start0, "requests_total", -1), nil},
+		{"requests", snap(start0, "requests_total", 1), []string{"requests"}},
+		{"ratio needs both", snap(start0, "prefix_cache_hits", 1), nil},
+		{"offload without capacity", snap(start0, "kv_offload_read_bytes_total", 1), nil},
+		{"offload", snap(start0, "kv_offload_read_bytes_total", 1, "kv_offload_max_bytes", 1<<30), []string{"offload_read"}},
+		{"no drafter yet", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0), nil},
+		{"drafter", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0, "spec_decode_requests_total", 1), []string{"draft_acceptance"}},
+		{"histogram", snap(start0, "e2e_request_latency_seconds", mkHist([]float64{1}, []float64{1, 1})), []string{"e2e_p50", "e2e_p99"}},
+	}
+	for _, tt := range tests {
+		if got := ids(tt.s); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: rows %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSpan: a measured window's header label, rounded to what a header
+// needs, in the windows' spelling.
+func TestSpan(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{50 * time.Millisecond, "50ms"},
+		{100 * time.Millisecond, "100ms"},
+		{2 * time.Second, "2s"},
+		{2030 * time.Millisecond, "2s"},
+		{6650 * time.Millisecond, "6.7s"},
+		{9960 * time.Millisecond, "10s"},
+		{45 * time.Second, "45s"},
+		{59600 * time.Millisecond, "1m"},
+		{4*time.Minute + 12*time.Second, "4m12s"},
+		{2*time.Hour + 5*time.Minute + 10*time.Second, "2h5m"},
+		{26 * time.Hour, "26h"},
+		{-time.Second, "0s"},
+	}
+	for _, tt := range tests {
+		if got := span(tt.d); got != tt.want {
+			t.Errorf("span(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
