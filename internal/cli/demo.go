@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -52,10 +53,10 @@ Ctrl-C ends every form (exit status {interrupted}).
 	"speed", strconv.FormatFloat(demo.DefaultSpeed, 'g', -1, 64),
 	"max-speed", strconv.Itoa(demo.MaxSpeed),
 	"seed", strconv.Itoa(demo.DefaultSeed),
-	"sim-time", spell(demo.DefaultSimTime),
-	"max-sim-time", spell(demo.MaxSimTime),
+	"sim-time", units.Duration(demo.DefaultSimTime),
+	"max-sim-time", units.Duration(demo.MaxSimTime),
 	"min-interval", seconds(watch.MinInterval),
-	"refresh", spell(demoRefresh),
+	"refresh", units.Duration(demoRefresh),
 	"interrupted", strconv.Itoa(ExitInterrupted),
 )
 
@@ -130,8 +131,8 @@ func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
 	case d.once && d.sim.SimTime <= 0:
 		return usagef("simulate some time, such as --sim-time 10m (a simulated day takes about a second)", "--sim-time must be positive")
 	case d.sim.SimTime > demo.MaxSimTime:
-		return usagef("simulate at most "+spell(demo.MaxSimTime)+" (a week), such as --sim-time 24h: it covers the longest rate window",
-			"--sim-time %s is more than the demo simulates (at most %s)", spell(d.sim.SimTime), spell(demo.MaxSimTime))
+		return usagef("simulate at most "+units.Duration(demo.MaxSimTime)+" (a week), such as --sim-time 24h: it covers the longest rate window",
+			"--sim-time %s is more than the demo simulates (at most %s)", units.Duration(d.sim.SimTime), units.Duration(demo.MaxSimTime))
 	}
 	if err := d.sim.Validate(); err != nil {
 		return usagef(help, "%v", err)
@@ -194,5 +195,5 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
 	}
 	// The demo's own server: no user headers, no token.
 	so := scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, UserAgent: userAgent()}
-	return reported(o.runWatch(ctx, io, so))
+	return o.runWatch(ctx, io, so)
 }

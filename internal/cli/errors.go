@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -43,14 +44,11 @@ const (
 //     the `inferscope: hint:` lines of [printError].
 func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 	var (
-		status  exitStatus
 		failed  *failOnError
 		tripped *watch.TrippedError
 		werr    *watch.WriteError
 	)
 	switch {
-	case errors.As(err, &status):
-		return int(status)
 	case ctx.Err() != nil, errors.Is(err, context.Canceled), errors.Is(err, watch.ErrInterrupted):
 		return ExitInterrupted
 	case err == nil:
@@ -95,29 +93,12 @@ func (e *failOnError) Error() string {
 	return fmt.Sprintf("a %s note fired (--fail-on %s)", e.worst, e.failOn)
 }
 
-// exitStatus is an exit code whose reason a run function has written to
-// stderr itself; [exitCode] passes it through.
-//
-// TODO(lead): only runWatch and runSince (watch.go) still return exit
-// codes; once they return errors, exitStatus and [reported] go.
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
-// reported carries an exit code a run function returned to [exitCode].
-func reported(code int) error {
-	if code == ExitOK {
-		return nil
-	}
-	return exitStatus(code)
-}
-
 // timeoutError is a scrape whose read, parse and analysis ran past
 // --timeout (the HTTP exchange alone says so in the scrape's own words).
 type timeoutError struct{ limit time.Duration }
 
 func (e *timeoutError) Error() string {
-	return "reading the scrape took longer than --timeout " + spell(e.limit)
+	return "reading the scrape took longer than --timeout " + units.Duration(e.limit)
 }
 
 // printError writes err as one `inferscope: error:` line and the hints that
@@ -150,7 +131,7 @@ func explain(err error) (string, []string) {
 	case errors.As(err, &us):
 		return us.msg, us.hints
 	case errors.As(err, &te):
-		return err.Error(), []string{"a very large or hostile exposition can take long to parse; allow more with --timeout " + spell(2*te.limit)}
+		return err.Error(), []string{"a very large or hostile exposition can take long to parse; allow more with --timeout " + units.Duration(2*te.limit)}
 	case errors.As(err, &se):
 		if len(se.Hints) > 0 {
 			return err.Error(), se.Hints

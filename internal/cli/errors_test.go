@@ -340,8 +340,6 @@ func TestExitCode(t *testing.T) {
 			"inferscope: error: something broke\ninferscope: hint: inferscope --help says what inferscope reads and lists the flags\n"},
 		{"a listen address in use", context.Background(), &demo.ListenError{Addr: "127.0.0.1:9400", InUse: true, Err: syscall.EADDRINUSE}, ExitError,
 			"inferscope: error: cannot listen on 127.0.0.1:9400: the address is already in use\ninferscope: hint: pick another address with --listen, or leave it out for a free port\n"},
-		{"a status already reported", context.Background(), reported(ExitFailOn), ExitFailOn, ""},
-		{"success already reported", context.Background(), reported(ExitOK), ExitOK, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

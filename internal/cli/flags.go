@@ -73,8 +73,8 @@ func (f *watchFlags) define(fs *flag.FlagSet) {
 // read, each where given (set holds the names of the flags given).
 func (f *watchFlags) check(set map[string]bool) error {
 	if set["watch"] && f.watch < watch.MinInterval {
-		return usagef("use --watch "+spell(watch.MinInterval)+" or longer, such as --watch 2s",
-			"--watch %s is shorter than the shortest refresh interval (%s)", spell(f.watch), spell(watch.MinInterval))
+		return usagef("use --watch "+units.Duration(watch.MinInterval)+" or longer, such as --watch 2s",
+			"--watch %s is shorter than the shortest refresh interval (%s)", units.Duration(f.watch), units.Duration(watch.MinInterval))
 	}
 	if set["windows"] {
 		if _, err := parseWindows(f.windows); err != nil {
@@ -168,18 +168,6 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, errors.New("not a duration (use 500ms, 2s, 1m or seconds)")
 	}
 	return d, nil
-}
-
-// spell writes a duration as a flag takes it: "2s", "1m", "1m30s", "500ms".
-func spell(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // sizeFlag reads a byte count: a whole or decimal number with an optional

@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -76,7 +77,7 @@ Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not
 	"min-width", strconv.Itoa(MinWidth),
 	"max-width", strconv.Itoa(MaxWidth),
 	"piped-width", strconv.Itoa(iostreams.PipedWidth),
-	"timeout", spell(defaultOptions().timeout),
+	"timeout", units.Duration(defaultOptions().timeout),
 	"max-max-bytes", spellSize(MaxMaxBytes),
 	"max-bytes", spellSize(defaultOptions().maxBytes),
 	"dialects", orList(dialect.Names()),
@@ -377,9 +378,9 @@ func runInspect(ctx context.Context, args []string, io *iostreams.IO) error {
 	}
 	switch {
 	case o.watch > 0:
-		return reported(o.runWatch(ctx, io, so))
+		return o.runWatch(ctx, io, so)
 	case o.since != "":
-		return reported(o.runSince(ctx, io, so))
+		return o.runSince(ctx, io, so)
 	}
 	return o.runOnce(ctx, io, so)
 }
@@ -448,14 +449,6 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 		return &failOnError{failOn: report.Severity(o.failOn), worst: worst}
 	}
 	return nil
-}
-
-// finish is [inspectOptions.deliver] for runSince (watch.go), which
-// returns an exit code.
-//
-// TODO(lead): once runSince returns o.deliver's error, finish goes.
-func (o *inspectOptions) finish(ctx context.Context, io *iostreams.IO, got *outcome, err error) int {
-	return exitCode(ctx, io.Err, o.deliver(ctx, io, got, err))
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {

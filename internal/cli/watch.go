@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,15 +25,14 @@ func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *
 	return r
 }
 
-func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
+func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scrape.Options) error {
 	windows, err := parseWindows(o.windows)
 	if err != nil {
-		printError(io.Err, err)
-		return ExitError
+		return err
 	}
 	do := o.dialectOptions()
 	target := o.target
-	err = watch.Run(ctx, io, watch.Config{
+	return watch.Run(ctx, io, watch.Config{
 		Interval: o.watch,
 		Windows:  windows,
 		JSON:     o.json,
@@ -54,25 +52,6 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		},
 		Build: o.build,
 	})
-	var (
-		tripped *watch.TrippedError
-		werr    *watch.WriteError
-	)
-	switch {
-	case errors.As(err, &tripped):
-		fmt.Fprintf(io.Err, "inferscope: stopped by --fail-on %s: a %s note fired at %s: %s\n", o.failOn, tripped.Note.Severity,
-			tripped.At.Format("2006-01-02 15:04:05 MST"), termsafe.Line(tripped.Note.Text, 300))
-		return ExitFailOn
-	case ctx.Err() != nil, errors.Is(err, watch.ErrInterrupted):
-		return ExitInterrupted
-	case errors.As(err, &werr):
-		printError(io.Err, writeError(werr.Err))
-		return ExitError
-	case err != nil:
-		printError(io.Err, err)
-		return ExitError
-	}
-	return ExitOK
 }
 
 // parseWindows reads --windows, with a hint when it cannot.
@@ -86,7 +65,7 @@ func parseWindows(s string) ([]time.Duration, error) {
 
 // runSince reports the rates between a saved scrape and the target (a live
 // server or a second saved file), all of it within --timeout.
-func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scrape.Options) int {
+func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scrape.Options) error {
 	got, err := bounded(ctx, o.timeout, func(ctx context.Context) (*outcome, error) {
 		do := o.dialectOptions()
 		before, _, err := load(ctx, o.since, so, do, time.Time{})
@@ -111,5 +90,5 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		}
 		return o.rendered(io, rep, res)
 	})
-	return o.finish(ctx, io, got, err)
+	return o.deliver(ctx, io, got, err)
 }

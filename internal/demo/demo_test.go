@@ -161,8 +161,8 @@ func hasNote(r *report.Report, id string) bool {
 // The truths as the one-shot report states them after ten simulated
 // minutes, with the report's "now" at the simulator's clock.
 func TestOnceReport(t *testing.T) {
-	within := func(got *float64, want, rel float64) bool {
-		return got != nil && math.Abs(*got-want) <= rel*want
+	within := func(got *report.Number, want, rel float64) bool {
+		return got != nil && math.Abs(float64(*got)-want) <= rel*want
 	}
 	tests := []struct {
 		scenario string
@@ -224,7 +224,7 @@ func TestOnceReport(t *testing.T) {
 			if r.Figures.Utilization == nil || r.Figures.EngineSeconds == nil {
 				t.Fatal("no utilization")
 			}
-			if want := math.Min(*r.Figures.EngineSeconds, 600) / 600; math.Abs(*r.Figures.Utilization-want) > 1e-9 {
+			if want := math.Min(float64(*r.Figures.EngineSeconds), 600) / 600; math.Abs(float64(*r.Figures.Utilization)-want) > 1e-9 {
 				t.Errorf("utilization %v, want %v", *r.Figures.Utilization, want)
 			}
 			tc.check(t, r)
@@ -232,7 +232,7 @@ func TestOnceReport(t *testing.T) {
 	}
 }
 
-func deref(p *float64) any {
+func deref(p *report.Number) any {
 	if p == nil {
 		return nil
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/inferscope/inferscope/internal/report"
@@ -25,15 +23,6 @@ type JSONOptions struct {
 	// Compact writes the object on one line (the watch mode's one object
 	// per refresh) instead of indented.
 	Compact bool
-	// Extra adds top-level fields after the report's own, in key order. A
-	// key the report already has is an error. Values are encoded by
-	// encoding/json, so numbers that may be undefined should be *float64
-	// (nil is null): a NaN float64 fails.
-	//
-	// Deprecated: set the field on the report instead (Report.Rates is
-	// written last, and left out only when nil). Extra re-reads the whole
-	// encoded report to find its keys.
-	Extra map[string]any
 }
 
 // JSONWith writes r as [JSON] does, with the adjustments of o.
@@ -52,58 +41,16 @@ func JSONWith(w io.Writer, r *report.Report, o JSONOptions) error {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
-	if !o.Compact && len(o.Extra) == 0 {
+	if !o.Compact {
 		enc.SetIndent("", "  ")
 	}
 	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("render: encoding report: %w", err)
 	}
-	if len(o.Extra) > 0 {
-		obj, err := addFields(bytes.TrimSuffix(out.Bytes(), []byte("\n")), o.Extra)
-		if err != nil {
-			return err
-		}
-		out.Reset()
-		if o.Compact {
-			out.Write(obj)
-		} else if err := json.Indent(&out, obj, "", "  "); err != nil {
-			return fmt.Errorf("render: indenting report: %w", err)
-		}
-		out.WriteByte('\n')
-	}
 	if _, err := w.Write(escapeControls(out.Bytes())); err != nil {
 		return fmt.Errorf("render: writing report: %w", err)
 	}
 	return nil
-}
-
-// addFields appends extra's fields to the compact object obj.
-func addFields(obj []byte, extra map[string]any) ([]byte, error) {
-	var have map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &have); err != nil {
-		return nil, fmt.Errorf("render: reading report JSON: %w", err)
-	}
-	out := append([]byte(nil), bytes.TrimSuffix(obj, []byte("}"))...)
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		if _, dup := have[k]; dup {
-			return nil, fmt.Errorf("render: extra JSON field %q is already a report field", k)
-		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, fmt.Errorf("render: encoding extra field name: %w", err)
-		}
-		var vb bytes.Buffer
-		enc := json.NewEncoder(&vb)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(extra[k]); err != nil {
-			return nil, fmt.Errorf("render: encoding extra field %q: %w", k, err)
-		}
-		out = append(out, ',')
-		out = append(out, kb...)
-		out = append(out, ':')
-		out = append(out, bytes.TrimRight(vb.Bytes(), "\n")...)
-	}
-	return append(out, '}'), nil
 }
 
 // escapeControls rewrites DEL, C1 controls and bidi controls in encoded

@@ -252,13 +252,14 @@ func TestEscapeControls(t *testing.T) {
 }
 
 // Bidi controls from a server are escaped wherever they stand (the source,
-// a label, a header line, an extra field) and decode back to themselves.
+// a label, a header line, a note) and decode back to themselves.
 func TestJSONEscapesBidi(t *testing.T) {
 	const evil = "gpt\u202eevil\u2066x\u2069\u200f\u061c"
 	r := &report.Report{Schema: 1, Source: evil, Header: []string{evil},
-		Sections: []report.Section{{ID: "s", Title: evil, Rows: []report.Row{{Label: evil, Value: "1"}}}}}
+		Sections: []report.Section{{ID: "s", Title: evil, Rows: []report.Row{{Label: evil, Value: "1"}}}},
+		Notes:    []report.Note{{ID: "n", Text: evil}}}
 	var b bytes.Buffer
-	if err := JSONWith(&b, r, JSONOptions{Extra: map[string]any{"note": evil}}); err != nil {
+	if err := JSONWith(&b, r, JSONOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []rune{0x202e, 0x2066, 0x2069, 0x200f, 0x061c} {
@@ -271,18 +272,18 @@ func TestJSONEscapesBidi(t *testing.T) {
 	}
 	var back struct {
 		Source string
-		Note   string
+		Notes  []struct{ Text string }
 	}
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Source != evil || back.Note != evil {
-		t.Errorf("decoded %q %q (%v)", back.Source, back.Note, err)
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Source != evil || len(back.Notes) != 1 || back.Notes[0].Text != evil {
+		t.Errorf("decoded %q %v (%v)", back.Source, back.Notes, err)
 	}
 }
 
 func TestJSONWith(t *testing.T) {
-	r := &report.Report{Schema: 1, Source: "s", Dialect: "tabbyapi", ScrapedAt: report.Time{Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}}
-	rates := map[string]map[string]*float64{"1m": {"requests": ptr(0.5), "prompt_computed": nil}}
+	r := &report.Report{Schema: 1, Source: "s", Dialect: "tabbyapi", ScrapedAt: report.Time{Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)},
+		Rates: report.Rates{"1m": {"requests": ptr(0.5), "prompt_computed": nil}}}
 	var b bytes.Buffer
-	if err := JSONWith(&b, r, JSONOptions{Compact: true, Extra: map[string]any{"rates": rates}}); err != nil {
+	if err := JSONWith(&b, r, JSONOptions{Compact: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -296,17 +297,17 @@ func TestJSONWith(t *testing.T) {
 	if got := at(t, m, "scraped_at"); got != "2025-01-02T03:04:05Z" {
 		t.Errorf("scraped_at = %v", got)
 	}
-
-	if err := JSONWith(&b, r, JSONOptions{Extra: map[string]any{"notes": 1}}); err == nil {
-		t.Error("an extra field named like a report field was accepted")
+	// An empty rates map is written ({}: every line of a watch stream has
+	// one); only a nil one is left out.
+	b.Reset()
+	r.Rates = report.Rates{}
+	if err := JSONWith(&b, r, JSONOptions{Compact: true}); err != nil || !strings.HasSuffix(b.String(), `,"rates":{}}`+"\n") {
+		t.Errorf("empty rates: %q (%v)", b.String(), err)
 	}
-	withRates := *r
-	withRates.Rates = map[string]map[string]*float64{"1m": {}}
-	if err := JSONWith(&b, &withRates, JSONOptions{Extra: map[string]any{"rates": rates}}); err == nil {
-		t.Error("extra rates accepted beside the report's own rates")
-	}
-	if err := JSONWith(&b, r, JSONOptions{Extra: map[string]any{"x": math.NaN()}}); err == nil {
-		t.Error("a NaN extra value encoded without error")
+	b.Reset()
+	r.Rates = nil
+	if err := JSONWith(&b, r, JSONOptions{Compact: true}); err != nil || strings.Contains(b.String(), `"rates"`) {
+		t.Errorf("nil rates written: %q (%v)", b.String(), err)
 	}
 	if err := JSON(&b, nil); err == nil {
 		t.Error("nil report accepted")

@@ -72,12 +72,21 @@ func plainRender(w io.Writer, r *report.Report, o render.Options) error {
 	return nil
 }
 
+// scalars copies a snapshot's scalars into the report's form.
+func scalars(m map[string]float64) report.Map[report.Number] {
+	out := make(report.Map[report.Number], len(m))
+	for k, v := range m {
+		out[k] = report.Number(v)
+	}
+	return out
+}
+
 // fakeBuild stands in for analysis.Analyze: one section with the lifetime
 // request count, and the distributions flag it was asked for.
 func fakeBuild(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
 	return &report.Report{
-		Schema: 1, Source: s.Source, ScrapedAt: now, ScrapeSeconds: s.ScrapeSeconds,
-		Scalars: s.Scalars,
+		Schema: 1, Source: s.Source, ScrapedAt: report.Time{Time: now}, ScrapeSeconds: report.Number(s.ScrapeSeconds),
+		Scalars: scalars(s.Scalars),
 		Sections: []report.Section{{ID: "live", Title: "Live", Rows: []report.Row{
 			{Label: "requests finished", Value: fmt.Sprint(s.Get("requests_total"))},
 			{Label: "distributions", Value: fmt.Sprint(hist)},

@@ -251,12 +251,5 @@ func writeJSON(w *bytes.Buffer, r *report.Report) error {
 	if err := render.JSONWith(w, r, render.JSONOptions{Compact: true}); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
-	// TODO(lead): the report's JSON leaves an empty Rates out (omitempty);
-	// once report.Report.Rates is tagged omitzero, which writes an empty
-	// map as {} and leaves only nil out, this never applies: delete it.
-	if len(r.Rates) == 0 && !bytes.HasSuffix(w.Bytes(), []byte(`"rates":{}}`+"\n")) {
-		w.Truncate(w.Len() - len("}\n"))
-		w.WriteString(`,"rates":{}}` + "\n")
-	}
 	return nil
 }
