@@ -108,18 +108,18 @@ type Row struct {
 // rows are the table's rows in order: rates, then windowed ratios and
 // percentiles (the one-shot figures are lifetime ones; these say "now").
 var rows = []Row{
-	{ID: "prompt_computed", Label: "prompt computed tok/s", num: "prompt_tokens_total"},
-	{ID: "prompt_cache_hits", Label: "prompt cache hits tok/s", num: "cached_tokens_total"},
-	{ID: "generation", Label: "generation tok/s", num: "tokens_predicted_total"},
-	{ID: "requests", Label: "requests /s", num: "requests_total"},
-	{ID: "offload_restored", Label: "offload restored tok/s", num: "kv_offload_restored_tokens_total", offload: true},
-	{ID: "offload_read", Label: "offload read /s", num: "kv_offload_read_bytes_total", bytes: true, offload: true},
-	{ID: "offload_written", Label: "offload written /s", num: "kv_offload_written_bytes_total", bytes: true, offload: true},
-	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: "prefix_cache_hits", den: []string{"prefix_cache_queries"}},
-	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: "spec_decode_num_accepted_tokens_total", den: []string{"spec_decode_num_draft_tokens_total"}, drafter: true},
-	{ID: "prefill_share", Label: "prefill share", kind: kRatio, num: "prompt_seconds_total", den: []string{"prompt_seconds_total", "tokens_predicted_seconds_total"}},
-	{ID: "ttft_p50", Label: "TTFT p50", kind: kQuantile, hist: "time_to_first_token_seconds", q: 0.5},
-	{ID: "ttft_p99", Label: "TTFT p99", kind: kQuantile, hist: "time_to_first_token_seconds", q: 0.99},
+	{ID: "prompt_computed", Label: "prompt computed tok/s", num: snapshot.PromptTokensTotal},
+	{ID: "prompt_cache_hits", Label: "prompt cache hits tok/s", num: snapshot.CachedTokensTotal},
+	{ID: "generation", Label: "generation tok/s", num: snapshot.TokensPredictedTotal},
+	{ID: "requests", Label: "requests /s", num: snapshot.RequestsTotal},
+	{ID: "offload_restored", Label: "offload restored tok/s", num: snapshot.KVOffloadRestoredTokensTotal, offload: true},
+	{ID: "offload_read", Label: "offload read /s", num: snapshot.KVOffloadReadBytesTotal, bytes: true, offload: true},
+	{ID: "offload_written", Label: "offload written /s", num: snapshot.KVOffloadWrittenBytesTotal, bytes: true, offload: true},
+	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}},
+	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true},
+	{ID: "prefill_share", Label: "prefill share", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
+	{ID: "ttft_p50", Label: "TTFT p50", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.5},
+	{ID: "ttft_p99", Label: "TTFT p99", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.99},
 	{ID: "e2e_p50", Label: "e2e p50", kind: kQuantile, hist: "e2e_request_latency_seconds", q: 0.5},
 	{ID: "e2e_p99", Label: "e2e p99", kind: kQuantile, hist: "e2e_request_latency_seconds", q: 0.99},
 }
@@ -166,8 +166,8 @@ func RowsFor(s *snapshot.Snapshot) []Row { return supported(s).rows() }
 type rowSet uint64
 
 func supported(s *snapshot.Snapshot) rowSet {
-	offload := s.Get("kv_offload_max_tokens") > 0 || s.Get("kv_offload_max_bytes") > 0
-	drafter := s.Get("spec_decode_requests_total") > 0
+	offload := s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0
+	drafter := s.Get(snapshot.SpecDecodeRequestsTotal) > 0
 	var set rowSet
 	for i, r := range rows {
 		if (r.offload && !offload) || (r.drafter && !drafter) {
