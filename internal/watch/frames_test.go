@@ -195,7 +195,7 @@ func TestPipedFrames(t *testing.T) {
 	for _, want := range []string{
 		// The failure frame keeps the last good report.
 		"=== 2026-05-01 12:00:07 UTC · every 2s\nreport \"http://test/metrics\" scraped 12:00:02 (width 100, colour false)\n! scrape failed after 3.20 s (dial tcp 127.0.0.1:5000: connection refused) — retrying\n",
-		"! the scrape waited 1.50 s: the server's event loop was busy",
+		"! the scrape waited 1.50 s (the server was slow to answer)",
 		// The now column covers 2.05 → 8.7 s: 6 requests, 600 tokens in
 		// 6.65 s; 4s has the same baseline; 10s has none, and the session
 		// (8.65 s) is 1.25 × 4 s long enough to stand in.

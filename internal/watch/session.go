@@ -11,9 +11,9 @@ import (
 	"github.com/inferscope/inferscope/internal/units"
 )
 
-// SlowScrape is how long a scrape may wait before the view says so: longer
-// means the server's event loop was busy (tabbyAPI renders /metrics on the
-// loop that drives generation).
+// SlowScrape is how long a scrape may wait before the view says so (why,
+// the dialect's advice says: tabbyAPI renders /metrics on the loop that
+// drives generation).
 const SlowScrape = time.Second
 
 // session is the state of a watch that the terminal and piped loops share:
@@ -132,7 +132,11 @@ func (s *session) report(now time.Time) *report.Report {
 		head = append(head, "counters reset "+ago(now.Sub(s.h.ResetAt))+" (model reload?): counted from zero, as rate() does")
 	}
 	if s.waited > SlowScrape && !mentions(r.Header, "waited") {
-		head = append(head, fmt.Sprintf("the scrape waited %s: the server's event loop was busy", units.Seconds(s.waited.Seconds())))
+		why := "the server was slow to answer"
+		if s.last.Advice.SlowScrape != "" {
+			why = s.last.Advice.SlowScrape
+		}
+		head = append(head, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(s.waited.Seconds()), why))
 	}
 	r.Header = append(head, r.Header...)
 	r.Sections = append([]report.Section{s.ratesSection()}, r.Sections...)
