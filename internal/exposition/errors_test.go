@@ -2,15 +2,12 @@ package exposition
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+	"github.com/inferscope/inferscope/internal/golden"
+)
 
 // TestErrorCatalogue renders every kind of error Parse and DetectFormat
 // give into testdata/errors.golden, for review in one place. The
@@ -68,20 +65,5 @@ func TestErrorCatalogue(t *testing.T) {
 		b.WriteString("\n")
 	}
 	got := b.String()
-	path := filepath.Join("testdata", "errors.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("error catalogue differs from %s (run go test -update and review the diff):\n%s", path, got)
-	}
+	golden.Check(t, "errors.golden", got)
 }

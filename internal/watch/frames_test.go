@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/golden"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/rates"
@@ -21,30 +20,6 @@ import (
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// golden compares got with testdata/<name>.golden, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // plainRender draws a report in a form of this package's own, so frame
 // tests do not depend on the real renderer's layout.
@@ -212,7 +187,7 @@ func TestPipedFrames(t *testing.T) {
 			t.Errorf("frames lack %q", want)
 		}
 	}
-	golden(t, t.Name(), got)
+	golden.Check(t, t.Name()+".golden", got)
 }
 
 // TestPipedJSON: one compact JSON object per line per refresh, the report
