@@ -21,7 +21,7 @@ var scrapedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func load(t testing.TB, name string) *snapshot.Snapshot {
 	t.Helper()
-	body, err := os.ReadFile(filepath.Join("testdata", name+".prom"))
+	body, err := os.ReadFile(filepath.Join("../../testdata/tabbyapi", name+".prom"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestNotes(t *testing.T) {
 
 func truths(t *testing.T) map[string]map[string]float64 {
 	t.Helper()
-	b, err := os.ReadFile("testdata/truth.json")
+	b, err := os.ReadFile("../../testdata/tabbyapi/truth.json")
 	if err != nil {
 		t.Fatal(err)
 	}

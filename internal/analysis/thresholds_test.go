@@ -163,7 +163,7 @@ func TestThresholdsDocumented(t *testing.T) {
 // fixtures lists every exposition in the repository's testdata trees.
 func fixtures(t *testing.T) []string {
 	var files []string
-	for _, dir := range []string{"testdata", "../dialect/testdata", "../../testdata/real"} {
+	for _, dir := range []string{"../../testdata/tabbyapi", "../../testdata/dialects", "../../testdata/real"} {
 		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
 			if err == nil && strings.HasSuffix(path, ".prom") {
 				files = append(files, path)

@@ -20,7 +20,7 @@ import (
 	"github.com/inferscope/inferscope/internal/render"
 )
 
-const fixtures = "../analysis/testdata/"
+const fixtures = "../../testdata/tabbyapi/"
 
 // runCLI runs inferscope with args and returns stdout, stderr and the exit code.
 func runCLI(t testing.TB, stdin string, args ...string) (string, string, int) {
@@ -67,7 +67,7 @@ var dialectFixtures = []string{
 // Every dialect fixture as text and JSON, and vLLM's two models one at a time.
 func TestGoldenDialects(t *testing.T) {
 	for _, name := range dialectFixtures {
-		file := "../dialect/testdata/" + name + ".prom"
+		file := "../../testdata/dialects/" + name + ".prom"
 		t.Run(name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, "", file, "--width", "160")
 			if code != ExitOK || errOut != "" {
@@ -78,7 +78,7 @@ func TestGoldenDialects(t *testing.T) {
 			golden.Check(t, name+".json", out)
 		})
 	}
-	_, errOut, code := runCLI(t, "", "../dialect/testdata/vllm-new.prom", "--model", "nope")
+	_, errOut, code := runCLI(t, "", "../../testdata/dialects/vllm-new.prom", "--model", "nope")
 	if code != ExitError || !strings.Contains(errOut, "--model takes one of: ") {
 		t.Fatalf("unknown model: exit %d: %s", code, errOut)
 	}
@@ -360,7 +360,7 @@ func TestAuthHeaders(t *testing.T) {
 // JSON keeps the server's own series with their labels under "raw", next to
 // the canonical figures.
 func TestJSONRaw(t *testing.T) {
-	out, _, code := runCLI(t, "", "--json", "../dialect/testdata/vllm-new.prom")
+	out, _, code := runCLI(t, "", "--json", "../../testdata/dialects/vllm-new.prom")
 	if code != ExitOK {
 		t.Fatal(code)
 	}
@@ -403,7 +403,7 @@ func TestJSONRaw(t *testing.T) {
 // tokens and finishing 50 more requests (and a model filter respected).
 func TestSinceVLLM(t *testing.T) {
 	dir := t.TempDir()
-	before := readFile(t, "../dialect/testdata/vllm-new.prom")
+	before := readFile(t, "../../testdata/dialects/vllm-new.prom")
 	after := strings.Replace(string(before), "scraped_at=2026-05-29T05:59:50Z", "scraped_at=2026-05-29T06:01:30Z", 1)
 	after = strings.Replace(after,
 		`vllm:generation_tokens_total{model_name="meta-llama/Llama-3.3-70B-Instruct",engine="0"} 820000.0`,

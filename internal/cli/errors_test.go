@@ -151,7 +151,7 @@ func TestErrors(t *testing.T) {
 		{"no known series", []string{other.URL}, "", nil, []string{"error: no inference-server series found (saw prefixes: go_, process_)", "hint: "}},
 		{"bad dialect", []string{"--dialect", "ollama", idle}, "", nil, []string{`error: unknown dialect "ollama"`, "hint: --dialect takes one of"}},
 		{"wrong dialect", []string{"--dialect", "vllm", idle}, "", nil, []string{"error: no vllm series found (saw prefixes: tabbyapi:)", "hint: leave out --dialect"}},
-		{"unknown model", []string{"--model", "nope", "../dialect/testdata/vllm-new.prom"}, "", nil, []string{"error: ", "hint: --model takes one of: "}},
+		{"unknown model", []string{"--model", "nope", "../../testdata/dialects/vllm-new.prom"}, "", nil, []string{"error: ", "hint: --model takes one of: "}},
 		{"since missing", []string{"--since", "gone.prom", idle}, "", nil, []string{"error: --since gone.prom: no such file", "hint: "}},
 		{"since reversed", []string{"--since", fixtures + "busy.prom", "-"}, "# inferscope: scraped_at=2020-01-01T00:00:00Z\n" + string(readFile(t, idle)), nil,
 			[]string{"error: --since ", "was scraped at", "not before the target", "hint: the file given to --since must be the earlier scrape"}},

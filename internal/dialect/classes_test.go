@@ -294,7 +294,7 @@ func TestAdvice(t *testing.T) {
 
 // Every invalid fixture seeds the fuzzer; this keeps them parseable.
 func TestInvalidFixturesParse(t *testing.T) {
-	files, _ := filepath.Glob("testdata/invalid/*.prom")
+	files, _ := filepath.Glob("../../testdata/dialects/invalid/*.prom")
 	if len(files) < 9 {
 		t.Fatalf("%d invalid fixtures", len(files))
 	}

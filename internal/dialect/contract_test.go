@@ -36,7 +36,7 @@ func checkDeclared(t *testing.T, what string, s *snapshot.Snapshot) {
 func eachMapping(t *testing.T, f func(what string, s *snapshot.Snapshot)) {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"testdata/*.prom", "testdata/*/*.prom", "../../testdata/real/*.prom", "../analysis/testdata/*.prom"} {
+	for _, pattern := range []string{"../../testdata/dialects/*.prom", "../../testdata/dialects/*/*.prom", "../../testdata/real/*.prom", "../../testdata/tabbyapi/*.prom"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

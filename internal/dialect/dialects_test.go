@@ -30,7 +30,7 @@ func parse(t testing.TB, body string) []*dto.MetricFamily {
 
 func fixture(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("../../testdata/dialects", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -913,7 +913,7 @@ func TestModelErrors(t *testing.T) {
 // Every fixture maps under its own dialect when forced, and a forced wrong
 // dialect is an UnknownError naming it (never an empty report).
 func TestForcedDialects(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.prom"))
+	files, err := filepath.Glob(filepath.Join("../../testdata/dialects", "*.prom"))
 	if err != nil || len(files) == 0 {
 		t.Fatal("no fixtures", err)
 	}
@@ -966,8 +966,8 @@ func TestMissingUnique(t *testing.T) {
 func FuzzMap(f *testing.F) {
 	// Each fixture's head: whole fixtures (up to 200 KB) make mutation slow,
 	// and TestForcedDialects maps them in full already.
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.prom"))
-	more, _ := filepath.Glob(filepath.Join("testdata", "*", "*.prom"))
+	files, _ := filepath.Glob(filepath.Join("../../testdata/dialects", "*.prom"))
+	more, _ := filepath.Glob(filepath.Join("../../testdata/dialects", "*", "*.prom"))
 	for _, name := range append(files, more...) {
 		b, err := os.ReadFile(name)
 		if err != nil {

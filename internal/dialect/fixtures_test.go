@@ -14,8 +14,8 @@ import (
 // lower bound and at most its upper bound), or percentiles tested against
 // them would be judged on impossible data.
 func TestFixtureHistogramsConsistent(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.prom")
-	more, _ := filepath.Glob("../analysis/testdata/*.prom")
+	files, _ := filepath.Glob("../../testdata/dialects/*.prom")
+	more, _ := filepath.Glob("../../testdata/tabbyapi/*.prom")
 	for _, f := range append(files, more...) {
 		body, err := os.ReadFile(f)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 // BenchmarkPrescan is the pre-scan alone on a real ~19 KB tabbyAPI scrape:
 // its cost against BenchmarkParse's whole.
 func BenchmarkPrescan(b *testing.B) {
-	body, err := os.ReadFile("../analysis/testdata/offload-healthy.prom")
+	body, err := os.ReadFile("../../testdata/tabbyapi/offload-healthy.prom")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -187,7 +187,7 @@ func FuzzParse(f *testing.F) {
 
 // A real-size tabbyAPI scrape (~19 KB).
 func BenchmarkParse(b *testing.B) {
-	body, err := os.ReadFile("../analysis/testdata/offload-healthy.prom")
+	body, err := os.ReadFile("../../testdata/tabbyapi/offload-healthy.prom")
 	if err != nil {
 		b.Fatal(err)
 	}
