@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/snapshot"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // The exporter's metric set is the canonical set: every family it serves,

@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/report"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/report"
 )
 
 // raw converts the server's own families for the report's "raw" field: the

@@ -175,7 +175,8 @@ func listenHint(le *demo.ListenError) string {
 // dialectHints are the hints for series no dialect reads, offering
 // --dialect only where it would read something.
 func dialectHints(ue *dialect.UnknownError) []string {
-	const which = "inferscope reads tabbyAPI, vLLM, llama.cpp, SGLang and TGI metrics; is this the inference server's own /metrics?"
+	titles := dialect.Titles()
+	which := "inferscope reads " + strings.Join(titles[:len(titles)-1], ", ") + " and " + titles[len(titles)-1] + " metrics; is this the inference server's own /metrics?"
 	switch {
 	case len(ue.Readable) > 0 && ue.Wanted != "":
 		return []string{"leave out --dialect: these series read as " + strings.Join(ue.Readable, " or ")}

@@ -40,10 +40,11 @@ import (
 	"strconv"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // Options choose how families are read.
@@ -92,7 +93,8 @@ var ErrUnknownDialect = errors.New("unknown dialect")
 
 // dialect is one server's reading of the exposition.
 type dialect struct {
-	name string
+	name  string
+	title string // the server's own spelling of its name, for people
 	// match reports whether a family name belongs to this server.
 	match func(name string) bool
 	// read fills the canonical snapshot from the families.
@@ -114,6 +116,16 @@ func Names() []string {
 	out := make([]string, len(all))
 	for i, d := range all {
 		out[i] = d.name
+	}
+	return out
+}
+
+// Titles lists the supported servers as people spell them ("vLLM"), in
+// the order of [Names].
+func Titles() []string {
+	out := make([]string, len(all))
+	for i, d := range all {
+		out[i] = d.title
 	}
 	return out
 }

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/snapshot"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // parse reads an exposition the way the inspector does.

@@ -3,8 +3,9 @@ package dialect
 import (
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/snapshot"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // llamaCpp reads llama-server's series (started with --metrics), from the
@@ -35,6 +36,7 @@ import (
 //     an epoch, so there is no uptime.
 var llamaCpp = dialect{
 	name:  "llamacpp",
+	title: "llama.cpp",
 	match: func(n string) bool { return strings.HasPrefix(n, "llamacpp:") },
 	read:  readLlamaCpp,
 	advice: snapshot.Advice{

@@ -6,9 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // sglang reads SGLang's series (--enable-metrics), under the upstream
@@ -51,6 +52,7 @@ import (
 //     before inter_token_latency_seconds.
 var sglang = dialect{
 	name:  "sglang",
+	title: "SGLang",
 	match: isSGLang,
 	read:  readSGLang,
 	advice: snapshot.Advice{

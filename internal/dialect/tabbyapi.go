@@ -3,8 +3,9 @@ package dialect
 import (
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/snapshot"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // tabbyAPI is the canonical dialect: its names (without the prefix) are the
@@ -12,6 +13,7 @@ import (
 // labels.
 var tabbyAPI = dialect{
 	name:  "tabbyapi",
+	title: "tabbyAPI",
 	match: func(n string) bool { return strings.HasPrefix(n, "tabbyapi:") },
 	read:  readTabbyAPI,
 	// The header carries the process start in Unix seconds.

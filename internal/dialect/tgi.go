@@ -3,8 +3,9 @@ package dialect
 import (
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/snapshot"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // tgi reads Hugging Face text-generation-inference's router series. Its
@@ -23,6 +24,7 @@ import (
 // cache counters.
 var tgi = dialect{
 	name:  "tgi",
+	title: "TGI",
 	match: func(n string) bool { return strings.HasPrefix(n, "tgi_") },
 	read:  readTGI,
 	advice: snapshot.Advice{

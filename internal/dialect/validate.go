@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // maxProblems caps Snapshot.Invalid: a broken exporter can make every

@@ -3,8 +3,9 @@ package dialect
 import (
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/snapshot"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // vllm reads vLLM's series: the V1 engine's (0.8 to current) and, where
@@ -48,6 +49,7 @@ import (
 //     mean decode time per token.
 var vllm = dialect{
 	name:  "vllm",
+	title: "vLLM",
 	match: isVLLM,
 	read:  readVLLM,
 	advice: snapshot.Advice{

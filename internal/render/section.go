@@ -1,9 +1,10 @@
 package render
 
 import (
-	"github.com/inferscope/inferscope/internal/termsafe"
 	"math"
 	"strings"
+
+	"github.com/inferscope/inferscope/internal/termsafe"
 
 	"github.com/inferscope/inferscope/internal/report"
 )

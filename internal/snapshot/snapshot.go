@@ -7,8 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/histogram"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/histogram"
 )
 
 // Snapshot is one scrape in canonical form.

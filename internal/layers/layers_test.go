@@ -1,0 +1,69 @@
+// Package layers holds one test: that inferscope's packages import only
+// packages of a lower layer, so the pipeline reads one way (ARCHITECTURE.md).
+package layers
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/inferscope/inferscope/"
+
+// layer ranks every package: a package may import only packages of a lower
+// rank. A new package must be given one here, which is the point: where it
+// sits in the pipeline is a decision, not an accident.
+var layer = map[string]int{
+	"internal/termsafe": 0, "internal/units": 0, "internal/histogram": 0, "internal/iostreams": 0,
+	"internal/golden": 0, "exporter": 0,
+	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "internal/scrape": 1, "sim": 1,
+	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
+	"internal/rates": 3, "internal/demo": 3,
+	"internal/watch": 4,
+	"internal/cli":   5,
+	"cmd/inferscope": 6,
+	"internal/layers": 7,
+}
+
+func TestImportsGoDown(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		rank, ok := layer[name]
+		if !ok {
+			t.Errorf("%s has no layer: add it to the table in this test (and ARCHITECTURE.md)", name)
+			continue
+		}
+		seen++
+		for _, imp := range p.Imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				continue
+			}
+			if r, ok := layer[dep]; ok && r >= rank {
+				t.Errorf("%s (layer %d) imports %s (layer %d): imports go down only", name, rank, dep, r)
+			}
+		}
+	}
+	if seen < 15 {
+		t.Fatalf("go list found %d packages", seen)
+	}
+}
