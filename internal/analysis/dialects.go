@@ -85,16 +85,18 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 		rows = append(rows, a.preemptionsRow(n))
 	}
 	rows = append(rows, a.finishedRows(x)...)
-	failed := 0.0
 	var fails []string
 	for k, v := range x {
 		if r, ok := strings.CutPrefix(k, snapshot.ExtraFailedReason); ok && v > 0 {
-			failed += v
 			fails = append(fails, r)
 		}
 	}
+	sort.Strings(fails)
+	failed := 0.0
+	for _, r := range fails {
+		failed += x[snapshot.ExtraFailedReason+r]
+	}
 	if failed > 0 {
-		sort.Strings(fails)
 		row := report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", ")}
 		a.judge(&row, requestsFailed, "")
 		rows = append(rows, row)
@@ -133,15 +135,10 @@ func (a *analyzer) preemptionsRow(n float64) report.Row {
 // common first; errors are judged, aborts above abortShare said.
 func (a *analyzer) finishedRows(x map[string]float64) []report.Row {
 	reasons := map[string]float64{}
-	total := 0.0
 	for k, v := range x {
 		if r, ok := strings.CutPrefix(k, snapshot.ExtraFinishedReason); ok && !math.IsNaN(v) {
 			reasons[r] = v
-			total += v
 		}
-	}
-	if !(total > 0) {
-		return nil
 	}
 	names := make([]string, 0, len(reasons))
 	for r := range reasons {
@@ -153,6 +150,15 @@ func (a *analyzer) finishedRows(x map[string]float64) []report.Row {
 		}
 		return names[i] < names[j]
 	})
+	// Summed in that order, not the map's, so that a share's last digit
+	// does not change from run to run.
+	total := 0.0
+	for _, r := range names {
+		total += reasons[r]
+	}
+	if !(total > 0) {
+		return nil
+	}
 	rows := make([]report.Row, 0, len(names))
 	for _, r := range names {
 		share := reasons[r] / total
