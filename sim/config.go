@@ -151,27 +151,49 @@ func (c *Config) pages(n int) int { return (n + c.PageSize - 1) / c.PageSize }
 // Validate reports the first problem that would make the configuration
 // unrunnable, such as a request that could never fit in the KV cache.
 func (c *Config) Validate() error {
-	w := &c.Workload
-	positive := func(name string, v float64) error {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("sim: %s must be a positive number, got %v", name, v)
-		}
-		return nil
-	}
-	for _, e := range []error{
-		positive("MaxSeqLen", float64(c.MaxSeqLen)),
-		positive("MaxBatch", float64(c.MaxBatch)),
-		positive("PageSize", float64(c.PageSize)),
-		positive("KVPages", float64(c.KVPages)),
-		positive("ChunkSize", float64(c.ChunkSize)),
-		positive("PrefillRate", c.PrefillRate),
+	// In the order the problems are reported: the engine's sizes first, so
+	// that the checks after them can use those sizes.
+	for _, check := range []func() error{
+		c.checkSizes,
+		c.checkLimits,
+		c.checkStepTimes,
+		c.Workload.checkLoop,
+		c.checkRequests,
+		c.Offload.check,
+		c.Recurrent.check,
+		c.Draft.check,
 	} {
-		if e != nil {
-			return e
+		if err := check(); err != nil {
+			return err
 		}
 	}
-	// Bounds that keep memory (every cache is preallocated) and integer
-	// arithmetic in range; real engines are far inside them.
+	return nil
+}
+
+// checkSizes requires the engine's sizes and prefill rate to be positive.
+func (c *Config) checkSizes() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"MaxSeqLen", float64(c.MaxSeqLen)},
+		{"MaxBatch", float64(c.MaxBatch)},
+		{"PageSize", float64(c.PageSize)},
+		{"KVPages", float64(c.KVPages)},
+		{"ChunkSize", float64(c.ChunkSize)},
+		{"PrefillRate", c.PrefillRate},
+	} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("sim: %s must be a positive number, got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// checkLimits keeps memory (every cache is preallocated) and integer
+// arithmetic in range; real engines are far inside these bounds.
+func (c *Config) checkLimits() error {
+	w := &c.Workload
 	for _, l := range []struct {
 		name  string
 		v, mx int64
@@ -195,6 +217,12 @@ func (c *Config) Validate() error {
 	if w.Rate > 1e4 {
 		return fmt.Errorf("sim: Rate %v is above the simulator's limit of 10000 requests per second", w.Rate)
 	}
+	return nil
+}
+
+// checkStepTimes requires step times that are not negative, a decode step
+// that takes time, and a KV cache that holds the longest request.
+func (c *Config) checkStepTimes() error {
 	if c.ChunkOverhead < 0 || c.DecodeBase < 0 || c.DecodePerJob < 0 {
 		return errors.New("sim: step times must not be negative")
 	}
@@ -204,6 +232,12 @@ func (c *Config) Validate() error {
 	if c.pages(c.MaxSeqLen) > c.KVPages {
 		return fmt.Errorf("sim: KVPages %d cannot hold one request of MaxSeqLen %d (%d pages)", c.KVPages, c.MaxSeqLen, c.pages(c.MaxSeqLen))
 	}
+	return nil
+}
+
+// checkLoop requires exactly one of a closed loop (Users) and an open one
+// (Rate), each with the settings it takes.
+func (w *Workload) checkLoop() error {
 	switch {
 	case w.Users > 0 && w.Rate > 0:
 		return errors.New("sim: workload sets both Users (closed loop) and Rate (open loop)")
@@ -224,6 +258,13 @@ func (c *Config) Validate() error {
 	default:
 		return errors.New("sim: workload needs Users (closed loop) or Rate (open loop)")
 	}
+	return nil
+}
+
+// checkRequests requires token counts that make a request, the longest of
+// which fits in MaxSeqLen.
+func (c *Config) checkRequests() error {
+	w := &c.Workload
 	if w.SystemTokens < 0 || w.Documents < 0 || w.DocumentTokens < 0 {
 		return errors.New("sim: token counts must not be negative")
 	}
@@ -240,29 +281,41 @@ func (c *Config) Validate() error {
 	if n := w.SystemTokens + doc + w.UserTokens.Max + w.OutputTokens.Max; n > c.MaxSeqLen {
 		return fmt.Errorf("sim: the longest request (%d tokens) exceeds MaxSeqLen %d", n, c.MaxSeqLen)
 	}
-	if o := c.Offload; o != nil {
-		if o.MaxSlots < 1 || o.SlotBytes < 1 {
-			return errors.New("sim: Offload needs MaxSlots ≥ 1 and SlotBytes ≥ 1")
-		}
-		if o.MaxSlots > 1<<22 || o.SlotBytes > 1<<40 {
-			return errors.New("sim: Offload MaxSlots or SlotBytes is above the simulator's limit (4 Mi slots, 1 TiB per slot)")
-		}
-		if o.PinRate < 0 || !(o.PinBandwidth > 0) || !(o.Bandwidth > 0) || math.IsInf(o.PinRate, 0) {
-			return errors.New("sim: Offload needs PinRate ≥ 0 and positive PinBandwidth and Bandwidth")
-		}
+	return nil
+}
+
+// check validates the offload cache; nil (off) is valid.
+func (o *OffloadConfig) check() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.MaxSlots < 1 || o.SlotBytes < 1:
+		return errors.New("sim: Offload needs MaxSlots ≥ 1 and SlotBytes ≥ 1")
+	case o.MaxSlots > 1<<22 || o.SlotBytes > 1<<40:
+		return errors.New("sim: Offload MaxSlots or SlotBytes is above the simulator's limit (4 Mi slots, 1 TiB per slot)")
+	case o.PinRate < 0 || !(o.PinBandwidth > 0) || !(o.Bandwidth > 0) || math.IsInf(o.PinRate, 0):
+		return errors.New("sim: Offload needs PinRate ≥ 0 and positive PinBandwidth and Bandwidth")
 	}
-	if r := c.Recurrent; r != nil {
-		if r.CheckpointBytes < 1 || r.MaxBytes < r.CheckpointBytes {
-			return errors.New("sim: Recurrent needs CheckpointBytes ≥ 1 and MaxBytes ≥ CheckpointBytes")
-		}
-		if r.MaxBytes/r.CheckpointBytes > 1<<20 {
-			return errors.New("sim: Recurrent budget holds more than the simulator's limit of 1 Mi checkpoints")
-		}
+	return nil
+}
+
+// check validates the recurrent-checkpoint cache; nil (none) is valid.
+func (r *RecurrentConfig) check() error {
+	switch {
+	case r == nil:
+		return nil
+	case r.CheckpointBytes < 1 || r.MaxBytes < r.CheckpointBytes:
+		return errors.New("sim: Recurrent needs CheckpointBytes ≥ 1 and MaxBytes ≥ CheckpointBytes")
+	case r.MaxBytes/r.CheckpointBytes > 1<<20:
+		return errors.New("sim: Recurrent budget holds more than the simulator's limit of 1 Mi checkpoints")
 	}
-	if d := c.Draft; d != nil {
-		if d.K < 1 || d.K > 1<<10 || !(d.Alpha >= 0 && d.Alpha <= 1) || d.TokenTime < 0 {
-			return errors.New("sim: Draft needs 1 ≤ K ≤ 1024, 0 ≤ Alpha ≤ 1 and TokenTime ≥ 0")
-		}
+	return nil
+}
+
+// check validates the drafter; nil (none) is valid.
+func (d *DraftConfig) check() error {
+	if d != nil && (d.K < 1 || d.K > 1<<10 || !(d.Alpha >= 0 && d.Alpha <= 1) || d.TokenTime < 0) {
+		return errors.New("sim: Draft needs 1 ≤ K ≤ 1024, 0 ≤ Alpha ≤ 1 and TokenTime ≥ 0")
 	}
 	return nil
 }

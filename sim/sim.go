@@ -233,79 +233,14 @@ func (s *Sim) ramDropped(h uint64) {
 // when the KV cache cannot hold it yet.
 func (s *Sim) tryAdmit(r *request) bool {
 	ps := s.cfg.PageSize
-	total := r.prompt + r.output
-	n := s.cfg.pages(total)
-	full := total / ps
-	if cap(s.hashes) < full {
-		s.hashes = make([]uint64, full, full*2)
-	}
-	hashes := s.hashes[:full]
-	pageHashes(r.segs, ps, hashes)
-
-	// The longest chain of prompt pages held in VRAM or RAM; at least one
-	// prompt token is always computed, to produce the first token's logits.
-	maxReuse := (r.prompt - 1) / ps
-	chain := 0
-	for chain < maxReuse && s.present(hashes[chain]) {
-		chain++
-	}
-	// A hybrid model resumes only where a checkpoint exists.
-	reuse := chain
-	if s.ck != nil {
-		for reuse > 0 && !s.ck.has(hashes[reuse-1]) {
-			reuse--
-		}
-	}
-	inVRAM, idle := 0, 0
-	for _, h := range hashes[:chain] {
-		if i, ok := s.kv.table[h]; ok {
-			inVRAM++
-			if s.kv.refs[i] == 0 {
-				idle++
-			}
-		}
-	}
-	if n-inVRAM > s.kv.available()-idle {
+	n := s.cfg.pages(r.prompt + r.output)
+	hashes := s.hashPages(r)
+	chain, reuse := s.reusable(hashes, r.prompt)
+	if !s.fits(hashes[:chain], n) {
 		return false
 	}
-
-	pages := make([]int32, n)
-	for i := range pages {
-		pages[i] = none
-	}
-	for i, h := range hashes[:chain] {
-		if p, ok := s.kv.table[h]; ok {
-			s.kv.ref(p)
-			pages[i] = p
-		}
-	}
-	if s.ram != nil {
-		// Restores come first and their pages are freshened, so that the
-		// stores this admission causes evict other pages from RAM.
-		for i, h := range hashes[:reuse] {
-			if pages[i] == none {
-				s.ram.touch(h)
-			}
-		}
-	}
-	cached := reuse
-	for i, h := range hashes[:reuse] {
-		if pages[i] != none {
-			continue
-		}
-		if !s.ram.has(h) { // pushed out by a store made room for this one
-			cached = i
-			break
-		}
-		s.stall += s.ram.restore(h)
-		p := s.kv.alloc()
-		s.kv.ref(p)
-		s.kv.register(p, h)
-		if s.ck != nil {
-			s.ck.anchorBack(h)
-		}
-		pages[i] = p
-	}
+	pages := s.refCached(hashes[:chain], n)
+	cached := s.restore(hashes[:reuse], pages)
 	for i := range pages {
 		if pages[i] == none {
 			p := s.kv.alloc()
@@ -327,6 +262,100 @@ func (s *Sim) tryAdmit(r *request) bool {
 	s.active = append(s.active, j)
 	s.prefilling++
 	return true
+}
+
+// hashPages hashes the request's full pages (prompt and answer) into the
+// scratch slice s.hashes.
+func (s *Sim) hashPages(r *request) []uint64 {
+	full := (r.prompt + r.output) / s.cfg.PageSize
+	if cap(s.hashes) < full {
+		s.hashes = make([]uint64, full, full*2)
+	}
+	hashes := s.hashes[:full]
+	pageHashes(r.segs, s.cfg.PageSize, hashes)
+	return hashes
+}
+
+// reusable is the longest chain of prompt pages held in VRAM or RAM, and
+// how much of it can be resumed from: all of it, or on a hybrid model only
+// up to the last page with a checkpoint. At least one prompt token is
+// always computed, to produce the first token's logits.
+func (s *Sim) reusable(hashes []uint64, prompt int) (chain, reuse int) {
+	maxReuse := (prompt - 1) / s.cfg.PageSize
+	for chain < maxReuse && s.present(hashes[chain]) {
+		chain++
+	}
+	reuse = chain
+	if s.ck != nil {
+		for reuse > 0 && !s.ck.has(hashes[reuse-1]) {
+			reuse--
+		}
+	}
+	return chain, reuse
+}
+
+// fits reports whether the KV cache can give a request of n pages what the
+// chain of cached pages does not already hold in VRAM; idle pages of the
+// chain count once, as held, not as free.
+func (s *Sim) fits(chain []uint64, n int) bool {
+	inVRAM, idle := 0, 0
+	for _, h := range chain {
+		if i, ok := s.kv.table[h]; ok {
+			inVRAM++
+			if s.kv.refs[i] == 0 {
+				idle++
+			}
+		}
+	}
+	return n-inVRAM <= s.kv.available()-idle
+}
+
+// refCached returns n page slots with the chain's pages that are in VRAM
+// referenced in place, and none elsewhere.
+func (s *Sim) refCached(chain []uint64, n int) []int32 {
+	pages := make([]int32, n)
+	for i := range pages {
+		pages[i] = none
+	}
+	for i, h := range chain {
+		if p, ok := s.kv.table[h]; ok {
+			s.kv.ref(p)
+			pages[i] = p
+		}
+	}
+	return pages
+}
+
+// restore copies the resumable pages held only in RAM back into VRAM, and
+// returns how many leading pages are cached: fewer than len(reuse) when a
+// store made to make room pushed a needed page out of RAM.
+func (s *Sim) restore(reuse []uint64, pages []int32) (cached int) {
+	if s.ram != nil {
+		// Restores come first and their pages are freshened, so that the
+		// stores this admission causes evict other pages from RAM.
+		for i, h := range reuse {
+			if pages[i] == none {
+				s.ram.touch(h)
+			}
+		}
+	}
+	for i, h := range reuse {
+		if pages[i] != none {
+			continue
+		}
+		if !s.ram.has(h) { // pushed out by a store made room for this one
+			return i
+		}
+		s.stall += s.ram.restore(h)
+		p := s.kv.alloc()
+		s.kv.ref(p)
+		s.kv.register(p, h)
+		if s.ck != nil {
+			s.ck.anchorBack(h)
+		}
+		pages[i] = p
+	}
+	return len(reuse)
 }
 
 // plan picks the next step and its duration: a prefill chunk of the returned

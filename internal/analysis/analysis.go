@@ -286,54 +286,80 @@ func formatLE(v float64) string {
 
 func (a *analyzer) live() {
 	var rows []report.Row
-	if row, ok := a.state(); ok {
-		rows = append(rows, row)
-	}
-	if ratio, ok := a.kvUsage(); ok {
-		note := ""
-		used, okU := a.s.Scalar(snapshot.KVCacheTokens)
-		if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
-			note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+	for _, build := range []func() (report.Row, bool){a.state, a.kvCacheRow, a.offloadUsageRow} {
+		if row, ok := build(); ok {
+			rows = append(rows, row)
 		}
-		row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
-		switch {
-		case ratio > 1:
-			// Two gauges read at different moments, or a broken server: no
-			// advice follows from a cache fuller than it can be.
-			row.Value, row.Bar = "used exceeds capacity", nil
-			a.judge(&row, kvCacheOverCapacity, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
-		case ratio >= kvPressure:
-			fix := ""
-			if a.s.Advice.KVFix != "" {
-				fix = "; " + a.s.Advice.KVFix
-			}
-			a.judge(&row, kvCachePressure, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
-		default:
-			a.judge(&row, kvCacheOK, "")
+	}
+	for _, p := range peakRows {
+		v, ok := a.s.Scalar(p.name)
+		if p.extra {
+			v, ok = a.s.Extra[p.name]
 		}
-		rows = append(rows, row)
-	}
-	held, okH := a.s.Scalar(snapshot.KVOffloadTokens)
-	if mx := a.get(snapshot.KVOffloadMaxTokens); mx > 0 && okH {
-		ratio := held / mx
-		row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
-			Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
-		if ratio > 1 {
-			row.Value, row.Bar = "used exceeds capacity", nil
-			a.offloadOverCapacity(&row, row.Note)
+		if ok && v > 0 {
+			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " tokens", Note: p.note})
 		}
-		rows = append(rows, row)
-	}
-	if v, ok := a.s.Scalar(snapshot.NTokensMax); ok && v > 0 {
-		rows = append(rows, report.Row{ID: "largest_prompt", Label: "largest prompt seen", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
-	}
-	if v, ok := a.s.Extra[snapshot.ExtraLargestSequence]; ok && v > 0 {
-		rows = append(rows, report.Row{ID: "largest_sequence", Label: "largest sequence seen", Value: units.Count(v) + " tokens", Note: "prompt + generation"})
-	}
-	if v, ok := a.s.Scalar(snapshot.TokensPredictedMax); ok && v > 0 {
-		rows = append(rows, report.Row{ID: "largest_generation", Label: "largest generation", Value: units.Count(v) + " tokens", Note: "a peak no percentile can show"})
 	}
 	a.section("live", "Live", rows)
+}
+
+// peakRows are the largest requests the server has seen, from a scalar
+// or, with extra, an Extra figure.
+var peakRows = []struct {
+	id, name, label, note string
+	extra                 bool
+}{
+	{id: "largest_prompt", name: snapshot.NTokensMax, label: "largest prompt seen", note: "a peak no percentile can show"},
+	{id: "largest_sequence", name: snapshot.ExtraLargestSequence, label: "largest sequence seen", note: "prompt + generation", extra: true},
+	{id: "largest_generation", name: snapshot.TokensPredictedMax, label: "largest generation", note: "a peak no percentile can show"},
+}
+
+// kvCacheRow is the KV cache in use, judged for pressure.
+func (a *analyzer) kvCacheRow() (report.Row, bool) {
+	ratio, ok := a.kvUsage()
+	if !ok {
+		return report.Row{}, false
+	}
+	note := ""
+	used, okU := a.s.Scalar(snapshot.KVCacheTokens)
+	if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
+		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+	}
+	row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
+	switch {
+	case ratio > 1:
+		// Two gauges read at different moments, or a broken server: no
+		// advice follows from a cache fuller than it can be.
+		row.Value, row.Bar = "used exceeds capacity", nil
+		a.judge(&row, kvCacheOverCapacity, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
+	case ratio >= kvPressure:
+		fix := ""
+		if a.s.Advice.KVFix != "" {
+			fix = "; " + a.s.Advice.KVFix
+		}
+		a.judge(&row, kvCachePressure, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+	default:
+		a.judge(&row, kvCacheOK, "")
+	}
+	return row, true
+}
+
+// offloadUsageRow is the KV offload cache's tokens held in RAM, when its
+// capacity is known.
+func (a *analyzer) offloadUsageRow() (report.Row, bool) {
+	held, okH := a.s.Scalar(snapshot.KVOffloadTokens)
+	mx := a.get(snapshot.KVOffloadMaxTokens)
+	if !(mx > 0 && okH) {
+		return report.Row{}, false
+	}
+	ratio := held / mx
+	row := report.Row{ID: "kv_offload", Label: "KV offload", Value: units.Percent(ratio), Bar: bar(ratio),
+		Note: units.Count(held) + " / " + units.Count(mx) + " in RAM"}
+	if ratio > 1 {
+		row.Value, row.Bar = "used exceeds capacity", nil
+		a.offloadOverCapacity(&row, row.Note)
+	}
+	return row, true
 }
 
 // state is "idle", "N generating" and ", M queued", from whichever of the
@@ -341,21 +367,10 @@ func (a *analyzer) live() {
 func (a *analyzer) state() (report.Row, bool) {
 	run, okR := a.s.Scalar(snapshot.RequestsProcessing)
 	wait, okW := a.s.Scalar(snapshot.RequestsDeferred)
-	var parts []string
-	switch {
-	case !okR && !okW:
+	if !okR && !okW {
 		return report.Row{}, false
-	case okR && okW && run == 0 && wait == 0:
-		parts = append(parts, "idle")
-	default:
-		if okR {
-			parts = append(parts, units.Integer(run)+" generating")
-		}
-		if okW && (wait > 0 || !okR) {
-			parts = append(parts, units.Integer(wait)+" queued")
-		}
 	}
-	row := report.Row{ID: "state", Label: "state", Value: join(parts)}
+	row := report.Row{ID: "state", Label: "state", Value: stateText(run, wait, okR, okW)}
 	if !okR || !okW || wait <= 0 {
 		return row, true
 	}
@@ -374,6 +389,22 @@ func (a *analyzer) state() (report.Row, bool) {
 			plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
+}
+
+// stateText is the state row's value from the running and waiting gauges,
+// either of which may be absent (okR, okW).
+func stateText(run, wait float64, okR, okW bool) string {
+	if okR && okW && run == 0 && wait == 0 {
+		return "idle"
+	}
+	var parts []string
+	if okR {
+		parts = append(parts, units.Integer(run)+" generating")
+	}
+	if okW && (wait > 0 || !okR) {
+		parts = append(parts, units.Integer(wait)+" queued")
+	}
+	return join(parts)
 }
 
 // kvUsage is the KV usage ratio: from the token gauges when capacity is
@@ -649,8 +680,11 @@ func (a *analyzer) kvOffload() {
 	if a.get(snapshot.KVOffloadMaxTokens) <= 0 && a.get(snapshot.KVOffloadMaxBytes) <= 0 {
 		return
 	}
-	f := &a.r.Figures
-	var rows []report.Row
+	a.section("kv_offload", "KV offload", []report.Row{a.offloadHitShareRow(), a.offloadRAMRow(), a.offloadChurnRow(), a.offloadTrafficRow()})
+}
+
+// offloadHitShareRow is the share of prefix-cache hits restored from RAM.
+func (a *analyzer) offloadHitShareRow() report.Row {
 	restored, okR := a.s.Scalar(snapshot.KVOffloadRestoredTokensTotal)
 	hits, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	share := report.Row{ID: "hit_share", Label: "share of cache hits", Value: units.Missing, Note: "no cache hits yet"}
@@ -658,7 +692,7 @@ func (a *analyzer) kvOffload() {
 		share.Note, share.Severity = "restored tokens or cache hits not published", report.Dim
 	} else if hits > 0 {
 		s := restored / hits
-		f.KVOffloadHitShare = num(s)
+		a.r.Figures.KVOffloadHitShare = num(s)
 		share.Value, share.Bar = units.Percent(s), bar(s)
 		share.Note = units.Count(restored) + " of " + units.Count(hits) + " via PCIe"
 		if s > 1 {
@@ -667,8 +701,12 @@ func (a *analyzer) kvOffload() {
 			share.Note, share.Severity = "more restored than hit: counters out of step", report.Dim
 		}
 	}
-	rows = append(rows, share)
+	return share
+}
 
+// offloadRAMRow is the pinned RAM in use, judged for stores that had to
+// pin memory synchronously.
+func (a *analyzer) offloadRAMRow() report.Row {
 	ram := report.Row{ID: "ram", Label: "RAM in use", Value: a.bytesOf(snapshot.KVOffloadBytes) + " / " + a.bytesOf(snapshot.KVOffloadMaxBytes) + " pinned"}
 	if used, mx := a.get(snapshot.KVOffloadBytes), a.get(snapshot.KVOffloadMaxBytes); used > mx && mx > 0 {
 		ram.Note = "used exceeds capacity"
@@ -682,34 +720,41 @@ func (a *analyzer) kvOffload() {
 		}
 		a.judge(&ram, kvOffloadColdAllocs, "%s KV offload stores had to pin memory synchronously%s; the pinned pool is growing behind demand", units.Integer(cold), cost)
 	}
-	rows = append(rows, ram)
+	return ram
+}
 
-	evicted, okE := a.s.Scalar(snapshot.KVOffloadEvictionsTotal)
-	deduped := a.get(snapshot.KVOffloadDedupedStoresTotal)
+// offloadChurnRow is the pages stored, evicted and deduplicated.
+func (a *analyzer) offloadChurnRow() report.Row {
 	churn := a.countOf(snapshot.KVOffloadStoresTotal) + " stored, " + a.countOf(snapshot.KVOffloadEvictionsTotal) + " evicted"
-	if deduped > 0 {
+	if deduped := a.get(snapshot.KVOffloadDedupedStoresTotal); deduped > 0 {
 		churn += ", " + units.Count(deduped) + " deduped"
 	}
-	rows = append(rows, report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"})
+	return report.Row{ID: "churn", Label: "churn", Value: churn, Note: "pages"}
+}
 
+// offloadTrafficRow is the bytes read back and written, judged for
+// thrashing (little read back while pages are evicted) and payback.
+func (a *analyzer) offloadTrafficRow() report.Row {
 	read, okRd := a.s.Scalar(snapshot.KVOffloadReadBytesTotal)
 	written, okW := a.s.Scalar(snapshot.KVOffloadWrittenBytesTotal)
 	traffic := report.Row{ID: "traffic", Label: "traffic", Value: a.bytesOf(snapshot.KVOffloadReadBytesTotal) + " read · " + a.bytesOf(snapshot.KVOffloadWrittenBytesTotal) + " written", Note: "nothing written yet"}
 	if !okRd || !okW {
 		traffic.Note, traffic.Severity = "read or written bytes not published", report.Dim
-	} else if written > 0 {
-		p := read / written
-		f.KVOffloadPayback = num(p)
-		traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
-		if okE && evicted > 0 && p < paybackThrashing {
-			traffic.Note += ": thrashing — raise " + setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget")
-			a.judge(&traffic, kvOffloadThrashing, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
-		} else if p >= paybackGood {
-			a.judge(&traffic, kvOffloadPaysBack, "")
-		}
+		return traffic
 	}
-	rows = append(rows, traffic)
-	a.section("kv_offload", "KV offload", rows)
+	if written <= 0 {
+		return traffic
+	}
+	p := read / written
+	a.r.Figures.KVOffloadPayback = num(p)
+	traffic.Note = strconv.FormatFloat(p, 'f', 2, 64) + " read back"
+	if evicted, okE := a.s.Scalar(snapshot.KVOffloadEvictionsTotal); okE && evicted > 0 && p < paybackThrashing {
+		traffic.Note += ": thrashing — raise " + setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget")
+		a.judge(&traffic, kvOffloadThrashing, "KV offload thrashing: only %s of what was written to RAM was read back, and pages are being evicted; raise %s (or turn offload off)", strconv.FormatFloat(p, 'f', 2, 64), setting(a.s.Advice.OffloadBudget, "the offload cache's RAM budget"))
+	} else if p >= paybackGood {
+		a.judge(&traffic, kvOffloadPaysBack, "")
+	}
+	return traffic
 }
 
 // --- Recurrent state -------------------------------------------------------
@@ -722,61 +767,86 @@ func (a *analyzer) recurrent() {
 	var rows []report.Row
 	usage := math.NaN()
 	if budget > 0 {
-		if used, ok := a.s.Scalar(snapshot.RecurrentCacheBytes); ok {
-			usage = used / budget
-		} else if v, ok := a.s.Scalar(snapshot.RecurrentCacheUsageRatio); ok {
-			usage = v
-		}
-		row := report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
-			Note: a.bytesOf(snapshot.RecurrentCacheBytes) + " / " + units.Bytes(budget)}
-		if usage > 1 {
-			// The engine holds more than its budget: the one thing an
-			// operator must see, never clamped away.
-			row.Value = units.Percent(usage) + " over budget"
-			a.judge(&row, recurrentOverBudget, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
-		}
-		rows = append(rows, row,
+		var cache report.Row
+		usage, cache = a.recurrentCacheRow(budget)
+		rows = append(rows, cache,
 			report.Row{ID: "checkpoints", Label: "checkpoints", Value: a.integerOf(snapshot.RecurrentCheckpoints) + " held",
 				Note: a.bytesOf(snapshot.RecurrentCheckpointBytes) + " each"},
 		)
 	}
-	ev, live := a.get(snapshot.RecurrentCacheEvictionsTotal), a.get(snapshot.RecurrentCacheLiveKVEvictionsTotal)
-	free := a.get(snapshot.RecurrentCacheStrandedEvictionsTotal) + a.get(snapshot.RecurrentCachePrunedTotal)
-	if ev > 0 {
-		row := report.Row{ID: "evictions", Label: "evictions", Value: units.Integer(ev) + ", " + units.Integer(free) + " free", Note: "all free"}
-		if live > 0 {
-			row.Note = units.Integer(live) + " dropped live"
-			a.judge(&row, recurrentLiveKVEvictions, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(live))
+	loss := checkpointLoss{
+		evicted: a.get(snapshot.RecurrentCacheEvictionsTotal),
+		live:    a.get(snapshot.RecurrentCacheLiveKVEvictionsTotal),
+		free:    a.get(snapshot.RecurrentCacheStrandedEvictionsTotal) + a.get(snapshot.RecurrentCachePrunedTotal),
+		byKV:    a.get(snapshot.RecurrentStrandedByKVTotal),
+	}
+	if loss.evicted > 0 {
+		row := report.Row{ID: "evictions", Label: "evictions", Value: units.Integer(loss.evicted) + ", " + units.Integer(loss.free) + " free", Note: "all free"}
+		if loss.live > 0 {
+			row.Note = units.Integer(loss.live) + " dropped live"
+			a.judge(&row, recurrentLiveKVEvictions, "%s recurrent checkpoints were dropped while their K/V page was still cached: those prefixes will be re-prefilled", units.Integer(loss.live))
 		}
 		rows = append(rows, row)
 	}
-	strandedKV := a.get(snapshot.RecurrentStrandedByKVTotal)
-	if strandedKV > 0 {
-		rows = append(rows, report.Row{ID: "stranded_by_kv", Label: "stranded by KV eviction", Value: units.Integer(strandedKV), Note: "KV cache is the constraint"})
+	if loss.byKV > 0 {
+		rows = append(rows, report.Row{ID: "stranded_by_kv", Label: "stranded by KV eviction", Value: units.Integer(loss.byKV), Note: "KV cache is the constraint"})
 	}
+	rows = append(rows, a.cappedRow(capped, usage, loss))
+	a.section("recurrent", "Recurrent state", rows)
+}
+
+// checkpointLoss counts recurrent checkpoints dropped: in all (evicted),
+// while their K/V page was still cached (live), at no loss (free: stranded
+// or pruned), and stranded because their KV page was evicted (byKV).
+type checkpointLoss struct{ evicted, live, free, byKV float64 }
+
+// recurrentCacheRow is the checkpoint cache's use of its budget, judged
+// when over it; usage is NaN when the server publishes neither bytes nor
+// a ratio.
+func (a *analyzer) recurrentCacheRow(budget float64) (usage float64, row report.Row) {
+	usage = math.NaN()
+	if used, ok := a.s.Scalar(snapshot.RecurrentCacheBytes); ok {
+		usage = used / budget
+	} else if v, ok := a.s.Scalar(snapshot.RecurrentCacheUsageRatio); ok {
+		usage = v
+	}
+	row = report.Row{ID: "cache", Label: "cache", Value: units.Percent(usage), Bar: bar(usage),
+		Note: a.bytesOf(snapshot.RecurrentCacheBytes) + " / " + units.Bytes(budget)}
+	if usage > 1 {
+		// The engine holds more than its budget: the one thing an
+		// operator must see, never clamped away.
+		row.Value = units.Percent(usage) + " over budget"
+		a.judge(&row, recurrentOverBudget, "the recurrent checkpoint cache holds %s against a budget of %s: it is over budget, so RAM use is above what %s allows for", a.bytesOf(snapshot.RecurrentCacheBytes), units.Bytes(budget), setting(a.s.Advice.RecurrentBudget, "the budget"))
+	}
+	return usage, row
+}
+
+// cappedRow is the reusable prompt re-prefilled for lack of a checkpoint,
+// judged for its cause: the recurrent budget, the KV cache, or neither.
+func (a *analyzer) cappedRow(capped, usage float64, loss checkpointLoss) report.Row {
 	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
 	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
-	if okHits && a.has(snapshot.RecurrentCappedTokensTotal) && capped+hits > 0 {
-		share := capped / (capped + hits)
-		a.r.Figures.RecurrentCappedShare = num(share)
-		switch {
-		case share <= cappedNegligible:
-			wasted.Note = "negligible (" + units.Percent(share) + ")"
-			a.judge(&wasted, recurrentNegligible, "")
-		case live > 0 || (ev > 0 && usage > recurrentFull):
-			knob := setting(a.s.Advice.RecurrentBudget, "the recurrent cache's budget")
-			wasted.Note = units.Percent(share) + ": raise " + knob
-			a.judge(&wasted, recurrentRaiseBudget, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
-		case strandedKV > 0:
-			wasted.Note = units.Percent(share) + ": KV cache is the constraint, not this one"
-			a.judge(&wasted, recurrentKVConstraint, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
-		default:
-			wasted.Note = units.Percent(share) + ": no checkpoint covered them — not a budget problem"
-			a.judge(&wasted, recurrentNotBudget, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
-		}
+	if !okHits || !a.has(snapshot.RecurrentCappedTokensTotal) || !(capped+hits > 0) {
+		return wasted
 	}
-	rows = append(rows, wasted)
-	a.section("recurrent", "Recurrent state", rows)
+	share := capped / (capped + hits)
+	a.r.Figures.RecurrentCappedShare = num(share)
+	switch {
+	case share <= cappedNegligible:
+		wasted.Note = "negligible (" + units.Percent(share) + ")"
+		a.judge(&wasted, recurrentNegligible, "")
+	case loss.live > 0 || (loss.evicted > 0 && usage > recurrentFull):
+		knob := setting(a.s.Advice.RecurrentBudget, "the recurrent cache's budget")
+		wasted.Note = units.Percent(share) + ": raise " + knob
+		a.judge(&wasted, recurrentRaiseBudget, "%s of reusable prompt was re-prefilled for lack of a recurrent checkpoint while checkpoints are being dropped live: raise %s", units.Percent(share), knob)
+	case loss.byKV > 0:
+		wasted.Note = units.Percent(share) + ": KV cache is the constraint, not this one"
+		a.judge(&wasted, recurrentKVConstraint, "checkpoints are stranded because their KV pages were evicted: a larger KV cache, not a larger recurrent budget, would recover the %s re-prefilled", units.Percent(share))
+	default:
+		wasted.Note = units.Percent(share) + ": no checkpoint covered them — not a budget problem"
+		a.judge(&wasted, recurrentNotBudget, "%s of reusable prompt was re-prefilled, but no checkpoint ever covered it (a prefix nothing generated past, or one older than the process): more RAM would not help", units.Percent(share))
+	}
+	return wasted
 }
 
 // --- Latency and size ------------------------------------------------------

@@ -22,6 +22,15 @@ func (a *analyzer) dialectRows() {
 		return
 	}
 	a.requestOutcomes(x)
+	a.addRows("prefix_cache", "Prefix cache", a.prefixCacheExtras(x)...)
+	a.drafts(x)
+	a.addRows("throughput", "Throughput (cumulative)", throughputExtras(x)...)
+}
+
+// prefixCacheExtras are the KV block size, judged against the prefix-cache
+// hit rate, and the server's last-batch hit rate.
+func (a *analyzer) prefixCacheExtras(x map[string]float64) []report.Row {
+	var rows []report.Row
 	// With prefix caching off nothing is reused whatever the block size.
 	if bs, ok := x[snapshot.ExtraKVBlockSize]; ok && bs > 0 && a.s.PrefixCaching != "off" {
 		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
@@ -31,113 +40,63 @@ func (a *analyzer) dialectRows() {
 		if r := a.r.Figures.PrefixCacheHitRatio; r != nil && *r < blockHitRate && bs >= blockSizeLarge {
 			a.judge(&row, prefixBlockSize, "prefix-cache hit rate is %s with %s-token KV blocks: only whole blocks are reused, so shared prefixes shorter than a block never hit (hybrid models can have blocks of thousands of tokens)", units.Percent(float64(*r)), units.Count(bs))
 		}
-		a.addRows("prefix_cache", "Prefix cache", row)
+		rows = append(rows, row)
 	}
 	if g, ok := x[snapshot.ExtraCacheHitRateGauge]; ok && !math.IsNaN(g) {
-		a.addRows("prefix_cache", "Prefix cache", report.Row{ID: "hit_rate_gauge", Label: "last batch hit rate", Value: units.Percent(g), Severity: report.Dim,
+		rows = append(rows, report.Row{ID: "hit_rate_gauge", Label: "last batch hit rate", Value: units.Percent(g), Severity: report.Dim,
 			Note: "the server's per-batch gauge, not a lifetime figure"})
 	}
-	a.drafts(x)
+	return rows
+}
+
+// throughputExtras are llama.cpp's batch occupancy, decode calls and
+// per-slot speeds, and SGLang's last-interval throughput gauge.
+func throughputExtras(x map[string]float64) []report.Row {
+	var rows []report.Row
 	// The server divides by at least one decode call: with none, its 0 is 0/0.
 	if occ, ok := x[snapshot.ExtraBusySlotsPerDecode]; ok && !math.IsNaN(occ) && x[snapshot.ExtraDecodeCalls] != 0 {
-		row := report.Row{ID: "batch_occupancy", Label: "batch occupancy", Value: strconv.FormatFloat(occ, 'f', 2, 64) + " slots per decode",
-			Note: "busy slots each llama_decode call served, lifetime average"}
-		a.addRows("throughput", "Throughput (cumulative)", row)
+		rows = append(rows, report.Row{ID: "batch_occupancy", Label: "batch occupancy", Value: strconv.FormatFloat(occ, 'f', 2, 64) + " slots per decode",
+			Note: "busy slots each llama_decode call served, lifetime average"})
 	}
 	if n, ok := x[snapshot.ExtraDecodeCalls]; ok && n > 0 {
-		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
+		rows = append(rows, report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
 	}
 	for _, sp := range []struct{ key, id, label string }{
 		{snapshot.ExtraSlotPrefillSpeed, "slot_prefill_speed", "per-slot prefill speed"},
 		{snapshot.ExtraSlotDecodeSpeed, "slot_decode_speed", "per-slot decode speed"},
 	} {
 		if v, ok := x[sp.key]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s",
+			rows = append(rows, report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s",
 				Note: "per request while it ran, not throughput"})
 		}
 	}
 	if g, ok := x[snapshot.ExtraGenThroughputGauge]; ok && !math.IsNaN(g) {
-		a.addRows("throughput", "Throughput (cumulative)", report.Row{ID: snapshot.ExtraGenThroughputGauge, Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
+		rows = append(rows, report.Row{ID: snapshot.ExtraGenThroughputGauge, Label: "last log interval", Value: units.Count(g) + " tok/s", Severity: report.Dim,
 			Note: "the server's own gauge over its last log interval"})
 	}
+	return rows
 }
 
-// requestOutcomes covers how requests ended: preemptions and finish reasons.
+// requestOutcomes covers how requests ended: preemptions, finish reasons,
+// failures and aborts.
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
 	if n, ok := x[snapshot.ExtraPreemptions]; ok {
-		// Each server names the event (vLLM preempts, SGLang retracts) and
-		// its own knobs.
-		verb, label, fix := a.s.Advice.Preempted, a.s.Advice.Preemptions, a.s.Advice.PreemptFix
-		if verb == "" {
-			verb = "preempted"
-		}
-		if label == "" {
-			label = "preemptions"
-		}
-		row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request"}
-		if n > 0 {
-			row.Note = "KV cache ran out mid-request; that work is recomputed"
-			text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
-			if fix != "" {
-				text += "; " + fix
-			}
-			a.judge(&row, preemptions, "%s", text)
-		} else {
-			a.judge(&row, preemptionsNone, "")
-		}
-		rows = append(rows, row)
+		rows = append(rows, a.preemptionsRow(n))
 	}
-	reasons := map[string]float64{}
-	total := 0.0
-	for k, v := range x {
-		if r, ok := strings.CutPrefix(k, snapshot.ExtraFinishedReason); ok && !math.IsNaN(v) {
-			reasons[r] = v
-			total += v
-		}
-	}
-	if total > 0 {
-		names := make([]string, 0, len(reasons))
-		for r := range reasons {
-			names = append(names, r)
-		}
-		sort.Slice(names, func(i, j int) bool {
-			if reasons[names[i]] != reasons[names[j]] {
-				return reasons[names[i]] > reasons[names[j]]
-			}
-			return names[i] < names[j]
-		})
-		for _, r := range names {
-			share := reasons[r] / total
-			row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: plural(reasons[r], "request")}
-			switch r {
-			case "error":
-				if reasons[r] > 0 {
-					a.judge(&row, requestsErrored, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
-				}
-			case "abort":
-				if share > abortShare {
-					// Clients give up for reasons of their own: said, not
-					// judged.
-					row.Note += ": clients gave up or disconnected"
-					a.judge(&row, requestsAborted, "")
-				}
-			case "length":
-				row.Note += ": hit max_tokens"
-			}
-			rows = append(rows, row)
-		}
-	}
-	failed := 0.0
+	rows = append(rows, a.finishedRows(x)...)
 	var fails []string
 	for k, v := range x {
 		if r, ok := strings.CutPrefix(k, snapshot.ExtraFailedReason); ok && v > 0 {
-			failed += v
 			fails = append(fails, r)
 		}
 	}
+	sort.Strings(fails)
+	failed := 0.0
+	for _, r := range fails {
+		failed += x[snapshot.ExtraFailedReason+r]
+	}
 	if failed > 0 {
-		sort.Strings(fails)
 		row := report.Row{ID: "failed", Label: "failed", Value: units.Integer(failed), Note: strings.Join(fails, ", ")}
 		a.judge(&row, requestsFailed, "")
 		rows = append(rows, row)
@@ -146,6 +105,82 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
 	}
 	a.addRows("requests", "Requests", rows...)
+}
+
+// preemptionsRow is the n requests preempted (or, as each server names the
+// event, retracted), with the server's own knobs to avoid it.
+func (a *analyzer) preemptionsRow(n float64) report.Row {
+	verb, label, fix := a.s.Advice.Preempted, a.s.Advice.Preemptions, a.s.Advice.PreemptFix
+	if verb == "" {
+		verb = "preempted"
+	}
+	if label == "" {
+		label = "preemptions"
+	}
+	row := report.Row{ID: "preemptions", Label: label, Value: units.Integer(n), Note: "none: the KV cache never ran out mid-request"}
+	if !(n > 0) {
+		a.judge(&row, preemptionsNone, "")
+		return row
+	}
+	row.Note = "KV cache ran out mid-request; that work is recomputed"
+	text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
+	if fix != "" {
+		text += "; " + fix
+	}
+	a.judge(&row, preemptions, "%s", text)
+	return row
+}
+
+// finishedRows are the shares of finished requests by finish reason, most
+// common first; errors are judged, aborts above abortShare said.
+func (a *analyzer) finishedRows(x map[string]float64) []report.Row {
+	reasons := map[string]float64{}
+	for k, v := range x {
+		if r, ok := strings.CutPrefix(k, snapshot.ExtraFinishedReason); ok && !math.IsNaN(v) {
+			reasons[r] = v
+		}
+	}
+	names := make([]string, 0, len(reasons))
+	for r := range reasons {
+		names = append(names, r)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if reasons[names[i]] != reasons[names[j]] {
+			return reasons[names[i]] > reasons[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	// Summed in that order, not the map's, so that a share's last digit
+	// does not change from run to run.
+	total := 0.0
+	for _, r := range names {
+		total += reasons[r]
+	}
+	if !(total > 0) {
+		return nil
+	}
+	rows := make([]report.Row, 0, len(names))
+	for _, r := range names {
+		share := reasons[r] / total
+		row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: plural(reasons[r], "request")}
+		switch r {
+		case "error":
+			if reasons[r] > 0 {
+				a.judge(&row, requestsErrored, "%s of finished requests (%s) ended in an error: see the server's log", units.Percent(share), units.Integer(reasons[r]))
+			}
+		case "abort":
+			if share > abortShare {
+				// Clients give up for reasons of their own: said, not
+				// judged.
+				row.Note += ": clients gave up or disconnected"
+				a.judge(&row, requestsAborted, "")
+			}
+		case "length":
+			row.Note += ": hit max_tokens"
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // drafts adds vLLM-style draft figures: mean acceptance length and the

@@ -200,3 +200,34 @@ func TestNoServerWordingWithoutAdvice(t *testing.T) {
 		}
 	}
 }
+
+// Finish-reason shares divide by a total summed most common reason first,
+// not in the map's order, so that a share's last digit is the same on every
+// run: 0.3 + 0.2 + 0.1 is 0.6, while 0.1 + 0.2 + 0.3 is 0.6000000000000001.
+func TestFinishedSharesStable(t *testing.T) {
+	stop, length, abort := 0.3, 0.2, 0.1
+	want := abort / (stop + length + abort) // in float64, not constant arithmetic
+	for range 20 {
+		s := &snapshot.Snapshot{
+			Scalars:    map[string]float64{},
+			Histograms: map[string]*histogram.Histogram{},
+			Extra: map[string]float64{
+				snapshot.ExtraFinishedReason + "stop":   stop,
+				snapshot.ExtraFinishedReason + "length": length,
+				snapshot.ExtraFinishedReason + "abort":  abort,
+			},
+		}
+		r := Analyze(s, Options{})
+		got := row(t, r, "requests", "finished_abort").Bar
+		if got == nil || float64(*got) != want {
+			t.Fatalf("abort share bar = %v, want %v", fmtBar(got), want)
+		}
+	}
+}
+
+func fmtBar(b *report.Number) string {
+	if b == nil {
+		return "none"
+	}
+	return fmt.Sprint(float64(*b))
+}

@@ -361,42 +361,53 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 		} else {
 			h.Sum += s
 		}
-		bs := make([]histogram.Bucket, 0, len(dh.GetBucket())+1)
-		for _, b := range dh.GetBucket() {
-			if math.IsNaN(b.GetUpperBound()) {
-				continue
-			}
-			c := float64(b.GetCumulativeCount())
-			if b.CumulativeCountFloat != nil {
-				c += b.GetCumulativeCountFloat()
-			}
-			bs = append(bs, histogram.Bucket{UpperBound: b.GetUpperBound(), Count: c})
-		}
-		sort.SliceStable(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
-		hasTop := len(bs) > 0 && math.IsInf(bs[len(bs)-1].UpperBound, 1)
-		var n float64
-		switch {
-		case dh.SampleCount != nil || dh.SampleCountFloat != nil:
-			n = float64(dh.GetSampleCount()) + dh.GetSampleCountFloat()
-		case hasTop:
-			n = bs[len(bs)-1].Count
-		default:
-			// Neither _count nor +Inf: the total is only at least the
-			// last bucket's count, and the +Inf bucket says no more.
-			h.NoTop = true
-			if len(bs) > 0 {
-				n = bs[len(bs)-1].Count
-			}
-		}
+		bs, n, noTop := seriesLadder(dh)
 		h.Count += n
-		if !hasTop {
-			bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: n})
-		}
+		h.NoTop = h.NoTop || noTop
 		series = append(series, bs)
 	}
 	if h == nil {
 		return nil
 	}
+	h.Buckets = mergeLadders(series)
+	h.Normalize()
+	return h
+}
+
+// seriesLadder is one series' buckets in order of bound, ending with +Inf,
+// and its total. With neither _count nor a +Inf bucket (noTop) the total
+// is only at least the last bucket's count, and the +Inf bucket added
+// says no more.
+func seriesLadder(dh *dto.Histogram) (bs []histogram.Bucket, n float64, noTop bool) {
+	bs = make([]histogram.Bucket, 0, len(dh.GetBucket())+1)
+	for _, b := range dh.GetBucket() {
+		if !math.IsNaN(b.GetUpperBound()) {
+			bs = append(bs, histogram.Bucket{UpperBound: b.GetUpperBound(), Count: cumulative(b)})
+		}
+	}
+	sort.SliceStable(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
+	hasTop := len(bs) > 0 && math.IsInf(bs[len(bs)-1].UpperBound, 1)
+	switch {
+	case dh.SampleCount != nil || dh.SampleCountFloat != nil:
+		n = float64(dh.GetSampleCount()) + dh.GetSampleCountFloat()
+	case hasTop:
+		n = bs[len(bs)-1].Count
+	default:
+		noTop = true
+		if len(bs) > 0 {
+			n = bs[len(bs)-1].Count
+		}
+	}
+	if !hasTop {
+		bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: n})
+	}
+	return bs, n, noTop
+}
+
+// mergeLadders adds series bound by bound over the union of their bounds,
+// each series counting at a bound it lacks what it has at its next lower
+// one.
+func mergeLadders(series [][]histogram.Bucket) []histogram.Bucket {
 	var bounds []float64
 	for _, bs := range series {
 		for _, b := range bs {
@@ -404,6 +415,7 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 		}
 	}
 	sort.Float64s(bounds)
+	var merged []histogram.Bucket
 	for i, u := range bounds {
 		if i > 0 && u == bounds[i-1] {
 			continue
@@ -416,10 +428,19 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 				c += bs[j-1].Count
 			}
 		}
-		h.Buckets = append(h.Buckets, histogram.Bucket{UpperBound: u, Count: c})
+		merged = append(merged, histogram.Bucket{UpperBound: u, Count: c})
 	}
-	h.Normalize()
-	return h
+	return merged
+}
+
+// cumulative is a bucket's cumulative count, integer and float parts
+// together.
+func cumulative(b *dto.Bucket) float64 {
+	n := float64(b.GetCumulativeCount())
+	if b.CumulativeCountFloat != nil {
+		n += b.GetCumulativeCountFloat()
+	}
+	return n
 }
 
 // ModelError is a --model the scrape does not serve.

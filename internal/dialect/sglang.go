@@ -182,77 +182,13 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	if model != "" {
 		s.Model = model
 	}
-	p := newMapper(fams, keep, s)
-	sum := func(names ...string) (float64, bool) {
-		if mf := p.fam(names...); mf != nil {
-			return rankSum(mf, keep)
-		}
-		return 0, false
-	}
-	set := func(canon string, names ...string) bool {
-		v, ok := sum(names...)
-		if ok {
-			s.Scalars[canon] = v
-		}
-		return ok
-	}
-	hist := func(canon string, names ...string) bool {
-		if mf := p.fam(names...); mf != nil {
-			if h := rankHist(mf, keep); h != nil {
-				s.Histograms[canon] = h
-				return true
-			}
-		}
-		return false
-	}
+	p := rankMapper{newMapper(fams, keep, s)}
 
-	sglangPromptTokens(p, sum)
-	set(snapshot.TokensPredictedTotal, sgCounter("generation_tokens")...)
-	if !set(snapshot.RequestsTotal, sgCounter("num_requests")...) {
-		set(snapshot.RequestsTotal, sgCounter("request_success")...)
-	}
-	set(snapshot.RequestsProcessing, append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
-	set(snapshot.RequestsDeferred, append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
-	if mf := p.fam(sgNames("token_usage")...); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
-		if v, ok := rankMean(mf, keep); ok {
-			s.Scalars[snapshot.KVCacheUsageRatio] = v
-		}
-	}
-	set(snapshot.KVCacheTokens, sgNames("num_used_tokens")...)
-	haveMax := set(snapshot.KVCacheMaxTokens, sgNames("max_total_num_tokens")...)
-
-	hist(snapshot.TimeToFirstTokenSeconds, sgNames("time_to_first_token_seconds")...)
-	hist(snapshot.E2ERequestLatencySeconds, sgNames("e2e_request_latency_seconds")...)
-	haveQueue := hist(snapshot.RequestQueueTimeSeconds, slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
-	hist(snapshot.InterTokenLatencySeconds, append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
-	haveSizes := hist(snapshot.RequestPromptTokens, append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
-	if hist(snapshot.RequestGenerationTokens, append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
-		haveSizes = true
-	}
-
-	if mf := p.fam(sgNames("cache_hit_rate")...); mf != nil {
-		scale, unit := 1.0, "fraction"
-		if first {
-			scale, unit = 100, "percent"
-		}
-		if p.ratioOK(mf, keep, scale, unit) {
-			if v, ok := rankMean(mf, keep); ok {
-				p.extra(snapshot.ExtraCacheHitRateGauge, v/scale)
-			}
-		}
-	}
-	if v, ok := sum(sgNames("gen_throughput")...); ok {
-		p.extra(snapshot.ExtraGenThroughputGauge, v)
-	}
-	if v, ok := sum(sgCounter("num_aborted_requests")...); ok {
-		p.extra(snapshot.ExtraAbortedRequests, v)
-	}
-	// The counter from December 2025; before it (0.4.9.post3 to 0.5.3) a
-	// gauge holding each scheduler's running total.
-	if v, ok := sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
-		p.extra(snapshot.ExtraPreemptions, v)
-	}
-	sglangCacheConfig(p)
+	sglangPromptTokens(p)
+	haveMax := sglangScalars(p)
+	haveQueue, haveSizes := sglangHists(p)
+	sglangExtras(p, first)
+	sglangCacheConfig(p.mapper)
 
 	p.missing("prefill and decode time: SGLang publishes no per-phase time sums")
 	if !haveQueue {
@@ -264,12 +200,105 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	if !haveMax {
 		p.missing("KV capacity: this SGLang does not publish max_total_num_tokens")
 	}
-	if v, ok := sum(sgNames("spec_accept_length")...); ok && v > 0 {
+	if v, ok := p.sum(sgNames("spec_accept_length")...); ok && v > 0 {
 		p.missing("speculative decoding totals: SGLang publishes per-batch acceptance gauges only")
 	}
 	p.missing("largest prompt and generation: SGLang publishes no peak series")
 	p.processStart("uptime: no process_start_time_seconds (SGLang's multiprocess registry drops it)")
 	return nil
+}
+
+// rankMapper is a mapper for servers whose every rank (tensor, pipeline,
+// expert parallel) publishes its own copy of a figure: its sum, scalar and
+// hist read one value per rank group (rankSum, rankHist).
+type rankMapper struct{ *mapper }
+
+// sum is rankSum over the first family of names present.
+func (p rankMapper) sum(names ...string) (float64, bool) {
+	if mf := p.fam(names...); mf != nil {
+		return rankSum(mf, p.keep)
+	}
+	return 0, false
+}
+
+// scalar sets a canonical scalar from the first family of names present.
+func (p rankMapper) scalar(canon string, names ...string) bool {
+	v, ok := p.sum(names...)
+	if ok {
+		p.s.Scalars[canon] = v
+	}
+	return ok
+}
+
+// hist sets a canonical histogram from the first family of names present.
+func (p rankMapper) hist(canon string, names ...string) bool {
+	if mf := p.fam(names...); mf != nil {
+		if h := rankHist(mf, p.keep); h != nil {
+			p.s.Histograms[canon] = h
+			return true
+		}
+	}
+	return false
+}
+
+// sglangScalars sets the token, request and KV figures; haveMax reports
+// whether the KV capacity was among them.
+func sglangScalars(p rankMapper) (haveMax bool) {
+	p.scalar(snapshot.TokensPredictedTotal, sgCounter("generation_tokens")...)
+	if !p.scalar(snapshot.RequestsTotal, sgCounter("num_requests")...) {
+		p.scalar(snapshot.RequestsTotal, sgCounter("request_success")...)
+	}
+	p.scalar(snapshot.RequestsProcessing, append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
+	p.scalar(snapshot.RequestsDeferred, append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
+	if mf := p.fam(sgNames("token_usage")...); mf != nil && p.ratioOK(mf, p.keep, 1, "fraction") {
+		if v, ok := rankMean(mf, p.keep); ok {
+			p.s.Scalars[snapshot.KVCacheUsageRatio] = v
+		}
+	}
+	p.scalar(snapshot.KVCacheTokens, sgNames("num_used_tokens")...)
+	return p.scalar(snapshot.KVCacheMaxTokens, sgNames("max_total_num_tokens")...)
+}
+
+// sglangHists sets the latency and size histograms; it reports whether
+// queue time and either of the request sizes were among them.
+func sglangHists(p rankMapper) (haveQueue, haveSizes bool) {
+	p.hist(snapshot.TimeToFirstTokenSeconds, sgNames("time_to_first_token_seconds")...)
+	p.hist(snapshot.E2ERequestLatencySeconds, sgNames("e2e_request_latency_seconds")...)
+	haveQueue = p.hist(snapshot.RequestQueueTimeSeconds, slices.Concat(sgNames("queue_time_seconds"), sgNames("queue_time_s"), sgNames("waiting_request_latency_seconds"))...)
+	p.hist(snapshot.InterTokenLatencySeconds, append(sgNames("inter_token_latency_seconds"), sgNames("time_per_output_token_seconds")...)...)
+	haveSizes = p.hist(snapshot.RequestPromptTokens, append(sgNames("prompt_tokens_histogram"), sgNames("request_prompt_tokens")...)...)
+	if p.hist(snapshot.RequestGenerationTokens, append(sgNames("generation_tokens_histogram"), sgNames("request_generation_tokens")...)...) {
+		haveSizes = true
+	}
+	return haveQueue, haveSizes
+}
+
+// sglangExtras sets SGLang's own figures: the last batch's cache hit rate
+// (a percent in the first metrics) and throughput, aborted and retracted
+// requests.
+func sglangExtras(p rankMapper, first bool) {
+	if mf := p.fam(sgNames("cache_hit_rate")...); mf != nil {
+		scale, unit := 1.0, "fraction"
+		if first {
+			scale, unit = 100, "percent"
+		}
+		if p.ratioOK(mf, p.keep, scale, unit) {
+			if v, ok := rankMean(mf, p.keep); ok {
+				p.extra(snapshot.ExtraCacheHitRateGauge, v/scale)
+			}
+		}
+	}
+	if v, ok := p.sum(sgNames("gen_throughput")...); ok {
+		p.extra(snapshot.ExtraGenThroughputGauge, v)
+	}
+	if v, ok := p.sum(sgCounter("num_aborted_requests")...); ok {
+		p.extra(snapshot.ExtraAbortedRequests, v)
+	}
+	// The counter from December 2025; before it (0.4.9.post3 to 0.5.3) a
+	// gauge holding each scheduler's running total.
+	if v, ok := p.sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
+		p.extra(snapshot.ExtraPreemptions, v)
+	}
 }
 
 // sglangFirstMetrics reports whether the scrape is from SGLang's first
@@ -333,7 +362,7 @@ func sglangLazyCached(p *mapper) bool {
 // sglangPromptTokens sets computed and cached prompt tokens and the
 // lifetime prefix-cache queries and hits, from one source so they agree.
 // Where the cached share is unknown it sets only PromptTokensAll.
-func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
+func sglangPromptTokens(p rankMapper) {
 	var computed, cached float64
 	ok := false
 	if rt := p.fam(sgCounter("realtime_tokens")...); rt != nil {
@@ -348,13 +377,13 @@ func sglangPromptTokens(p *mapper, sum func(...string) (float64, bool)) {
 		}
 	}
 	if !ok {
-		prompt, okPrompt := sum(sgCounter("prompt_tokens")...)
+		prompt, okPrompt := p.sum(sgCounter("prompt_tokens")...)
 		if !okPrompt || math.IsNaN(prompt) {
 			return
 		}
 		var okCached bool
-		if cached, okCached = sum(sgCounter("cached_tokens")...); !okCached {
-			if !sglangLazyCached(p) {
+		if cached, okCached = p.sum(sgCounter("cached_tokens")...); !okCached {
+			if !sglangLazyCached(p.mapper) {
 				p.s.Scalars[snapshot.PromptTokensAll] = prompt
 				p.missing("prefix-cache hit rate and computed prompt tokens: this SGLang publishes no cached-token counter (its cache_hit_rate gauge is the last batch's)")
 				return

@@ -105,72 +105,120 @@ func gaugeReason(v float64) string {
 // _count is at least the top finite bucket, _sum is finite and not negative
 // when no bucket admits a negative observation.
 func histogramReason(h *dto.Histogram) string {
-	type bucket struct{ le, n float64 }
-	count := func(b *dto.Bucket) float64 {
-		n := float64(b.GetCumulativeCount())
-		if b.CumulativeCountFloat != nil {
-			n += b.GetCumulativeCountFloat()
-		}
-		return n
+	if why := bucketCountReason(h); why != "" {
+		return why
 	}
-	// Buckets come sorted from every exposition seen; a copy is sorted only
-	// when they are not.
-	var bs []bucket
-	sorted := true
-	for i, b := range h.GetBucket() {
-		if n := count(b); math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
+	l := ladderOf(h)
+	for _, check := range []func(*dto.Histogram, ladder) string{fallingReason, countReason, sumReason} {
+		if why := check(h, l); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// bucketCountReason finds a bucket count that is no count at all.
+func bucketCountReason(h *dto.Histogram) string {
+	for _, b := range h.GetBucket() {
+		if n := cumulative(b); math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
 			return "bucket le=" + num(b.GetUpperBound()) + " counts " + num(n)
 		}
-		if i > 0 && !(b.GetUpperBound() > h.GetBucket()[i-1].GetUpperBound()) {
-			sorted = false
-		}
 	}
-	at := func(i int) bucket {
-		if sorted {
-			b := h.GetBucket()[i]
-			return bucket{b.GetUpperBound(), count(b)}
-		}
-		return bs[i]
-	}
-	n := len(h.GetBucket())
-	if !sorted {
-		for _, b := range h.GetBucket() {
-			if !math.IsNaN(b.GetUpperBound()) {
-				bs = append(bs, bucket{b.GetUpperBound(), count(b)})
-			}
-		}
-		sort.SliceStable(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
-		n = len(bs)
-	}
-	for i := 1; i < n; i++ {
-		if prev, cur := at(i-1), at(i); cur.n < prev.n {
-			return fmt.Sprintf("cumulative bucket counts fall (le=%s: %s, then le=%s: %s)", num(prev.le), num(prev.n), num(cur.le), num(cur.n))
-		}
-	}
-	if h.SampleCount != nil || h.SampleCountFloat != nil {
-		total := float64(h.GetSampleCount()) + h.GetSampleCountFloat()
-		if math.IsNaN(total) || math.IsInf(total, 0) {
-			return "_count is " + num(total)
-		}
-		for i := n - 1; i >= 0; i-- {
-			b := at(i)
-			if math.IsInf(b.le, 1) {
-				continue
-			}
-			if total < b.n {
-				return fmt.Sprintf("_count %s is below its top finite bucket's %s (le=%s)", num(total), num(b.n), num(b.le))
-			}
+	return ""
+}
+
+// bucket is one bucket of a ladder: its bound and cumulative count.
+type bucket struct{ le, n float64 }
+
+// ladder is a histogram's buckets in order of bound. Buckets come sorted
+// from every exposition seen, and are then read in place; a sorted copy
+// without NaN bounds is made only when they are not.
+type ladder struct {
+	inPlace []*dto.Bucket
+	sorted  []bucket
+}
+
+func ladderOf(h *dto.Histogram) ladder {
+	bs := h.GetBucket()
+	inOrder := true
+	for i := 1; i < len(bs); i++ {
+		if !(bs[i].GetUpperBound() > bs[i-1].GetUpperBound()) {
+			inOrder = false
 			break
 		}
 	}
-	if h.SampleSum != nil {
-		sum := h.GetSampleSum()
-		switch {
-		case math.IsInf(sum, 0):
-			return "_sum is " + num(sum)
-		case sum < 0 && n > 0 && at(0).le >= 0:
-			return fmt.Sprintf("negative _sum (%s) with no bucket below 0", num(sum))
+	if inOrder {
+		return ladder{inPlace: bs}
+	}
+	var sorted []bucket
+	for _, b := range bs {
+		if !math.IsNaN(b.GetUpperBound()) {
+			sorted = append(sorted, bucket{b.GetUpperBound(), cumulative(b)})
 		}
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].le < sorted[j].le })
+	return ladder{sorted: sorted}
+}
+
+func (l ladder) len() int {
+	if l.sorted != nil {
+		return len(l.sorted)
+	}
+	return len(l.inPlace)
+}
+
+func (l ladder) at(i int) bucket {
+	if l.sorted != nil {
+		return l.sorted[i]
+	}
+	b := l.inPlace[i]
+	return bucket{b.GetUpperBound(), cumulative(b)}
+}
+
+// fallingReason finds a cumulative count below the one before it.
+func fallingReason(_ *dto.Histogram, l ladder) string {
+	for i := 1; i < l.len(); i++ {
+		if prev, cur := l.at(i-1), l.at(i); cur.n < prev.n {
+			return fmt.Sprintf("cumulative bucket counts fall (le=%s: %s, then le=%s: %s)", num(prev.le), num(prev.n), num(cur.le), num(cur.n))
+		}
+	}
+	return ""
+}
+
+// countReason finds a _count that is no count, or one below the top finite
+// bucket's.
+func countReason(h *dto.Histogram, l ladder) string {
+	if h.SampleCount == nil && h.SampleCountFloat == nil {
+		return ""
+	}
+	total := float64(h.GetSampleCount()) + h.GetSampleCountFloat()
+	if math.IsNaN(total) || math.IsInf(total, 0) {
+		return "_count is " + num(total)
+	}
+	for i := l.len() - 1; i >= 0; i-- {
+		b := l.at(i)
+		if math.IsInf(b.le, 1) {
+			continue
+		}
+		if total < b.n {
+			return fmt.Sprintf("_count %s is below its top finite bucket's %s (le=%s)", num(total), num(b.n), num(b.le))
+		}
+		break
+	}
+	return ""
+}
+
+// sumReason finds an infinite _sum, or a negative one where no bucket
+// admits a negative observation.
+func sumReason(h *dto.Histogram, l ladder) string {
+	if h.SampleSum == nil {
+		return ""
+	}
+	switch sum := h.GetSampleSum(); {
+	case math.IsInf(sum, 0):
+		return "_sum is " + num(sum)
+	case sum < 0 && l.len() > 0 && l.at(0).le >= 0:
+		return fmt.Sprintf("negative _sum (%s) with no bucket below 0", num(sum))
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -167,40 +168,53 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 // vllmPromptTokens sets computed and cached prompt tokens, which vLLM's own
 // prompt_tokens_total lumps together.
 func vllmPromptTokens(p *mapper) {
-	all, haveAll := p.sum(counterNames("vllm:prompt_tokens")...)
-	bySource := p.fam(counterNames("vllm:prompt_tokens_by_source")...)
-	var computed float64
-	haveComputed := false
-	if bySource != nil {
-		computed, haveComputed = Sum(bySource, both(p.keep, withLabel("source", "local_compute")))
+	c := vllmPromptCounts(p)
+	if c.haveComputed {
+		p.s.Scalars[snapshot.PromptTokensTotal] = c.computed
 	}
-	cached, haveCached := p.sum(counterNames("vllm:prompt_tokens_cached")...)
-	if !haveCached && bySource != nil {
-		cached, haveCached = Sum(bySource, both(p.keep, withLabel("source", "local_cache_hit", "external_kv_transfer")))
+	if c.haveCached {
+		p.s.Scalars[snapshot.CachedTokensTotal] = c.cached
 	}
-	if !haveComputed && !haveCached && haveAll && p.s.PrefixCaching == "off" {
-		// Nothing is looked up, so nothing is reused. (A server that counts
-		// its cached tokens is believed over its configuration.)
-		computed, haveComputed, cached, haveCached = all, true, 0, true
-	}
-	if !haveComputed && haveCached && haveAll && all >= cached {
-		computed, haveComputed = all-cached, true
-	}
-	if haveComputed {
-		p.s.Scalars[snapshot.PromptTokensTotal] = computed
-	}
-	if haveCached {
-		p.s.Scalars[snapshot.CachedTokensTotal] = cached
-	}
-	if !haveComputed && haveAll {
-		p.s.Scalars[snapshot.PromptTokensAll] = all
+	if !c.haveComputed && c.haveAll {
+		p.s.Scalars[snapshot.PromptTokensAll] = c.all
 	}
 	switch {
-	case !haveCached && haveAll:
+	case !c.haveCached && c.haveAll:
 		p.missing("prompt tokens computed: this vLLM counts prompt tokens including prefix-cache hits and publishes no cached-token count")
-	case haveCached && !haveComputed:
+	case c.haveCached && !c.haveComputed:
 		p.missing("prompt tokens computed: this scrape has cached prompt tokens but no prompt-token total to take them from")
 	}
+}
+
+// promptCounts are prompt tokens in all, computed and cached; a have flag
+// is false where the scrape gives no figure.
+type promptCounts struct {
+	all, computed, cached             float64
+	haveAll, haveComputed, haveCached bool
+}
+
+// vllmPromptCounts reads prompt tokens from whichever counters this vLLM
+// has, and derives computed ones from the total where it can.
+func vllmPromptCounts(p *mapper) promptCounts {
+	var c promptCounts
+	c.all, c.haveAll = p.sum(counterNames("vllm:prompt_tokens")...)
+	bySource := p.fam(counterNames("vllm:prompt_tokens_by_source")...)
+	if bySource != nil {
+		c.computed, c.haveComputed = Sum(bySource, both(p.keep, withLabel("source", "local_compute")))
+	}
+	c.cached, c.haveCached = p.sum(counterNames("vllm:prompt_tokens_cached")...)
+	if !c.haveCached && bySource != nil {
+		c.cached, c.haveCached = Sum(bySource, both(p.keep, withLabel("source", "local_cache_hit", "external_kv_transfer")))
+	}
+	switch {
+	case !c.haveComputed && !c.haveCached && c.haveAll && p.s.PrefixCaching == "off":
+		// Nothing is looked up, so nothing is reused. (A server that counts
+		// its cached tokens is believed over its configuration.)
+		c.computed, c.haveComputed, c.cached, c.haveCached = c.all, true, 0, true
+	case !c.haveComputed && c.haveCached && c.haveAll && c.all >= c.cached:
+		c.computed, c.haveComputed = c.all-c.cached, true
+	}
+	return c
 }
 
 // vllmPrefixCache sets prefix-cache queries and hits when they count tokens.
@@ -268,58 +282,68 @@ func vllmCacheConfig(p *mapper, model string) {
 		p.missing("KV capacity: no vllm:cache_config_info series")
 		return
 	}
-	named := false
-	for _, m := range mf.GetMetric() {
-		if _, ok := labelValue(m, "model_name"); ok {
-			named = true
-			break
-		}
-	}
+	named := slices.ContainsFunc(mf.GetMetric(), func(m *dto.Metric) bool {
+		_, ok := labelValue(m, "model_name")
+		return ok
+	})
 	split := model != "" && !named && len(p.s.Models) > 1
 	p.s.PrefixCaching = vllmPrefixCaching(mf, p.keep, split)
 	if split {
 		p.missing("KV capacity: cache_config_info does not name its model, so it cannot be split between %d models", len(p.s.Models))
 		return
 	}
-	var blocks, tokens, blockSize float64
-	allBlocks, allTokens, n := true, true, 0
+	kv := vllmKVCapacity(mf, p.keep)
+	if kv.engines == 0 {
+		return
+	}
+	if kv.blockSize > 0 {
+		p.extra(snapshot.ExtraKVBlockSize, kv.blockSize)
+	}
+	if kv.allBlocks {
+		p.extra(snapshot.ExtraKVNumBlocks, kv.blocks)
+	}
+	if kv.allTokens {
+		p.s.Scalars[snapshot.KVCacheMaxTokens] = kv.tokens
+	}
+}
+
+// kvCapacity is the KV cache over the engines kept: blocks and tokens are
+// totals, known only when every engine states them (allBlocks, allTokens);
+// blockSize is the largest stated.
+type kvCapacity struct {
+	blocks, tokens, blockSize float64
+	allBlocks, allTokens      bool
+	engines                   int
+}
+
+func vllmKVCapacity(mf *dto.MetricFamily, keep func(*dto.Metric) bool) kvCapacity {
+	kv := kvCapacity{allBlocks: true, allTokens: true}
 	for _, m := range mf.GetMetric() {
-		if p.keep != nil && !p.keep(m) {
+		if keep != nil && !keep(m) {
 			continue
 		}
-		n++
+		kv.engines++
 		bs, okBS := labelNumber(m, "block_size")
 		nb, okNB := labelNumber(m, "num_gpu_blocks")
-		if okBS && bs > blockSize {
-			blockSize = bs
+		if okBS && bs > kv.blockSize {
+			kv.blockSize = bs
 		}
 		if okNB {
-			blocks += nb
+			kv.blocks += nb
 		} else {
-			allBlocks = false
+			kv.allBlocks = false
 		}
 		// The engine's own token count where it states one: with hybrid
 		// models it is not exactly blocks × block size.
 		if kt, ok := labelNumber(m, "kv_cache_size_tokens"); ok {
-			tokens += kt
+			kv.tokens += kt
 		} else if okNB && okBS {
-			tokens += nb * bs
+			kv.tokens += nb * bs
 		} else {
-			allTokens = false
+			kv.allTokens = false
 		}
 	}
-	if n == 0 {
-		return
-	}
-	if blockSize > 0 {
-		p.extra(snapshot.ExtraKVBlockSize, blockSize)
-	}
-	if allBlocks {
-		p.extra(snapshot.ExtraKVNumBlocks, blocks)
-	}
-	if allTokens {
-		p.s.Scalars[snapshot.KVCacheMaxTokens] = tokens
-	}
+	return kv
 }
 
 // vllmPrefixCaching reads enable_prefix_caching across the engines kept:

@@ -140,6 +140,7 @@ func jsonError() *Error {
 // (an array, an empty object, or an object whose first key is followed by
 // a colon, which no exposition has; any object when the media type says
 // JSON) or HTML/XML (no exposition line starts with '<').
+// One function: a tokenizer over the body's first bytes.
 func sniffOther(body []byte, jsonType bool) *Error {
 	body = bytes.TrimPrefix(body, utf8BOM)
 	i := skipSpace(body, 0)
@@ -302,20 +303,9 @@ func Parse(body []byte, f Format) ([]*dto.MetricFamily, error) {
 // wraps ctx.Err() (and is no *Error): the work is linear in the body, but a
 // body at a 64 MiB cap still takes seconds.
 func ParseContext(ctx context.Context, body []byte, f Format) ([]*dto.MetricFamily, error) {
-	body, err := normalize(body)
+	body, err := textBody(body, f)
 	if err != nil {
 		return nil, err
-	}
-	if e := sniffOther(body, false); e != nil {
-		return nil, e
-	}
-	if f == OpenMetrics {
-		if body, err = fromOpenMetrics(body); err != nil {
-			return nil, err
-		}
-		if len(body) > 0 && body[len(body)-1] != '\n' {
-			body = append(body, '\n')
-		}
 	}
 	found, err := prescan(ctx, body)
 	if err != nil {
@@ -345,6 +335,35 @@ func ParseContext(ctx context.Context, body []byte, f Format) ([]*dto.MetricFami
 	if found.first != nil {
 		return nil, found.first
 	}
+	return sortedFamilies(m), nil
+}
+
+// textBody is body in the classic text format, normalized, for prescan
+// and expfmt to read; a body that is plainly another kind of document is
+// an error.
+func textBody(body []byte, f Format) ([]byte, error) {
+	body, err := normalize(body)
+	if err != nil {
+		return nil, err
+	}
+	if e := sniffOther(body, false); e != nil {
+		return nil, e
+	}
+	if f != OpenMetrics {
+		return body, nil
+	}
+	if body, err = fromOpenMetrics(body); err != nil {
+		return nil, err
+	}
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	return body, nil
+}
+
+// sortedFamilies is expfmt's families sorted by name, without _created
+// series.
+func sortedFamilies(m map[string]*dto.MetricFamily) []*dto.MetricFamily {
 	fams := make([]*dto.MetricFamily, 0, len(m))
 	for _, mf := range m {
 		if !isCreated(mf) {
@@ -352,7 +371,7 @@ func ParseContext(ctx context.Context, body []byte, f Format) ([]*dto.MetricFami
 		}
 	}
 	sort.Slice(fams, func(i, j int) bool { return fams[i].GetName() < fams[j].GetName() })
-	return fams, nil
+	return fams
 }
 
 // blankLines returns a copy of body with the given comment lines (1-based,

@@ -22,6 +22,8 @@ import (
 //     integer milliseconds in text) are dropped;
 //   - types the text format lacks (gaugehistogram, info, stateset, unknown)
 //     lose their TYPE line, so their samples read as untyped.
+//
+// One function: a line-by-line translator whose state is the family read.
 func fromOpenMetrics(body []byte) ([]byte, error) {
 	lines := bytes.Split(body, []byte("\n"))
 	out := make([]byte, 0, len(body))

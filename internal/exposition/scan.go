@@ -159,22 +159,34 @@ func (s *scanner) comment(line []byte, i int) {
 	if i == len(line) {
 		return // no text: expfmt ignores the line
 	}
-	if s.res.first != nil {
+	switch {
+	case s.res.first != nil:
+		// Past the first error nothing more is recorded.
+	case isHelp:
+		s.helpComment(name, line[i:])
+	default:
+		s.typeComment(name, strings.ToLower(string(bytes.TrimRight(line[i:], " \t"))))
+	}
+}
+
+// helpComment records the # HELP text of name, checking its escapes; a
+// second HELP is blanked later, the first text standing.
+func (s *scanner) helpComment(name string, text []byte) {
+	if bad, ok := badEscape(text); ok {
+		s.found(&Error{Reason: fmt.Sprintf("invalid escape %s in the # HELP text of %s", bad, termsafe.Line(name, 80)), Hints: escapeHints})
 		return
 	}
-	if isHelp {
-		if bad, ok := badEscape(line[i:]); ok {
-			s.found(&Error{Reason: fmt.Sprintf("invalid escape %s in the # HELP text of %s", bad, termsafe.Line(name, 80)), Hints: escapeHints})
-			return
-		}
-		if _, dup := s.help[name]; dup {
-			s.res.repeats = append(s.res.repeats, s.line) // the first text stands
-			return
-		}
-		s.help[name] = s.line
+	if _, dup := s.help[name]; dup {
+		s.res.repeats = append(s.res.repeats, s.line) // the first text stands
 		return
 	}
-	typ := strings.ToLower(string(bytes.TrimRight(line[i:], " \t")))
+	s.help[name] = s.line
+}
+
+// typeComment records the # TYPE of name: a repeat that agrees is blanked
+// later, one that disagrees, or comes after the family's samples, is an
+// error.
+func (s *scanner) typeComment(name, typ string) {
 	if first, dup := s.typeLine[name]; dup {
 		if typ == s.typeOf[name] {
 			s.res.repeats = append(s.res.repeats, s.line)
@@ -243,6 +255,7 @@ func (s *scanner) sample(line []byte, i int) {
 // line[i], into s.labels (the first MaxLabelsPerSeries of them). It counts
 // every label it reads, and reports complete only when the line is
 // well-formed up to its value: a name, optional labels, then a blank.
+// One function: a tokenizer, its branches the grammar byte by byte.
 func (s *scanner) readSeries(line []byte, i int) (name []byte, nLabels int, complete bool) {
 	s.labels = s.labels[:0]
 	braced := line[i] == '{' // {"name", label="v"} form

@@ -93,20 +93,10 @@ func (h Histogram) Estimate(q, peak float64) Estimate {
 func (h Histogram) estimate(q, peak float64) Estimate {
 	nan := math.NaN()
 	e := Estimate{Value: nan, Lo: nan, Hi: nan, Plain: h.Quantile(q), Projected: nan}
+	if !h.estimable(q) {
+		return e
+	}
 	b := h.Buckets
-	if math.IsNaN(q) || q < 0 || q > 1 || len(b) == 0 || !math.IsInf(b[len(b)-1].UpperBound, 1) {
-		return e
-	}
-	prev := 0.0
-	for _, x := range b {
-		if math.IsNaN(x.UpperBound) || math.IsInf(x.UpperBound, -1) || math.IsNaN(x.Count) || math.IsInf(x.Count, 0) || x.Count < prev {
-			return e
-		}
-		prev = x.Count
-	}
-	if !h.NoSum && (math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0)) {
-		return e
-	}
 	hasPeak := !math.IsNaN(peak) && !math.IsInf(peak, 0)
 	r := ranked{b: b, sum: h.Sum, peak: peak}
 	if h.NoTop {
@@ -115,23 +105,11 @@ func (h Histogram) estimate(q, peak float64) Estimate {
 	if !r.rank(q, b[len(b)-1].Count) {
 		return e
 	}
-	// The facts, all of them first; where they contradict one another,
-	// the buckets are kept and the others given up: first the peak (a
-	// separate series, possibly of another window), then the sum.
-	var iv interval
-	ok := false
-	for _, f := range [...]struct{ sum, peak bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
-		if (f.sum && h.NoSum) || (f.peak && !hasPeak) {
-			continue
-		}
-		if iv, ok = r.bounds(f.sum, f.peak); ok {
-			e.Inconsistent = (!f.sum && !h.NoSum) || (!f.peak && hasPeak)
-			break
-		}
-	}
+	iv, inconsistent, ok := h.consistentBounds(&r, hasPeak)
 	if !ok {
 		return e // unreachable: the buckets alone always admit a dataset
 	}
+	e.Inconsistent = inconsistent
 	r.peak = iv.peak
 	e.Lo, e.Hi = iv.widened(&r)
 	if iv.same() {
@@ -141,6 +119,49 @@ func (h Histogram) estimate(q, peak float64) Estimate {
 		return e
 	}
 	plain, _ := h.quantile(q, r.peak)
+	return r.place(e, plain, h.NoSum)
+}
+
+// estimable reports whether a quantile can be estimated at all: q is in
+// [0, 1], the buckets end at +Inf with counts that are numbers and never
+// fall, and the sum, where there is one, is finite.
+func (h Histogram) estimable(q float64) bool {
+	b := h.Buckets
+	if math.IsNaN(q) || q < 0 || q > 1 || len(b) == 0 || !math.IsInf(b[len(b)-1].UpperBound, 1) {
+		return false
+	}
+	prev := 0.0
+	for _, x := range b {
+		if math.IsNaN(x.UpperBound) || math.IsInf(x.UpperBound, -1) || math.IsNaN(x.Count) || math.IsInf(x.Count, 0) || x.Count < prev {
+			return false
+		}
+		prev = x.Count
+	}
+	return h.NoSum || !(math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0))
+}
+
+// consistentBounds is the interval the facts allow, all of them first;
+// where they contradict one another, the buckets are kept and the others
+// given up: first the peak (a separate series, possibly of another window),
+// then the sum. inconsistent says a fact was given up.
+func (h Histogram) consistentBounds(r *ranked, hasPeak bool) (iv interval, inconsistent, ok bool) {
+	for _, f := range [...]struct{ sum, peak bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
+		if (f.sum && h.NoSum) || (f.peak && !hasPeak) {
+			continue
+		}
+		if iv, ok = r.bounds(f.sum, f.peak); ok {
+			return iv, (!f.sum && !h.NoSum) || (!f.peak && hasPeak), true
+		}
+	}
+	return iv, false, false
+}
+
+// place states the quantile within [e.Lo, e.Hi], which is not one value:
+// plain (histogram_quantile's estimate held to the peak) where it lies
+// inside and nothing better is known, else the bound it crosses or, where
+// the sum bunches the rank bucket's observations at one end, the bound on
+// that side. noSum: the histogram has no sum.
+func (r *ranked) place(e Estimate, plain float64, noSum bool) Estimate {
 	switch {
 	case math.IsInf(r.up(r.i), 1):
 		// The rank is in the open +Inf bucket and no peak closes it:
@@ -166,7 +187,7 @@ func (h Histogram) estimate(q, peak float64) Estimate {
 		}
 	default:
 		e.Value, e.Kind = plain, Interpolated
-		if h.NoSum || e.Inconsistent {
+		if noSum || e.Inconsistent {
 			break
 		}
 		e.Projected = plain
@@ -353,6 +374,7 @@ func (iv interval) same() bool {
 // becomes `above`); when v is the largest observation (t = i, above = 0) v
 // is P. Edges are open below ((a, b]): the interval is the closure, with its
 // ends approached as closely as one likes, never a value outside.
+// One function: its steps are the terms of this derivation, in order.
 func (r *ranked) bounds(useSum, usePeak bool) (iv interval, ok bool) {
 	peak := math.Inf(1)
 	if usePeak {

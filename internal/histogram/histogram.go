@@ -94,6 +94,8 @@ func (h Histogram) Quantile(q float64) float64 {
 // peak rather than returning its lower bound), so the estimate never
 // exceeds the largest value ever seen and successive quantiles stay
 // ordered. capped reports whether the peak changed the estimate.
+// One function: each case is one place the rank can fall, as
+// histogram_quantile tells them apart.
 func (h Histogram) quantile(q, peak float64) (float64, bool) {
 	switch {
 	case math.IsNaN(q):

@@ -172,78 +172,108 @@ func restarted(a, b float64) bool {
 // passed them (a restarted llama.cpp's token counters rising past the old
 // values while its seconds counters fell).
 func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
-	var val [nCounters]float64
-	var ok [nCounters]bool
-	for c, name := range counterNames {
-		if v, present := s.Scalar(name); present && v >= 0 {
-			val[c], ok[c] = v, true
-		}
-	}
-	var cur [nHists]*histogram.Histogram
-	for i := range nHists {
-		cur[i] = s.Hist(histNames[i])
-	}
+	sc := scrapeOf(s)
 	if prev != nil {
-		for c := range nCounters {
-			// prev.raw holds the last value seen, carried over scrapes
-			// that lacked the counter.
-			if ok[c] && val[c] < prev.raw[c] {
-				reset = true
-			}
-		}
-		for i := range nHists {
-			if p := prev.hists[i]; p != nil && cur[i] != nil && !sameHist(p, cur[i]) {
-				if _, grew := cur[i].Sub(*p); !grew {
-					reset = true
-				}
-			}
-		}
-	}
-	if prev != nil {
+		reset = sc.fellSince(prev)
 		smp.resets = prev.resets
 		if reset {
 			smp.resets++
 		}
 	}
+	smp.foldCounters(prev, &sc, reset)
+	smp.foldHists(prev, &sc, reset)
+	return reset
+}
+
+// scraped is what one scrape says of the counters and histograms a Sample
+// keeps, indexed as counterNames and histNames: ok[c] is false for a
+// counter absent or negative, hist[i] nil for a histogram absent.
+type scraped struct {
+	val  [nCounters]float64
+	ok   [nCounters]bool
+	hist [nHists]*histogram.Histogram
+}
+
+func scrapeOf(s *snapshot.Snapshot) scraped {
+	var sc scraped
+	for c, name := range counterNames {
+		if v, present := s.Scalar(name); present && v >= 0 {
+			sc.val[c], sc.ok[c] = v, true
+		}
+	}
+	for i := range nHists {
+		sc.hist[i] = s.Hist(histNames[i])
+	}
+	return sc
+}
+
+// fellSince reports whether any counter or histogram fell since prev:
+// the server's counters were reset.
+func (sc *scraped) fellSince(prev *Sample) bool {
 	for c := range nCounters {
-		if !ok[c] {
+		// prev.raw holds the last value seen, carried over scrapes that
+		// lacked the counter.
+		if sc.ok[c] && sc.val[c] < prev.raw[c] {
+			return true
+		}
+	}
+	for i := range nHists {
+		if p, cur := prev.hists[i], sc.hist[i]; p != nil && cur != nil && !sameHist(p, cur) {
+			if _, grew := cur.Sub(*p); !grew {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// foldCounters sets each counter's running total: carried over when the
+// scrape lacks it, else increased by what it rose since prev, or by its
+// whole value after a reset.
+func (smp *Sample) foldCounters(prev *Sample, sc *scraped, reset bool) {
+	for c := range nCounters {
+		if !sc.ok[c] {
 			if prev != nil {
 				// Carry the total so the next present value continues it.
 				smp.total[c], smp.raw[c] = prev.total[c], prev.raw[c]
 			}
 			continue
 		}
-		smp.has[c], smp.raw[c] = true, val[c]
+		smp.has[c], smp.raw[c] = true, sc.val[c]
 		switch {
 		case prev == nil:
 			// The history begins here.
 		case reset:
-			smp.total[c] = prev.total[c] + val[c]
+			smp.total[c] = prev.total[c] + sc.val[c]
 		default:
-			smp.total[c] = prev.total[c] + val[c] - prev.raw[c]
+			smp.total[c] = prev.total[c] + sc.val[c] - prev.raw[c]
 		}
 	}
-	for i := range nHists {
+}
+
+// foldHists keeps each histogram as scraped, starting a new epoch where a
+// window may not reach across: the histogram went missing, or was reset.
+func (smp *Sample) foldHists(prev *Sample, sc *scraped, reset bool) {
+	for i, cur := range sc.hist {
 		switch {
-		case cur[i] == nil:
+		case cur == nil:
 			if prev != nil {
 				smp.hepoch[i] = prev.hepoch[i] + 1
 			}
 		case prev == nil:
-			smp.hists[i] = cloneHist(cur[i])
+			smp.hists[i] = cloneHist(cur)
 		case prev.hists[i] == nil || reset:
 			// A window across a reset is left blank: the increase of a
 			// histogram is not kept as running totals.
 			smp.hepoch[i] = prev.hepoch[i] + 1
-			smp.hists[i] = cloneHist(cur[i])
-		case sameHist(prev.hists[i], cur[i]):
+			smp.hists[i] = cloneHist(cur)
+		case sameHist(prev.hists[i], cur):
 			// Idle: share the previous copy instead of storing another.
 			smp.hists[i], smp.hepoch[i] = prev.hists[i], prev.hepoch[i]
 		default:
-			smp.hists[i], smp.hepoch[i] = cloneHist(cur[i]), prev.hepoch[i]
+			smp.hists[i], smp.hepoch[i] = cloneHist(cur), prev.hepoch[i]
 		}
 	}
-	return reset
 }
 
 func cloneHist(h *histogram.Histogram) *histogram.Histogram {

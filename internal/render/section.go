@@ -67,77 +67,102 @@ func renderRows(in []report.Row, width int) []line {
 	if len(in) == 0 {
 		return nil
 	}
-	avail := width - indent
 	rows := make([]row, len(in))
-	maxLabel, hasBar := 0, false
 	for i, r := range in {
 		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), (*float64)(r.Bar), r.Severity}
-		maxLabel = max(maxLabel, cells(rows[i].label))
-		hasBar = hasBar || r.Bar != nil
 	}
-	labelW := min(maxLabel, max(10, avail*2/5))
-	barW := 0 // the bar and the space after it
-	if hasBar && avail >= labelW+gap+BarWidth+1+6 {
-		barW = BarWidth + 1
-	}
-	valueStart := indent + labelW + gap
-	valueCells := func(r row) int {
-		w := min(cells(r.value), width-valueStart)
-		if r.bar != nil {
-			w += barW
-		}
-		return w
-	}
-	valueW := valueColumn(rows, valueCells, valueStart, width)
-
+	lay := layoutRows(rows, width)
 	out := make([]line, 0, len(rows))
 	for _, r := range rows {
-		st := severityStyle(r.sev)
-		labelSt, noteSt := plain, plain
-		switch r.sev {
-		case report.Dim:
-			labelSt, noteSt = dim, dim
-		case report.Warn, report.Bad:
-			noteSt = st
+		out = append(out, lay.render(r)...)
+	}
+	return out
+}
+
+// rowLayout is the columns one section's rows share, in cells: the label
+// column's width, the bar's with the space after it (0: no bar drawn), and
+// where the value column starts and how wide it is.
+type rowLayout struct {
+	width, labelW, barW, valueStart, valueW int
+}
+
+func layoutRows(rows []row, width int) rowLayout {
+	avail := width - indent
+	maxLabel, hasBar := 0, false
+	for _, r := range rows {
+		maxLabel = max(maxLabel, cells(r.label))
+		hasBar = hasBar || r.bar != nil
+	}
+	lay := rowLayout{width: width, labelW: min(maxLabel, max(10, avail*2/5))}
+	if hasBar && avail >= lay.labelW+gap+BarWidth+1+6 {
+		lay.barW = BarWidth + 1
+	}
+	lay.valueStart = indent + lay.labelW + gap
+	lay.valueW = valueColumn(rows, lay.valueCells, lay.valueStart, width)
+	return lay
+}
+
+// valueCells is the cells a row's value takes, its bar included.
+func (lay rowLayout) valueCells(r row) int {
+	w := min(cells(r.value), lay.width-lay.valueStart)
+	if r.bar != nil {
+		w += lay.barW
+	}
+	return w
+}
+
+// render draws one row: a footnote wrapped across the width, or the label,
+// bar and value, then the note.
+func (lay rowLayout) render(r row) []line {
+	st := severityStyle(r.sev)
+	labelSt, noteSt := plain, plain
+	switch r.sev {
+	case report.Dim:
+		labelSt, noteSt = dim, dim
+	case report.Warn, report.Bad:
+		noteSt = st
+	}
+	if isFootnote(r) {
+		var out []line
+		for _, t := range wrap(r.note, lay.width-indent, maxFootnoteLines) {
+			out = append(out, line{}.add(strings.Repeat(" ", indent), plain).add(t, noteSt))
 		}
-		if isFootnote(r) {
-			for _, t := range wrap(r.note, avail, maxFootnoteLines) {
-				out = append(out, line{}.add(strings.Repeat(" ", indent), plain).add(t, noteSt))
-			}
-			continue
-		}
-		l := line{}.add(strings.Repeat(" ", indent), plain)
-		l = l.addLeft(r.label, labelW, labelSt).add(strings.Repeat(" ", gap), plain)
-		if r.bar != nil && barW > 0 {
-			fill, track := bar(*r.bar, BarWidth)
-			l = l.add(fill, st).add(track, dim).add(" ", plain)
-		}
-		l = l.add(fit(r.value, width-l.width()), st)
-		if r.note == "" {
-			out = append(out, l)
-			continue
-		}
-		start := max(valueStart+valueW+gap, l.width()+gap)
-		if room := width - start; cells(r.note) <= room {
-			out = append(out, l.pad(start).add(r.note, noteSt))
-			continue
-		}
-		// A note too long for its line wraps under the notes column
-		// rather than losing its last words: the first piece stays on the
-		// row when it fits there.
-		col := valueStart + valueW + gap
-		if width-col < minNoteWidth {
-			col = valueStart
-		}
-		pieces := wrap(r.note, width-col, maxRowNoteLines)
-		if len(pieces) > 0 && cells(pieces[0]) <= width-start {
-			l = l.pad(start).add(pieces[0], noteSt)
-			pieces = pieces[1:]
-		}
-		out = append(out, l)
-		for _, p := range pieces {
-			out = append(out, line{}.pad(col).add(p, noteSt))
-		}
+		return out
+	}
+	l := line{}.add(strings.Repeat(" ", indent), plain)
+	l = l.addLeft(r.label, lay.labelW, labelSt).add(strings.Repeat(" ", gap), plain)
+	if r.bar != nil && lay.barW > 0 {
+		fill, track := bar(*r.bar, BarWidth)
+		l = l.add(fill, st).add(track, dim).add(" ", plain)
+	}
+	l = l.add(fit(r.value, lay.width-l.width()), st)
+	if r.note == "" {
+		return []line{l}
+	}
+	return lay.withNote(l, r.note, noteSt)
+}
+
+// withNote puts a note after the value on line l, in the notes column
+// where the value leaves room for it. A note too long for its line wraps
+// under the notes column rather than losing its last words: the first
+// piece stays on the row when it fits there.
+func (lay rowLayout) withNote(l line, note string, noteSt style) []line {
+	start := max(lay.valueStart+lay.valueW+gap, l.width()+gap)
+	if room := lay.width - start; cells(note) <= room {
+		return []line{l.pad(start).add(note, noteSt)}
+	}
+	col := lay.valueStart + lay.valueW + gap
+	if lay.width-col < minNoteWidth {
+		col = lay.valueStart
+	}
+	pieces := wrap(note, lay.width-col, maxRowNoteLines)
+	if len(pieces) > 0 && cells(pieces[0]) <= lay.width-start {
+		l = l.pad(start).add(pieces[0], noteSt)
+		pieces = pieces[1:]
+	}
+	out := []line{l}
+	for _, p := range pieces {
+		out = append(out, line{}.pad(col).add(p, noteSt))
 	}
 	return out
 }

@@ -124,6 +124,7 @@ func decodeToken(s string) (string, bool) {
 // scraped_at) or a token that does not decode is ignored. Fields it does
 // not know are skipped, so later versions can add some before source,
 // which runs to the end of the line (file paths hold spaces).
+// One function: a tokenizer, one case per key.
 func parseSavedLine(line string) (m savedMeta, ok bool) {
 	line = strings.TrimSuffix(line, "\r")
 	rest, found := strings.CutPrefix(line, savedPrefix)

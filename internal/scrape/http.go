@@ -130,15 +130,13 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
-	src := sourceOf(t)
-	ctx, cancel := context.WithTimeout(parent, o.Timeout)
-	defer cancel()
-
-	var at atomic.Int32
-	req, err := http.NewRequestWithContext(tracePhases(ctx, &at), http.MethodGet, t.URL.String(), nil)
+// newRequest builds the GET for t with the headers o asks for (a Host
+// header sets the request's host) and the ones inferscope sends unless o
+// gives its own.
+func newRequest(ctx context.Context, t Target, o Options) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL.String(), nil)
 	if err != nil {
-		return nil, newError(BadTarget, err, "cannot build a request for "+src+": "+clean(err.Error(), 120),
+		return nil, newError(BadTarget, err, "cannot build a request for "+sourceOf(t)+": "+clean(err.Error(), 120),
 			"write the target as http://host:port/metrics")
 	}
 	for name, vals := range o.Headers {
@@ -158,6 +156,19 @@ func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
 	}
 	// Only gzip and identity are decoded, so nothing else is offered.
 	req.Header.Set("Accept-Encoding", "gzip")
+	return req, nil
+}
+
+func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
+	src := sourceOf(t)
+	ctx, cancel := context.WithTimeout(parent, o.Timeout)
+	defer cancel()
+
+	var at atomic.Int32
+	req, err := newRequest(tracePhases(ctx, &at), t, o)
+	if err != nil {
+		return nil, err
+	}
 
 	client := &http.Client{Transport: sharedTransport()}
 	if o.Client != nil {

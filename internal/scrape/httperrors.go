@@ -214,28 +214,19 @@ func unreachableHints(t Target, err error) []string {
 // statusError explains an answer outside 2xx, quoting a little of the page
 // when it is text, and says what to try for the status.
 func statusError(t Target, o Options, resp *http.Response) *Error {
-	src := sourceOf(t)
 	code := resp.StatusCode
 	status := fmt.Sprintf("%d %s", code, strings.ToLower(http.StatusText(code)))
 	if http.StatusText(code) == "" {
 		status = fmt.Sprintf("%d", code)
 	}
-	msg := fmt.Sprintf("the server at %s answered %s", src, status)
+	msg := fmt.Sprintf("the server at %s answered %s", sourceOf(t), status)
 	var e *Error
-	pathHint := func() {
-		if p := t.URL.Path; p != "/metrics" {
-			e.Hints = append(e.Hints, fmt.Sprintf("the path is %s; inference servers publish metrics at /metrics", clean(p, 80)))
-		}
-	}
 	switch code {
 	case http.StatusNotFound:
-		e = newError(NotFound, nil, msg)
-		pathHint()
+		e = newError(NotFound, nil, msg, pathHints(t)...)
 		e.Hints = append(e.Hints,
 			"tabbyAPI serves /metrics only when network.enable_metrics is true in config.yml",
 			"llama.cpp's server needs --metrics and SGLang --enable-metrics; vLLM always serves /metrics")
-		e.Status = code
-		return e
 	case http.StatusUnauthorized, http.StatusForbidden:
 		e = newError(Unauthorized, nil, msg)
 		if len(o.Headers) > 0 || t.URL.User != nil {
@@ -244,46 +235,63 @@ func statusError(t Target, o Options, resp *http.Response) *Error {
 		e.Hints = append(e.Hints,
 			"send a key with --header 'Authorization: Bearer <key>' or set INFERSCOPE_BEARER_TOKEN",
 			"a server that wants another header takes it the same way, e.g. --header 'X-Api-Key: <key>'")
-		e.Status = code
-		return e
-	}
-	s := strings.TrimRight(snippet(resp), ". ")
-	if s != "" {
-		msg += ": " + s
-	}
-	e = newError(HTTPStatus, nil, msg)
-	switch {
-	case code == http.StatusBadRequest && t.URL.Scheme == "http" && strings.Contains(strings.ToLower(s), "https"):
-		e.Hints = append(e.Hints, "the server speaks HTTPS: try "+withScheme(t, "https"))
-	case code == http.StatusBadRequest:
-		e.Hints = append(e.Hints, "the server refused the request; check the URL and any --header sent")
-	case code == http.StatusMethodNotAllowed, code == http.StatusGone:
-		pathHint()
-		e.Hints = append(e.Hints, "this URL does not serve metrics; check it against the server's documentation")
-	case code == http.StatusProxyAuthRequired:
-		e.Hints = append(e.Hints, "a proxy on the way wants credentials: put them in HTTP_PROXY or HTTPS_PROXY (http://user:password@proxy:port), or bypass it with NO_PROXY")
-	case code == http.StatusTooManyRequests:
-		e.Hints = append(e.Hints, "the server or a proxy limits the request rate; scrape less often")
-	case code == http.StatusNotImplemented:
-		e.Hints = append(e.Hints, "llama.cpp's server answers 501 when started without --metrics")
-	case code == http.StatusBadGateway:
-		e.Hints = append(e.Hints, "a proxy in front of the server got no valid answer from it: is the inference server running behind the proxy?")
-	case code == http.StatusServiceUnavailable:
-		e.Hints = append(e.Hints, "a server still loading its model may answer 503 (or a proxy with no server behind it); try again shortly")
-	case code == http.StatusGatewayTimeout:
-		e.Hints = append(e.Hints, "a proxy in front of the server timed out waiting for it; the server may be overloaded: try again, or scrape it directly")
-	case code >= 500 && code < 600:
-		e.Hints = append(e.Hints, "the server failed to produce its metrics; its log should say why")
-	case code >= 300 && code < 400:
-		e.Hints = append(e.Hints, "a redirect without a usable Location; scrape the final address directly")
-	case code >= 400 && code < 500:
-		e.Hints = append(e.Hints, "the server refused the request; check the URL and any --header sent")
 	default:
-		e.Hints = append(e.Hints, "that is no standard HTTP status: something other than an inference server may be answering on that port")
+		s := strings.TrimRight(snippet(resp), ". ")
+		if s != "" {
+			msg += ": " + s
+		}
+		e = newError(HTTPStatus, nil, msg)
+		if code == http.StatusMethodNotAllowed || code == http.StatusGone {
+			e.Hints = append(e.Hints, pathHints(t)...)
+		}
+		e.Hints = append(e.Hints, statusHint(t, code, s),
+			"see the whole answer: curl -si "+termsafe.ShellQuote(sourceOf(t))+" | head")
 	}
-	e.Hints = append(e.Hints, "see the whole answer: curl -si "+termsafe.ShellQuote(src)+" | head")
 	e.Status = code
 	return e
+}
+
+// pathHints points out a path other than /metrics.
+func pathHints(t Target) []string {
+	if p := t.URL.Path; p != "/metrics" {
+		return []string{fmt.Sprintf("the path is %s; inference servers publish metrics at /metrics", clean(p, 80))}
+	}
+	return nil
+}
+
+// statusHints says what to try for a status that has advice of its own;
+// any other takes its class's (statusHint).
+var statusHints = map[int]string{
+	http.StatusBadRequest:         "the server refused the request; check the URL and any --header sent",
+	http.StatusMethodNotAllowed:   "this URL does not serve metrics; check it against the server's documentation",
+	http.StatusGone:               "this URL does not serve metrics; check it against the server's documentation",
+	http.StatusProxyAuthRequired:  "a proxy on the way wants credentials: put them in HTTP_PROXY or HTTPS_PROXY (http://user:password@proxy:port), or bypass it with NO_PROXY",
+	http.StatusTooManyRequests:    "the server or a proxy limits the request rate; scrape less often",
+	http.StatusNotImplemented:     "llama.cpp's server answers 501 when started without --metrics",
+	http.StatusBadGateway:         "a proxy in front of the server got no valid answer from it: is the inference server running behind the proxy?",
+	http.StatusServiceUnavailable: "a server still loading its model may answer 503 (or a proxy with no server behind it); try again shortly",
+	http.StatusGatewayTimeout:     "a proxy in front of the server timed out waiting for it; the server may be overloaded: try again, or scrape it directly",
+}
+
+// statusHint says what to try for a status, given the start of the page
+// that came with it (snip): a plain-http request a TLS server refused says
+// so there.
+func statusHint(t Target, code int, snip string) string {
+	if code == http.StatusBadRequest && t.URL.Scheme == "http" && strings.Contains(strings.ToLower(snip), "https") {
+		return "the server speaks HTTPS: try " + withScheme(t, "https")
+	}
+	if h, ok := statusHints[code]; ok {
+		return h
+	}
+	switch {
+	case code >= 500 && code < 600:
+		return "the server failed to produce its metrics; its log should say why"
+	case code >= 300 && code < 400:
+		return "a redirect without a usable Location; scrape the final address directly"
+	case code >= 400 && code < 500:
+		return "the server refused the request; check the URL and any --header sent"
+	}
+	return "that is no standard HTTP status: something other than an inference server may be answering on that port"
 }
 
 // bodyError explains a failure while reading a 2xx body, after got bytes

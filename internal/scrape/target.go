@@ -189,49 +189,19 @@ func checkPort(p string) error {
 	return nil
 }
 
+// resolveHost reads a target given without a scheme as host[:port][/path],
+// or takes it for a file path (Why says why) when it cannot be a host.
 func resolveHost(t Target, shown string) (Target, error) {
 	hostPart, rest := t.Input, ""
 	if i := strings.IndexAny(t.Input, "/?"); i >= 0 {
 		hostPart, rest = t.Input[:i], t.Input[i:]
 	}
-	host, port := hostPart, ""
-	switch {
-	case net.ParseIP(hostPart) != nil && strings.Contains(hostPart, ":"):
-		host = "[" + hostPart + "]" // bare IPv6 such as ::1
-	case strings.HasPrefix(hostPart, "[") && strings.HasSuffix(hostPart, "]"):
-		if net.ParseIP(hostPart[1:len(hostPart)-1]) == nil {
-			return t, newError(BadTarget, nil, fmt.Sprintf("%s is not an IPv6 address", shown),
-				"write [v6-address]:port, host:port, a URL, or a file path")
-		}
-	case strings.Contains(hostPart, ":"):
-		h, p, err := net.SplitHostPort(hostPart)
-		if err != nil {
-			return t, newError(BadTarget, err, fmt.Sprintf("cannot read %s as host:port", shown),
-				"write host:port (e.g. gpu-box:5000), [v6-address]:port, a URL, or a file path")
-		}
-		if err := checkPort(p); err != nil {
-			return t, newError(BadTarget, nil, fmt.Sprintf("invalid port %q in %s", clean(p, 20), shown),
-				"a port is a number from 1 to 65535")
-		}
-		if h == "" {
-			h = "127.0.0.1" // :5000 means this machine, as in most tools
-		}
-		if !validHost(h) {
-			return t, newError(BadTarget, nil, fmt.Sprintf("%q in %s is not a host name", clean(h, 60), shown),
-				"write host:port (e.g. gpu-box:5000), a URL, or a file path")
-		}
-		host, port = h, p
-		if strings.Contains(h, ":") {
-			host = "[" + h + "]"
-		}
+	host, port, err := readHostPort(hostPart, shown)
+	if err != nil {
+		return t, err
 	}
-	if port == "" && !validHost(strings.Trim(host, "[]")) {
-		return Target{Input: t.Input, Path: t.Input, Why: "it cannot be a host name"}, nil
-	}
-	if port == "" && rest != "" && rest[0] == '/' && !dotted(host) {
-		// data/scrape: a directory and a file far more often than a host
-		// called "data" serving on port 80.
-		return Target{Input: t.Input, Path: t.Input, Why: "it has a path but no port"}, nil
+	if why := fileNotHost(host, port, rest); why != "" {
+		return Target{Input: t.Input, Path: t.Input, Why: why}, nil
 	}
 	hostport := host
 	if port != "" {
@@ -253,6 +223,60 @@ func resolveHost(t Target, shown string) (Target, error) {
 		t.Why = "no file of that name exists"
 	}
 	return t, nil
+}
+
+// readHostPort reads the host part of a target without a scheme: a host, a
+// bare or bracketed IPv6 address, or host:port. The host it returns has an
+// IPv6 address in brackets; port is "" when none was given.
+func readHostPort(hostPart, shown string) (host, port string, err error) {
+	switch {
+	case net.ParseIP(hostPart) != nil && strings.Contains(hostPart, ":"):
+		return "[" + hostPart + "]", "", nil // bare IPv6 such as ::1
+	case strings.HasPrefix(hostPart, "[") && strings.HasSuffix(hostPart, "]"):
+		if net.ParseIP(hostPart[1:len(hostPart)-1]) == nil {
+			return "", "", newError(BadTarget, nil, fmt.Sprintf("%s is not an IPv6 address", shown),
+				"write [v6-address]:port, host:port, a URL, or a file path")
+		}
+		return hostPart, "", nil
+	case !strings.Contains(hostPart, ":"):
+		return hostPart, "", nil
+	}
+	h, p, err := net.SplitHostPort(hostPart)
+	if err != nil {
+		return "", "", newError(BadTarget, err, fmt.Sprintf("cannot read %s as host:port", shown),
+			"write host:port (e.g. gpu-box:5000), [v6-address]:port, a URL, or a file path")
+	}
+	if err := checkPort(p); err != nil {
+		return "", "", newError(BadTarget, nil, fmt.Sprintf("invalid port %q in %s", clean(p, 20), shown),
+			"a port is a number from 1 to 65535")
+	}
+	if h == "" {
+		h = "127.0.0.1" // :5000 means this machine, as in most tools
+	}
+	if !validHost(h) {
+		return "", "", newError(BadTarget, nil, fmt.Sprintf("%q in %s is not a host name", clean(h, 60), shown),
+			"write host:port (e.g. gpu-box:5000), a URL, or a file path")
+	}
+	if strings.Contains(h, ":") {
+		return "[" + h + "]", p, nil
+	}
+	return h, p, nil
+}
+
+// fileNotHost says why a target read as host, port and the rest is taken
+// for a file path instead, or "" when it is taken for a host.
+func fileNotHost(host, port, rest string) string {
+	switch {
+	case port != "":
+		return ""
+	case !validHost(strings.Trim(host, "[]")):
+		return "it cannot be a host name"
+	case rest != "" && rest[0] == '/' && !dotted(host):
+		// data/scrape: a directory and a file far more often than a host
+		// called "data" serving on port 80.
+		return "it has a path but no port"
+	}
+	return ""
 }
 
 // dotted reports a name that is clearly a network address: an IP, localhost

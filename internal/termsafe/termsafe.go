@@ -23,6 +23,7 @@ import (
 // would only be noise; an unterminated string sequence swallows the rest of
 // s, as it would on the terminal.
 func Text(s string) string {
+	// One function: a byte-level scanner, one case per class of character.
 	if isPlainASCII(s) {
 		return s
 	}
@@ -79,7 +80,8 @@ func isPlainASCII(s string) bool {
 }
 
 // skipEscape returns the index just past the escape sequence whose ESC
-// preceded s[i].
+// preceded s[i]. One function: a state machine, one case per kind of
+// sequence the byte after ESC starts.
 func skipEscape(s string, i int) int {
 	if i >= len(s) {
 		return i

@@ -243,6 +243,7 @@ var days = map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour
 // is 365 days, as in PromQL): "2d", "1w", "1d12h". A leading sign is kept
 // (callers judge it); a length beyond about 290 years is refused.
 func ParseDuration(s string) (time.Duration, error) {
+	// One function: a tokenizer, one number and its unit at a time.
 	if s != "" && (s[0] == '.' || s[0] >= '0' && s[0] <= '9') {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
 			if math.IsInf(f, 0) || f*float64(time.Second) >= math.MaxInt64 {

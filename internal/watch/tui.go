@@ -125,6 +125,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// key acts on one key press. One function: the key map, one case per key.
 func (m *model) key(k string) tea.Cmd {
 	switch k {
 	case "q":
