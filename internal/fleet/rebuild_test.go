@@ -118,7 +118,7 @@ func TestRebuildWithoutMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]dto.MetricType{
-		"vllm:request_success_total":      dto.MetricType_COUNTER,
+		"vllm:request_success_total":       dto.MetricType_COUNTER,
 		"vllm:e2e_request_latency_seconds": dto.MetricType_HISTOGRAM,
 		"vllm:kv_cache_usage_perc":         dto.MetricType_UNTYPED,
 		"vllm:odd_bucket":                  dto.MetricType_UNTYPED,
