@@ -35,7 +35,8 @@ func (r *run) build(ctx context.Context) {
 }
 
 // instance reads one group: its snapshots, its window and its report.
-// It returns nil for an instance that does not serve the model asked for.
+// It returns nil for an instance that does not serve the model asked for,
+// or has no sample in the window.
 func (r *run) instance(g *group) *Instance {
 	in := &Instance{ID: g.id, Labels: g.labels, Dialect: g.dialect}
 	for t := range g.targets {
@@ -60,9 +61,9 @@ func (r *run) instance(g *group) *Instance {
 		in.Report = unreadableReport(in, err)
 		return in
 	case len(bs) == 0:
-		in.State, in.Err = Unreadable, errors.New("no sample in the window")
-		in.Report = unreadableReport(in, in.Err)
-		return in
+		// Listed by the series query without a sample in the window:
+		// VictoriaMetrics lists the series of whole days.
+		return nil
 	}
 	last := bs[len(bs)-1]
 	in.snap = last.snap

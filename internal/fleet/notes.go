@@ -89,7 +89,7 @@ func (r *run) notes() []report.Note {
 			count(native, "instance's histograms"))
 	}
 	if r.meta != nil && r.meta.missing {
-		add(NoteNoMetadata, report.Info, "the store keeps no metric metadata (%s): types are read from the series' names, and HELP text, which tells vLLM 0.8's block-counting prefix counters from later token-counting ones, from their size instead",
+		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
 			r.f.Backend)
 	}
 	if c := r.coverage(); c != "" {
@@ -170,7 +170,7 @@ func (r *run) balance(add func(string, report.Severity, string, ...any)) {
 	if med <= 0 || top.v/med <= ImbalanceFactor {
 		return
 	}
-	add(NoteImbalance, report.Warn, "%s serves %.1f× the median request rate (%s vs %s requests/s over %d instances): the router is not spreading the load",
+	add(NoteImbalance, report.Warn, "%s serves %.1f× the median request rate (%s vs %s requests/s over %d instances): unless it is that much larger than its peers (data-parallel engines, a bigger GPU), the router is not spreading the load",
 		top.in.ID, top.v/med, units.Count(top.v), units.Count(med), len(rs))
 }
 
