@@ -229,4 +229,3 @@ func checkNotes(t *testing.T, f *Fleet, ids ...string) {
 		}
 	}
 }
-
