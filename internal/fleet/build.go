@@ -117,10 +117,10 @@ func (r *run) stateOf(in *Instance, g *group) State {
 		return Down
 	case len(r.end.points[g.id]) == 0:
 		return Gone
-	case len(r.start.points[g.id]) == 0:
-		return New
 	case in.delta.Reset:
 		return Restarted
+	case len(r.start.points[g.id]) == 0:
+		return New
 	}
 	return Up
 }
