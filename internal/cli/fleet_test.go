@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	io2 "io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +122,64 @@ func TestFleetStoreErrors(t *testing.T) {
 				t.Errorf("exit %d\n%s\nwant error with %q, hint with %q", code, errb, tc.err, tc.hint)
 			}
 		})
+	}
+}
+
+func TestDemoFleetFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		err, hint string
+	}{
+		{[]string{"--prometheus-config", "p.yml"}, "--prometheus-config goes with --servers", "--servers N"},
+		{[]string{"--servers", "0"}, "--servers 0 is out of range", "1 to 64"},
+		{[]string{"--servers", "65"}, "--servers 65 is out of range", "1 to 64"},
+		{[]string{"--servers", "2", "--once"}, "--once does nothing with --servers", "demo --help"},
+		{[]string{"--servers", "2", "--scenario", "chat"}, "--scenario does nothing with --servers", "demo --help"},
+	} {
+		io, _, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"demo"}, tc.args...), io)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != ExitError || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+			t.Errorf("%v: exit %d\n%s\nwant %q, hint %q", tc.args, code, errb, tc.err, tc.hint)
+		}
+	}
+}
+
+// demo --servers writes a prometheus.yml whose every target serves
+// metrics, and serves until Ctrl-C.
+func TestDemoFleet(t *testing.T) {
+	path := t.TempDir() + "/prometheus.yml"
+	ctx, cancel := context.WithCancel(context.Background())
+	io, _, errb := iostreams.Test("", false, 0)
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"demo", "--servers", "3", "--prometheus-config", path}, io) }()
+	var conf []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			conf = b
+			break
+		}
+	}
+	targets := regexp.MustCompile(`targets: \["([^"]+)"\]`).FindAllStringSubmatch(string(conf), -1)
+	if len(targets) != 3 || !strings.Contains(string(conf), "pod: \"chat-0\"") {
+		t.Fatalf("config:\n%s", conf)
+	}
+	for _, m := range targets {
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io2.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "tabbyapi:requests_total") {
+			t.Errorf("%s serves no metrics", m[1])
+		}
+	}
+	cancel()
+	if code := <-done; code != ExitInterrupted {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitInterrupted, errb)
+	}
+	if !strings.Contains(errb.String(), "inferscope fleet --prometheus http://127.0.0.1:9090") {
+		t.Errorf("stderr says nothing of the next step:\n%s", errb)
 	}
 }
