@@ -31,6 +31,9 @@ Usage:
   inferscope demo --listen 127.0.0.1:9400 --no-ui          only serve /metrics (for curl, Prometheus,
                                                            or another inferscope)
   inferscope demo --once --sim-time {sim-time} [--json]           simulate as fast as possible, print one report
+  inferscope demo --servers 4 --prometheus-config prometheus.yml
+                                                           a fleet of servers and a prometheus.yml
+                                                           scraping them (for inferscope fleet)
 
 Scenarios: {scenarios}
 
@@ -44,6 +47,8 @@ Flags:
   --sim-time D     how much to simulate with --once, at most {max-sim-time} (default {sim-time})
   --watch D        refresh interval of the view, at least {min-interval} (default {refresh})
   --windows LIST   rate windows of the view
+  --servers N      serve N simulated servers (1 to {max-servers}), each a scenario in turn
+  --prometheus-config FILE   with --servers: write a prometheus.yml scraping them to FILE
   --json, --hist, --width, --columns, --no-color   as for inferscope itself
 
 Ctrl-C ends every form (exit status {interrupted}).
@@ -58,6 +63,7 @@ Ctrl-C ends every form (exit status {interrupted}).
 	"min-interval", seconds(watch.MinInterval),
 	"refresh", units.Duration(demoRefresh),
 	"interrupted", strconv.Itoa(ExitInterrupted),
+	"max-servers", strconv.Itoa(demo.MaxFleet),
 )
 
 // demoOptions are the demo's flags: what to simulate, which form to run,
@@ -66,6 +72,7 @@ type demoOptions struct {
 	sim        demo.Options
 	once, noUI bool
 	view       inspectOptions
+	fleet      demoFleet
 }
 
 // defaultDemo is the demo as it runs without flags.
@@ -90,6 +97,7 @@ func (d *demoOptions) flags() *flag.FlagSet {
 	fs.Var(durationFlag{&d.sim.SimTime}, "sim-time", "")
 	d.view.outputFlags.define(fs)
 	d.view.watchFlags.define(fs)
+	d.fleet.define(fs)
 	return fs
 }
 
@@ -99,6 +107,7 @@ var demoModes = map[string][]string{
 	"once":  {"listen", "no-ui", "speed", "watch", "windows"},
 	"no-ui": {"once", "sim-time", "watch", "windows", "json", "hist", "width", "columns", "no-color"},
 	"view":  {"sim-time"},
+	"fleet": fleetRefuses,
 }
 
 // check refuses what the demo cannot do as asked: arguments, flags the
@@ -113,6 +122,8 @@ func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
 	}
 	mode, form := "view", "the watch view (it simulates until Ctrl-C)"
 	switch {
+	case d.fleet.servers != 0:
+		mode, form = "fleet", "--servers"
 	case d.once:
 		mode, form = "once", "--once"
 	case d.noUI:
@@ -156,6 +167,12 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
 	}
 	if err := d.check(fs, pos); err != nil {
 		return err
+	}
+	if err := d.fleet.check(given(fs)); err != nil {
+		return err
+	}
+	if d.fleet.servers != 0 {
+		return d.runFleet(ctx, io)
 	}
 	o := &d.view
 	if d.once {

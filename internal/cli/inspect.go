@@ -34,6 +34,8 @@ Usage:
   inferscope --since before.prom [target|after.prom]
                                      rates between a saved scrape and now (or another file)
   inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
+  inferscope fleet --prometheus URL  every server a Prometheus scrapes, now or over a past range
+                                     (see inferscope fleet --help)
 
 The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.

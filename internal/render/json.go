@@ -38,13 +38,20 @@ func JSONWith(w io.Writer, r *report.Report, o JSONOptions) error {
 	if r == nil {
 		return errors.New("render: nil report")
 	}
+	return JSONValue(w, r, o)
+}
+
+// JSONValue writes any value holding reports (the fleet view's document)
+// as JSONWith writes one: the same indentation and the same escapes, so
+// that it is as safe on a terminal.
+func JSONValue(w io.Writer, v any, o JSONOptions) error {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
 	if !o.Compact {
 		enc.SetIndent("", "  ")
 	}
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("render: encoding report: %w", err)
 	}
 	if _, err := w.Write(escapeControls(out.Bytes())); err != nil {

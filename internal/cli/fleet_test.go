@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	io2 "io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/iostreams"
+)
+
+func TestFleetHelp(t *testing.T) {
+	for _, args := range [][]string{{"fleet", "--help"}, {"fleet", "--prometheus", "x", "-h"}} {
+		io, out, _ := iostreams.Test("", false, 0)
+		if code := run(context.Background(), args, io); code != ExitOK {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		golden.Check(t, "fleet-help.txt", out.String())
+	}
+}
+
+// Each mistake on the command line is one error line and a hint, exit 2.
+func TestFleetFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+		hint string
+	}{
+		{[]string{}, "needs --prometheus URL", "--prometheus http://prometheus:9090"},
+		{[]string{"--prometheus", "p:9090", "extra"}, `unexpected argument "extra"`, "flags only"},
+		{[]string{"--prometheus", "p:9090", "--last", "1h", "--from", "2026-01-01T00:00Z"}, "--last does not go with --from", "either --last"},
+		{[]string{"--prometheus", "p:9090", "--to", "2026-01-01T00:00Z"}, "--to needs --from", "--from T"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00"}, "no time zone", "RFC 3339"},
+		{[]string{"--prometheus", "p:9090", "--from", "yesterday"}, "not a time", "RFC 3339"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T03:00Z", "--to", "2026-01-01T02:00Z"}, "is not before --to", "after --from"},
+		{[]string{"--prometheus", "p:9090", "--from", "2999-01-01T03:00Z"}, "in the future", "RFC 3339"},
+		{[]string{"--prometheus", "p:9090", "--last", "90d"}, "longer than inferscope reads", "--last 7d"},
+		{[]string{"--prometheus", "p:9090", "--last", "1h", "--window", "1m"}, "--window sets the window", "leave out --window"},
+		{[]string{"--prometheus", "p:9090", "--selector", `up{job="x"}`}, "not a query or a metric name", "inside braces"},
+		{[]string{"--prometheus", "p:9090", "--instance", "vllm-7"}, "expected label=value", "--instance pod=vllm-7"},
+		{[]string{"--prometheus", "p:9090", "--by", "name space"}, "is not a label name", "--by namespace,pod"},
+		{[]string{"--prometheus", "p:9090", "--sort", "speed"}, `--sort "speed" is not a column`, "req"},
+		{[]string{"--prometheus", "p:9090", "--watch", "1s"}, "shorter than the fleet view refreshes", "--watch 5s"},
+		{[]string{"--prometheus", "p:9090", "--watch", "10s", "--last", "1h"}, "does not go with a past range", "once"},
+		{[]string{"--prometheus", "p:9090", "--fail-on", "info"}, `"info" is not a severity`, "--fail-on warn"},
+		{[]string{"--prometheus", "p:9090", "--header", "nocolon"}, "--header", "Name: value"},
+		{[]string{"--prometheus", "ftp://p"}, "scheme must be http or https", "API base"},
+		{[]string{"--prometheus", "p:9090", "--timeout", "0s"}, "--timeout must be positive", "30s"},
+	} {
+		io, out, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"fleet"}, tc.args...), io)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != ExitError || len(lines) < 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) ||
+			!strings.HasPrefix(lines[0], "inferscope: error: ") || !strings.HasPrefix(lines[1], "inferscope: hint: ") || out.Len() > 0 {
+			t.Errorf("%v: exit %d\n%s\nwant error with %q, hint with %q", tc.args, code, errb, tc.err, tc.hint)
+		}
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2026-12-01T02:00Z":         time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC),
+		"2026-12-01T02:00:30+01:00": time.Date(2026, 12, 1, 1, 0, 30, 0, time.UTC),
+		"2026-12-01 02:00Z":         time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC),
+		"1764554400":                time.Unix(1764554400, 0),
+		"1764554400.5":              time.Unix(1764554400, 5e8),
+	} {
+		got, err := parseTime(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+}
+
+// A store's refusals, through the one way out: the store's words, and
+// what to try.
+func TestFleetStoreErrors(t *testing.T) {
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		args   []string
+		err    string
+		hint   string
+	}{
+		{"down", 0, "", nil, "cannot reach the store", "check --prometheus"},
+		{"tenant", 401, "no org id", nil, "wants a tenant", "X-Scope-OrgID"},
+		{"not the API", 404, "404 page not found", nil, "answered HTTP 404", "/prometheus"},
+		{"sample limit", 422, `{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`,
+			[]string{"--last", "1h"}, "too many samples", "--last 30m instead of 1h"},
+		{"server error", 503, `{"status":"error","errorType":"unavailable","error":"TSDB not ready"}`, nil, "TSDB not ready", "its log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := "http://" + deadAddr
+			if tc.status != 0 {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if strings.HasSuffix(r.URL.Path, "/buildinfo") && tc.status == 422 {
+						w.Write([]byte(`{"status":"success","data":{"version":"2.42.0"}}`))
+						return
+					}
+					w.WriteHeader(tc.status)
+					w.Write([]byte(tc.body))
+				}))
+				defer srv.Close()
+				url = srv.URL
+			}
+			io, _, errb := iostreams.Test("", false, 0)
+			code := run(context.Background(), append([]string{"fleet", "--prometheus", url}, tc.args...), io)
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			if code != ExitError || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+				t.Errorf("exit %d\n%s\nwant error with %q, hint with %q", code, errb, tc.err, tc.hint)
+			}
+		})
+	}
+}
+
+func TestDemoFleetFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		err, hint string
+	}{
+		{[]string{"--prometheus-config", "p.yml"}, "--prometheus-config goes with --servers", "--servers N"},
+		{[]string{"--servers", "0"}, "--servers 0 is out of range", "1 to 64"},
+		{[]string{"--servers", "65"}, "--servers 65 is out of range", "1 to 64"},
+		{[]string{"--servers", "2", "--once"}, "--once does nothing with --servers", "demo --help"},
+		{[]string{"--servers", "2", "--scenario", "chat"}, "--scenario does nothing with --servers", "demo --help"},
+	} {
+		io, _, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"demo"}, tc.args...), io)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != ExitError || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+			t.Errorf("%v: exit %d\n%s\nwant %q, hint %q", tc.args, code, errb, tc.err, tc.hint)
+		}
+	}
+}
+
+// demo --servers writes a prometheus.yml whose every target serves
+// metrics, and serves until Ctrl-C.
+func TestDemoFleet(t *testing.T) {
+	path := t.TempDir() + "/prometheus.yml"
+	ctx, cancel := context.WithCancel(context.Background())
+	io, _, errb := iostreams.Test("", false, 0)
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"demo", "--servers", "3", "--prometheus-config", path}, io) }()
+	var conf []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			conf = b
+			break
+		}
+	}
+	targets := regexp.MustCompile(`targets: \["([^"]+)"\]`).FindAllStringSubmatch(string(conf), -1)
+	if len(targets) != 3 || !strings.Contains(string(conf), "pod: \"chat-0\"") {
+		t.Fatalf("config:\n%s", conf)
+	}
+	for _, m := range targets {
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io2.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "tabbyapi:requests_total") {
+			t.Errorf("%s serves no metrics", m[1])
+		}
+	}
+	cancel()
+	if code := <-done; code != ExitInterrupted {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitInterrupted, errb)
+	}
+	if !strings.Contains(errb.String(), "inferscope fleet --prometheus http://127.0.0.1:9090") {
+		t.Errorf("stderr says nothing of the next step:\n%s", errb)
+	}
+}

@@ -1,0 +1,197 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferscope/inferscope/exporter"
+	"github.com/inferscope/inferscope/sim"
+)
+
+// MaxFleet bounds StartFleet: every server simulates on this machine.
+const MaxFleet = 64
+
+// FleetServer is one simulated server of a demo fleet. Besides serving
+// its metrics it can be frozen (the simulation stops; /metrics keeps
+// serving its last state) and restarted (a new process on the same
+// address: every counter from zero, a new start time), which tests of
+// the fleet view use to know the exact totals a store should hold.
+type FleetServer struct {
+	scenario string
+	seed     uint64
+	speed    float64
+	pod      string
+	url      string
+	addr     string
+
+	mu     sync.Mutex
+	sim    *sim.Sim
+	m      *exporter.Metrics
+	frozen bool
+	// virtual is how much simulated time the current process has run.
+	virtual time.Duration
+}
+
+// URL is where the server's metrics are: http://127.0.0.1:PORT/metrics.
+func (s *FleetServer) URL() string { return s.url }
+
+// Addr is the server's host:port.
+func (s *FleetServer) Addr() string { return s.addr }
+
+// Scenario names the workload it simulates.
+func (s *FleetServer) Scenario() string { return s.scenario }
+
+// Pod is the name the fleet's prometheus.yml gives it.
+func (s *FleetServer) Pod() string { return s.pod }
+
+// Freeze stops the simulation; the server keeps answering scrapes with
+// its last state.
+func (s *FleetServer) Freeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frozen = true
+}
+
+// Resume starts the simulation again from where it stopped.
+func (s *FleetServer) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frozen = false
+}
+
+// Totals is the current process's exact account of its run.
+func (s *FleetServer) Totals() sim.Totals {
+	s.mu.Lock()
+	sm := s.sim
+	s.mu.Unlock()
+	return sm.Totals()
+}
+
+// Restart replaces the process: a new simulation on the same address,
+// its counters from zero, its start time now. It runs unless the server
+// is frozen.
+func (s *FleetServer) Restart() error {
+	o := Options{Scenario: s.scenario, Seed: s.seed + 1000, Speed: s.speed}
+	sm, m, err := o.engine(time.Now())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sim, s.m, s.virtual = sm, m, 0
+	return nil
+}
+
+func (s *FleetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	m := s.m
+	s.mu.Unlock()
+	if r.URL.Path != "/metrics" {
+		http.NotFound(w, r)
+		return
+	}
+	m.Handler().ServeHTTP(w, r)
+}
+
+// step advances the simulation by speed × dt unless frozen.
+func (s *FleetServer) step(dt time.Duration) {
+	s.mu.Lock()
+	if s.frozen {
+		s.mu.Unlock()
+		return
+	}
+	s.virtual += time.Duration(float64(dt) * s.speed)
+	sm, to := s.sim, s.virtual
+	s.mu.Unlock()
+	sm.RunUntil(to)
+}
+
+// StartFleet starts n simulated servers on free loopback ports, each with
+// a scenario in turn ([Scenarios]) and its own seed, running at o.Speed
+// until ctx ends. o.Scenario and o.Listen are ignored.
+func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
+	if n < 1 || n > MaxFleet {
+		return nil, fmt.Errorf("a demo fleet has 1 to %d servers, not %d", MaxFleet, n)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	scenarios := Scenarios()
+	var servers []*FleetServer
+	var wg sync.WaitGroup
+	for i := range n {
+		sc := scenarios[i%len(scenarios)]
+		s := &FleetServer{scenario: sc, seed: o.Seed + uint64(i), speed: o.Speed, pod: fmt.Sprintf("%s-%d", sc, i)}
+		sm, m, err := Options{Scenario: sc, Seed: s.seed, Speed: o.Speed}.engine(time.Now())
+		if err != nil {
+			return nil, err
+		}
+		s.sim, s.m = sm, m
+		ln, err := net.Listen("tcp", DefaultListen)
+		if err != nil {
+			return nil, &ListenError{Addr: DefaultListen, InUse: addrInUse(err), Err: err}
+		}
+		s.url = metricsURL(ln.Addr())
+		s.addr = strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/metrics")
+		hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			hs.Serve(ln)
+		}()
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if hs.Shutdown(sctx) != nil {
+				hs.Close()
+			}
+		}()
+		servers = append(servers, s)
+	}
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				for _, s := range servers {
+					s.step(now.Sub(last))
+				}
+				last = now
+			}
+		}
+	}()
+	return servers, nil
+}
+
+// FleetConfig is a prometheus.yml that scrapes servers every interval,
+// each target labelled namespace="demo" and pod="<scenario>-<i>", as a
+// Kubernetes scrape would label them.
+func FleetConfig(servers []*FleetServer, interval time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# inferscope demo fleet: %d simulated servers.\n", len(servers))
+	b.WriteString("# prometheus --config.file=THIS_FILE, then inferscope fleet --prometheus http://127.0.0.1:9090\n")
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: inferscope-demo\n    static_configs:\n",
+		promInterval(interval), promInterval(interval))
+	for _, s := range servers {
+		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {namespace: demo, pod: %q}\n", s.addr, s.pod)
+	}
+	return b.String()
+}
+
+func promInterval(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}

@@ -1,0 +1,35 @@
+package dialect
+
+// namePrefixes are the family-name prefixes each dialect reads: what a
+// store is searched for to find every server of every dialect (the fleet
+// view's discovery). TestNamePrefixes keeps it in step with each
+// dialect's match.
+var namePrefixes = map[string][]string{
+	"tabbyapi": {"tabbyapi:"},
+	"vllm":     {"vllm:", rayVLLMColon, rayVLLMUnder},
+	"llamacpp": {"llamacpp:"},
+	"sglang":   {"sglang:", "sglang_"},
+	"tgi":      {"tgi_"},
+}
+
+// NamePrefixes lists the family-name prefixes of every dialect, in the
+// order of [Names]: a series whose name starts with none of them is read
+// by no dialect (process_start_time_seconds aside, which every dialect
+// takes from a server's own process collector).
+func NamePrefixes() []string {
+	var out []string
+	for _, d := range all {
+		out = append(out, namePrefixes[d.name]...)
+	}
+	return out
+}
+
+// Owner names the dialect that reads a family, "" when none does.
+func Owner(family string) string {
+	for _, d := range all {
+		if d.match(family) {
+			return d.name
+		}
+	}
+	return ""
+}

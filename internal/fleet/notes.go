@@ -1,0 +1,243 @@
+package fleet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/units"
+)
+
+// Thresholds of the fleet notes (docs/fleet.md lists them).
+const (
+	// ImbalanceFactor: an instance serving more than this many times the
+	// median request rate means the router does not spread the load.
+	ImbalanceFactor = 2.0
+	// ImbalanceMin is the fewest instances with traffic the imbalance
+	// is judged over: of two, neither is far from their median.
+	ImbalanceMin = 3
+	// OutlierFactor and OutlierFloor: an instance whose TTFT p99 is more
+	// than OutlierFactor times the fleet's median p99, and above
+	// OutlierFloor, is slower than its peers for a reason of its own.
+	OutlierFactor = 2.0
+	OutlierFloor  = 1.0 // seconds
+	// maxListed is how many instance ids a note names.
+	maxListed = 5
+)
+
+// Note ids of the fleet as a whole.
+const (
+	NoteDown       = "fleet_instance_down"
+	NoteGone       = "fleet_instance_gone"
+	NoteImbalance  = "fleet_load_imbalance"
+	NoteOutlier    = "fleet_ttft_outlier"
+	NoteRestarts   = "fleet_restarts"
+	NoteNew        = "fleet_new_instances"
+	NoteRouter     = "fleet_router_duplicates"
+	NoteNative     = "fleet_native_histograms"
+	NoteNoMetadata = "fleet_metadata_missing"
+	NoteUnreadable = "fleet_unreadable"
+	NoteCoverage   = "fleet_totals_partial"
+)
+
+// notes are the fleet's own notes: what no single instance's report can
+// say.
+func (r *run) notes() []report.Note {
+	var out []report.Note
+	add := func(id string, sev report.Severity, format string, a ...any) {
+		out = append(out, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, a...)})
+	}
+	byState := map[State][]*Instance{}
+	for _, in := range r.f.Instances {
+		byState[in.State] = append(byState[in.State], in)
+	}
+	if ds := byState[Down]; len(ds) > 0 {
+		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; their figures end at their last sample",
+			count(len(ds), "instance"), listIDs(ds, lastSeen))
+	}
+	if gs := byState[Gone]; len(gs) > 0 {
+		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; their figures end at their last sample",
+			count(len(gs), "instance"), listIDs(gs, lastSeen))
+	}
+	if rs := byState[Restarted]; len(rs) > 0 {
+		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
+			count(len(rs), "instance"), listIDs(rs, restartedAt))
+	}
+	if ns := byState[New]; len(ns) > 0 {
+		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from their process start where it lies in the window, else from their first sample",
+			count(len(ns), "instance"), listIDs(ns, bornAt))
+	}
+	if us := byState[Unreadable]; len(us) > 0 {
+		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
+	}
+	r.balance(add)
+	r.outliers(add)
+	if n := sum(r.disc.routerSeries); n > 0 {
+		add(NoteRouter, report.Info, "skipped %d series that a router re-publishes with a %s label (vLLM production-stack): added to the engines' own they would count every request twice",
+			n, routerLabel)
+	}
+	native := 0
+	for _, in := range r.f.Instances {
+		if in.native > 0 {
+			native++
+		}
+	}
+	if native > 0 {
+		add(NoteNative, report.Info, "%s stored as native or custom-bucket histograms: read from their histogram values as the classic buckets they stand for",
+			count(native, "instance's histograms"))
+	}
+	if r.meta != nil && r.meta.missing {
+		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
+			r.f.Backend)
+	}
+	if c := r.coverage(); c != "" {
+		add(NoteCoverage, report.Info, "%s", c)
+	}
+	return out
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "'s histograms") {
+		return fmt.Sprintf("%d %s", n, strings.Replace(what, "instance's", "instances'", 1))
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// listIDs names up to maxListed instances, each with what detail says.
+func listIDs(ins []*Instance, detail func(*Instance) string) string {
+	var parts []string
+	for i, in := range ins {
+		if i == maxListed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ins)-maxListed))
+			break
+		}
+		s := in.ID
+		if d := detail(in); d != "" {
+			s += " (" + d + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+func lastSeen(in *Instance) string {
+	if in.lastAt.IsZero() {
+		return ""
+	}
+	return "last sample " + clock(in.lastAt)
+}
+
+func restartedAt(in *Instance) string {
+	ts := make([]string, len(in.delta.resets))
+	for i, t := range in.delta.resets {
+		ts[i] = clock(t)
+	}
+	return "at " + strings.Join(ts, ", ")
+}
+
+func bornAt(in *Instance) string {
+	if in.bornAt.IsZero() {
+		return ""
+	}
+	return "from " + clock(in.bornAt)
+}
+
+// balance notes an instance serving far more requests than the median.
+func (r *run) balance(add func(string, report.Severity, string, ...any)) {
+	type rate struct {
+		in *Instance
+		v  float64
+	}
+	var rs []rate
+	for _, in := range r.f.Instances {
+		if v := in.Figures.value("requests"); v != nil && in.State != Down {
+			rs = append(rs, rate{in, *v})
+		}
+	}
+	if len(rs) < ImbalanceMin {
+		return
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].v < rs[j].v })
+	med := median(len(rs), func(i int) float64 { return rs[i].v })
+	top := rs[len(rs)-1]
+	if med <= 0 || top.v/med <= ImbalanceFactor {
+		return
+	}
+	add(NoteImbalance, report.Warn, "%s serves %.1f× the median request rate (%s vs %s requests/s over %d instances): unless it is that much larger than its peers (data-parallel engines, a bigger GPU), the router is not spreading the load",
+		top.in.ID, top.v/med, units.Count(top.v), units.Count(med), len(rs))
+}
+
+// outliers notes instances whose TTFT p99 is far above the fleet's
+// median.
+func (r *run) outliers(add func(string, report.Severity, string, ...any)) {
+	type p99 struct {
+		in *Instance
+		v  float64
+	}
+	var ps []p99
+	for _, in := range r.f.Instances {
+		if v := in.Figures.value("ttft_p99"); v != nil {
+			ps = append(ps, p99{in, *v})
+		}
+	}
+	if len(ps) < ImbalanceMin {
+		return
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].v < ps[j].v })
+	med := median(len(ps), func(i int) float64 { return ps[i].v })
+	var slow []*Instance
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].v > OutlierFactor*med && ps[i].v > OutlierFloor {
+			slow = append(slow, ps[i].in)
+		}
+	}
+	if len(slow) == 0 {
+		return
+	}
+	add(NoteOutlier, report.Warn, "TTFT p99 more than %.0f× the fleet's median (%s): %s; compare their reports (queue, KV cache, prefill) with their peers'",
+		OutlierFactor, units.Seconds(med), listIDs(slow, func(in *Instance) string { return units.Seconds(*in.Figures.value("ttft_p99")) }))
+}
+
+func median(n int, at func(int) float64) float64 {
+	if n%2 == 1 {
+		return at(n / 2)
+	}
+	return (at(n/2-1) + at(n/2)) / 2
+}
+
+// coverage says which of the table's totals leave out instances that do
+// not publish their series.
+func (r *run) coverage() string {
+	n := 0
+	for _, in := range r.f.Instances {
+		if in.snap != nil {
+			n++
+		}
+	}
+	var parts []string
+	for _, c := range tableRates {
+		have := 0
+		for _, in := range r.f.Instances {
+			if in.snap == nil {
+				continue
+			}
+			if _, _, ok := in.Figures.Rate(c.id); ok {
+				have++
+			}
+		}
+		if have > 0 && have < n {
+			parts = append(parts, fmt.Sprintf("%s over %d of %d", c.header, have, n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "totals cover only the instances that publish each figure's series: " + strings.Join(parts, ", ")
+}

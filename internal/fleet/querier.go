@@ -1,0 +1,179 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/promapi"
+)
+
+// maxBatchBytes bounds one batched query: VictoriaMetrics refuses queries
+// longer than -search.maxQueryLen (16 KiB by default).
+const maxBatchBytes = 8 << 10
+
+// parallel is how many queries run at once.
+const parallel = 4
+
+// Query is one request the fleet view sent: what it was for, and the
+// query or matchers.
+type Query struct {
+	Purpose string
+	Text    string
+	At      time.Time
+	Took    time.Duration
+}
+
+// querier sends the fleet view's queries and keeps a log of them.
+type querier struct {
+	api promapi.API
+	mu  sync.Mutex
+	log []Query
+	sem chan struct{}
+}
+
+func newQuerier(api promapi.API) *querier {
+	return &querier{api: api, sem: make(chan struct{}, parallel)}
+}
+
+func (q *querier) record(purpose, text string, at time.Time, start time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.log = append(q.log, Query{Purpose: purpose, Text: text, At: at, Took: time.Since(start)})
+}
+
+// Log returns the queries sent so far.
+func (q *querier) Log() []Query {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]Query(nil), q.log...)
+}
+
+func (q *querier) acquire(ctx context.Context) error {
+	select {
+	case q.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (q *querier) release() { <-q.sem }
+
+func (q *querier) series(ctx context.Context, purpose string, matches []string, start, end time.Time) ([]model.LabelSet, error) {
+	if err := q.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer q.release()
+	t := time.Now()
+	defer q.record(purpose, strings.Join(matches, " "), end, t)
+	return q.api.Series(ctx, matches, start, end)
+}
+
+// instant runs an instant query and returns its vector (a matrix for a
+// range selector is returned by raw).
+func (q *querier) instant(ctx context.Context, purpose, query string, at time.Time) (model.Vector, error) {
+	v, err := q.query(ctx, purpose, query, at)
+	if err != nil {
+		return nil, err
+	}
+	switch r := v.(type) {
+	case model.Vector:
+		return r, nil
+	case *model.Scalar, nil:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%s: the store answered a %s, not an instant vector", purpose, v.Type())
+}
+
+// raw runs an instant query of a range selector and returns its samples.
+func (q *querier) raw(ctx context.Context, purpose, query string, at time.Time) (model.Matrix, error) {
+	v, err := q.query(ctx, purpose, query, at)
+	if err != nil {
+		return nil, err
+	}
+	switch r := v.(type) {
+	case model.Matrix:
+		return r, nil
+	case model.Vector:
+		if len(r) == 0 {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: the store answered a %s, not a range of samples", purpose, v.Type())
+}
+
+func (q *querier) query(ctx context.Context, purpose, query string, at time.Time) (model.Value, error) {
+	if err := q.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer q.release()
+	t := time.Now()
+	defer q.record(purpose, query, at, t)
+	return q.api.Query(ctx, query, at)
+}
+
+// familyLabel carries a family's name through a batched query: functions
+// drop __name__, and or matches series on every other label, so two
+// families' results would otherwise be taken for one.
+const familyLabel = "inferscope_family"
+
+// batch evaluates expr(family) for every family, joined with or into as
+// few queries as fit maxBatchBytes and run in parallel, each result
+// labelled with its family (familyLabel, made its __name__ again here). It
+// returns every series found.
+func (q *querier) batch(ctx context.Context, purpose string, families []string, expr func(family string) string, at time.Time) (model.Vector, error) {
+	var queries []string
+	var cur strings.Builder
+	for _, f := range families {
+		part := fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr(f), familyLabel, f)
+		if cur.Len() > 0 && cur.Len()+len(part)+4 > maxBatchBytes {
+			queries = append(queries, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteString(" or ")
+		}
+		cur.WriteString(part)
+	}
+	if cur.Len() > 0 {
+		queries = append(queries, cur.String())
+	}
+	results := make([]model.Vector, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	for i, text := range queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = q.instant(ctx, purpose, text, at)
+		}()
+	}
+	wg.Wait()
+	var out model.Vector
+	for i := range queries {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, s := range results[i] {
+			if f, ok := s.Metric[familyLabel]; ok {
+				s.Metric[model.MetricNameLabel] = f
+				delete(s.Metric, familyLabel)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// promDuration writes d as PromQL reads a range: whole milliseconds.
+func promDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
+}

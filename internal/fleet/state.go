@@ -1,0 +1,431 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/promapi"
+)
+
+// targetSeries are the series a store keeps per scrape target that a
+// report reads: whether the last scrape worked, how long it took, and the
+// process start of servers whose own registry publishes it unprefixed.
+var targetSeries = []string{"up", "scrape_duration_seconds", startTimeSeries}
+
+// dialectPrefixes are the name prefixes of one dialect.
+func dialectPrefixes(name string) []string {
+	var out []string
+	for _, p := range dialect.NamePrefixes() {
+		if dialect.Owner(p+"x") == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// familySel is the selector a query of family f uses: the user's, and for
+// vLLM's families no router copy.
+func familySel(sel Selector, f string) Selector {
+	if dialect.Owner(f) == "vllm" {
+		return sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+	}
+	return sel
+}
+
+// jobs is a matcher for the jobs discovery found, which bounds the
+// per-target series to the fleet's own targets.
+func (r *run) jobs() Matcher {
+	seen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for t := range g.targets {
+			seen[t.Job] = true
+		}
+	}
+	return Matcher{Name: model.JobLabel, Op: "=~", Value: nameRegex(slices.Sorted(maps.Keys(seen)))}
+}
+
+// dialects lists the dialects discovery found.
+func (r *run) dialects() []string {
+	seen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for f := range g.families {
+			seen[dialect.Owner(f)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// stateAt reads every instance's series at one time: one query per
+// dialect, one for the targets' own series, and the newest sample time of
+// each instance.
+func (r *run) stateAt(ctx context.Context, at time.Time) (*state, error) {
+	st := &state{at: at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: map[string]model.Time{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var first error
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	for _, d := range r.dialects() {
+		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialectPrefixes(d))})
+		if d == "vllm" {
+			sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vec, err := r.q.instant(ctx, "state: every "+d+" series of every instance", sel.braces(), at)
+			if err != nil {
+				fail(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range vec {
+				if g := r.route(s.Metric); g != nil {
+					st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)}, r.jobs())
+		vec, err := r.q.instant(ctx, "state: up, scrape_duration_seconds and process_start_time_seconds of every target", sel.braces(), at)
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range vec {
+			t := targetOf(s.Metric)
+			g := r.disc.byTarget[t]
+			if g == nil {
+				continue
+			}
+			switch s.Metric[model.MetricNameLabel] {
+			case "up":
+				st.up[t] = float64(s.Value)
+			case "scrape_duration_seconds":
+				st.waited[t] = float64(s.Value)
+			default:
+				st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
+			}
+		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		vec, err := r.q.batch(ctx, "state: the time of each instance's newest sample", r.covering(),
+			func(f string) string { return "timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + ")" }, at)
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range vec {
+			if g := r.route(s.Metric); g != nil {
+				if t := model.Time(float64(s.Value) * 1000); t > st.ts[g.id] {
+					st.ts[g.id] = t
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	return st, first
+}
+
+func nameIs(f string) Matcher { return Matcher{Name: model.MetricNameLabel, Op: "=", Value: f} }
+
+// covering picks few families that every instance has one of: whose
+// samples' times say when each instance was last scraped.
+func (r *run) covering() []string {
+	chosen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		have := false
+		for f := range g.families {
+			if chosen[f] {
+				have = true
+				break
+			}
+		}
+		if have {
+			continue
+		}
+		// The family most groups share, so that one serves many (a
+		// _created series is not one every scrape carries).
+		best, n := "", -1
+		for f := range g.families {
+			if strings.HasSuffix(f, "_created") {
+				continue
+			}
+			c := 0
+			for _, h := range r.disc.groups {
+				if h.families[f] {
+					c++
+				}
+			}
+			if c > n || (c == n && f < best) {
+				best, n = f, c
+			}
+		}
+		chosen[best] = true
+	}
+	return slices.Sorted(maps.Keys(chosen))
+}
+
+// counterFamilies are the families whose fall means a restart: counters
+// by their _total and histograms by their _count.
+func (r *run) counterFamilies() []string {
+	seen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for f := range g.families {
+			if strings.HasSuffix(f, "_total") || strings.HasSuffix(f, "_count") {
+				seen[f] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// startFamilies are the families that hold a process start time.
+func (r *run) startFamilies() []string {
+	seen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for f := range g.families {
+			if strings.HasSuffix(f, startTimeSeries) {
+				seen[f] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// restarts finds the instances whose counters restarted inside the
+// window: resets() of every counter, changes() of every start time.
+func (r *run) restarts(ctx context.Context) (map[string]bool, error) {
+	w := promDuration(r.o.To.Sub(r.o.From))
+	out := map[string]bool{}
+	vec, err := r.q.batch(ctx, "window: counters that fell (restarts) in the window", r.counterFamilies(), func(f string) string {
+		return "resets(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + "[" + w + "]) > 0"
+	}, r.o.To)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil {
+			out[g.id] = true
+		}
+	}
+	starts := r.startFamilies()
+	vec, err = r.q.batch(ctx, "window: process start times that changed in the window", starts, func(f string) string {
+		return "changes(" + r.o.Selector.With(nameIs(f)).braces() + "[" + w + "]) > 0"
+	}, r.o.To)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil {
+			out[g.id] = true
+		}
+	}
+	// The unprefixed start time, of the fleet's own targets.
+	sel := r.o.Selector.With(nameIs(startTimeSeries), r.jobs())
+	vec2, err := r.q.instant(ctx, "window: process_start_time_seconds that changed in the window",
+		"changes("+sel.braces()+"["+w+"]) > 0", r.o.To)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range vec2 {
+		if g := r.disc.byTarget[targetOf(s.Metric)]; g != nil {
+			out[g.id] = true
+		}
+	}
+	return out, nil
+}
+
+// gaugeFamilies are the families that are neither counters nor parts of a
+// histogram: what a past range reports the largest value of.
+func (r *run) gaugeFamilies() []string {
+	seen := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for f := range g.families {
+			switch {
+			case strings.HasSuffix(f, "_total"), strings.HasSuffix(f, "_count"), strings.HasSuffix(f, "_sum"),
+				strings.HasSuffix(f, "_created"), strings.HasSuffix(f, "_info"), strings.HasSuffix(f, startTimeSeries):
+				continue
+			}
+			seen[f] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// gaugePeaks reads each gauge's largest value over a past range.
+func (r *run) gaugePeaks(ctx context.Context) (map[string][]point, error) {
+	w := promDuration(r.o.To.Sub(r.o.From))
+	vec, err := r.q.batch(ctx, "window: each gauge's largest value in the window", r.gaugeFamilies(), func(f string) string {
+		return "max_over_time(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + "[" + w + "])"
+	}, r.o.To)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]point{}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil {
+			out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value)})
+		}
+	}
+	return out, nil
+}
+
+// needsRaw reports why an instance's window cannot be read from its two
+// ends: it restarted, was born or went away inside it.
+func (r *run) needsRaw(g *group) bool {
+	return r.resets[g.id] || len(r.start.points[g.id]) == 0 || len(r.end.points[g.id]) == 0
+}
+
+// fetchRaw reads the raw samples of every instance whose window its two
+// ends cannot tell, over the window and one lookback before it (the
+// reading the window starts from).
+func (r *run) fetchRaw(ctx context.Context) error {
+	r.raw = map[string]model.Matrix{}
+	span := promDuration(r.o.To.Sub(r.o.From) + Lookback)
+	names := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var first error
+	for _, g := range r.disc.groups {
+		if !r.needsRaw(g) {
+			continue
+		}
+		sel := r.o.Selector.With(g.match...).With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: names})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := r.q.raw(ctx, "raw: the samples of an instance that restarted, was born or went away in the window", sel.braces()+"["+span+"]", r.o.To)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				return
+			}
+			var kept model.Matrix
+			for _, ss := range m {
+				if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
+					continue
+				}
+				kept = append(kept, ss)
+			}
+			r.raw[g.id] = kept
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// metadata is what the store declared of each family.
+type metadata struct {
+	global map[string][]promapi.Metadata
+	// byTarget holds the per-target declarations of families whose
+	// targets disagree (vLLM 0.8's block-counting prefix counters beside
+	// a later version's token-counting ones).
+	byTarget map[string]map[Target]promapi.Metadata
+	missing  bool
+}
+
+// loadMetadata reads the store's metadata, and each target's own for the
+// families where targets declared different things.
+func loadMetadata(ctx context.Context, q *querier, disc *discovery) (*metadata, error) {
+	md := &metadata{byTarget: map[string]map[Target]promapi.Metadata{}}
+	t := time.Now()
+	all, err := q.api.Metadata(ctx)
+	q.record("metadata: each family's type and help", "", time.Time{}, t)
+	switch {
+	case errors.Is(err, promapi.ErrNoMetadata):
+		md.missing = true
+		return md, nil
+	case err != nil:
+		var e *promapi.Error
+		if errors.As(err, &e) && (e.Status == 404 || e.Kind == promapi.Query) {
+			md.missing = true
+			return md, nil
+		}
+		return nil, err
+	}
+	md.global = all
+	wanted := map[string]bool{}
+	for _, g := range disc.groups {
+		for f := range g.families {
+			wanted[f] = true
+			for _, sfx := range []string{"_total", "_count", "_sum"} {
+				if base, ok := strings.CutSuffix(f, sfx); ok {
+					wanted[base] = true
+				}
+			}
+		}
+	}
+	for name, ms := range all {
+		if !wanted[name] || !disagree(ms) {
+			continue
+		}
+		t := time.Now()
+		tms, err := q.api.TargetsMetadata(ctx, name)
+		q.record("metadata: each target's own declaration of "+name+", where targets disagree", name, time.Time{}, t)
+		if err != nil {
+			continue // the global declaration stands
+		}
+		per := map[Target]promapi.Metadata{}
+		for _, tm := range tms {
+			per[Target{Job: string(tm.Target[model.JobLabel]), Instance: string(tm.Target[model.InstanceLabel])}] = tm.Metadata
+		}
+		md.byTarget[name] = per
+	}
+	return md, nil
+}
+
+func disagree(ms []promapi.Metadata) bool {
+	for _, m := range ms[1:] {
+		if m.Type != ms[0].Type || m.Help != ms[0].Help {
+			return true
+		}
+	}
+	return false
+}
+
+// forGroup is the metadata lookup of one instance.
+func (md *metadata) forGroup(g *group) metaFunc {
+	return func(name string) (string, string) {
+		if md == nil {
+			return "", ""
+		}
+		if per, ok := md.byTarget[name]; ok {
+			for t := range g.targets {
+				if m, ok := per[t]; ok {
+					return m.Type, m.Help
+				}
+			}
+		}
+		if ms := md.global[name]; len(ms) > 0 {
+			return ms[0].Type, ms[0].Help
+		}
+		return "", ""
+	}
+}

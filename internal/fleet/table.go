@@ -1,0 +1,360 @@
+package fleet
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
+)
+
+// tableRates are the windowed figures the table shows, by the rates
+// row that holds each.
+var tableRates = []struct{ id, header string }{
+	{"requests", "req/s"},
+	{"prompt_computed", "prompt tok/s"},
+	{"generation", "gen tok/s"},
+	{"ttft_p50", "TTFT p50"},
+	{"ttft_p99", "TTFT p99"},
+	{"prefix_hit_ratio", "prefix hit"},
+	{"prefill_share", "prefill"},
+}
+
+// column is one column of the fleet table.
+type column struct {
+	id, header string
+	right      bool
+	// drop orders the columns a narrow layout leaves out: the highest
+	// first; 0 is never left out.
+	drop int
+	cell func(in *Instance) string
+	// sortKey orders instances by this column (nil: not sortable).
+	sortKey func(in *Instance) float64
+}
+
+// SortKeys lists what --sort takes.
+func SortKeys() []string {
+	out := []string{"instance"}
+	for _, c := range columns(false) {
+		if c.sortKey != nil {
+			out = append(out, c.id)
+		}
+	}
+	return out
+}
+
+func columns(past bool) []column {
+	kv := "KV"
+	if past {
+		kv = "KV max"
+	}
+	cols := []column{
+		{id: "instance", header: "instance", drop: 0, cell: func(in *Instance) string { return in.ID }},
+		{id: "dialect", header: "dialect", drop: 4, cell: func(in *Instance) string { return in.Dialect }},
+		{id: "model", header: "model", drop: 6, cell: modelCell},
+		{id: "state", header: "state", drop: 0, cell: func(in *Instance) string { return string(in.State) }},
+		{id: "kv", header: kv, right: true, drop: 3, cell: func(in *Instance) string { return pct(in.Figures.KV) },
+			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.KV) }},
+	}
+	drops := map[string]int{"requests": 0, "prompt_computed": 2, "generation": 1, "ttft_p50": 5, "ttft_p99": 0, "prefix_hit_ratio": 3, "prefill_share": 5}
+	for _, tr := range tableRates {
+		id := tr.id
+		cols = append(cols, column{id: id, header: tr.header, right: true, drop: drops[id],
+			cell: func(in *Instance) string {
+				row, fig, ok := in.Figures.Rate(id)
+				if !ok {
+					return units.Missing
+				}
+				if c := row.Cell(fig); c != "" {
+					return c
+				}
+				return units.Missing
+			},
+			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
+		})
+	}
+	cols = append(cols, column{id: "notes", header: "notes", drop: 7, cell: noteIDs})
+	return cols
+}
+
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return units.Missing
+	}
+	return units.Percent(*p)
+}
+
+func modelCell(in *Instance) string {
+	if in.snap == nil || len(in.snap.Models) == 0 {
+		return ""
+	}
+	if len(in.snap.Models) == 1 {
+		return in.snap.Models[0]
+	}
+	return fmt.Sprintf("%s +%d", in.snap.Models[0], len(in.snap.Models)-1)
+}
+
+// noteIDs lists the ids of an instance's notes that ask for action
+// (warn, bad), worst first; info notes stay in its report.
+func noteIDs(in *Instance) string {
+	if in.Report == nil {
+		return ""
+	}
+	var bad, warn []string
+	for _, n := range in.Report.Notes {
+		switch n.Severity {
+		case report.Bad:
+			bad = append(bad, n.ID)
+		case report.Warn:
+			warn = append(warn, n.ID)
+		}
+	}
+	return strings.Join(append(bad, warn...), " ")
+}
+
+// Sort orders the instances by a column of SortKeys: the instance id
+// ascending, any figure descending (the busiest, slowest, fullest first),
+// instances without the figure last.
+func (f *Fleet) Sort(key string) error {
+	if key == "" || key == "instance" {
+		sort.SliceStable(f.Instances, func(i, j int) bool { return f.Instances[i].ID < f.Instances[j].ID })
+		return nil
+	}
+	for _, c := range columns(f.Range) {
+		if c.id != key || c.sortKey == nil {
+			continue
+		}
+		sort.SliceStable(f.Instances, func(i, j int) bool {
+			a, b := c.sortKey(f.Instances[i]), c.sortKey(f.Instances[j])
+			switch {
+			case math.IsNaN(b):
+				return !math.IsNaN(a)
+			case math.IsNaN(a):
+				return false
+			}
+			return a > b
+		})
+		return nil
+	}
+	return fmt.Errorf("--sort %q: not a column (sort by %s)", key, strings.Join(SortKeys(), ", "))
+}
+
+// cond measures display cells as the report renderer does.
+var cond = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
+
+// TextOptions lay the table out.
+type TextOptions struct {
+	Width int // cells; 0 is 160
+}
+
+// Text writes the fleet for a person: a title, the table (a row per
+// instance, then the totals), and the fleet's notes.
+func (f *Fleet) Text(w io.Writer, o TextOptions) error {
+	width := o.Width
+	if width <= 0 {
+		width = 160
+	}
+	var b strings.Builder
+	for _, l := range f.title() {
+		b.WriteString(fit(termsafe.Text(l), width))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	for _, l := range f.tableLines(width) {
+		b.WriteString(strings.TrimRight(l, " "))
+		b.WriteByte('\n')
+	}
+	if len(f.Notes) > 0 {
+		b.WriteByte('\n')
+		for _, n := range f.Notes {
+			for _, l := range noteLines(n, width) {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// title says what was read, from where, over what.
+func (f *Fleet) title() []string {
+	when := "now: rates over the last " + windowLabel(f.Window()) + " to " + f.To.UTC().Format("2006-01-02 15:04:05 MST")
+	if f.Range {
+		when = fmt.Sprintf("from %s to %s (%s)", f.From.UTC().Format("2006-01-02 15:04:05"), f.To.UTC().Format("2006-01-02 15:04:05 MST"), windowLabel(f.Window()))
+	}
+	n := len(f.Instances)
+	inst := fmt.Sprintf("%d instances", n)
+	if n == 1 {
+		inst = "1 instance"
+	}
+	return []string{
+		"inferscope fleet · " + f.Backend.String() + " · " + f.Store + " · " + inst,
+		when,
+	}
+}
+
+// tableLines lays the table out within width: columns the width cannot
+// hold are left out (the least needed first, said under the table), and
+// the instance and notes columns are cut with ….
+func (f *Fleet) tableLines(width int) []string {
+	cols := columns(f.Range)
+	rows := make([][]string, 0, len(f.Instances)+1)
+	for _, in := range f.Instances {
+		rows = append(rows, cellsOf(cols, in))
+	}
+	var tot []string
+	if f.Totals != nil {
+		tot = cellsOf(cols, f.Totals)
+		tot[0], tot[1], tot[2], tot[3] = "totals", "", "", ""
+		if len(f.Instances) > 0 {
+			tot[3] = fmt.Sprintf("%d up", countUp(f.Instances))
+		}
+		tot[len(tot)-1] = ""
+	}
+	widths := make([]int, len(cols))
+	for i, c := range cols {
+		widths[i] = cells(c.header)
+		for _, r := range append(rows, tot) {
+			if i < len(r) {
+				widths[i] = max(widths[i], cells(r[i]))
+			}
+		}
+	}
+	// Cut the two free-text columns first, then leave columns out.
+	limit := map[string]int{"instance": 28, "model": 24, "notes": 40}
+	for i, c := range cols {
+		if l, ok := limit[c.id]; ok && widths[i] > l {
+			widths[i] = max(l, cells(c.header))
+		}
+	}
+	shown := make([]bool, len(cols))
+	for i := range shown {
+		shown[i] = true
+	}
+	total := func() int {
+		t := 0
+		for i := range cols {
+			if shown[i] {
+				t += widths[i] + 2
+			}
+		}
+		return t - 2
+	}
+	var left []string
+	for total() > width {
+		worst := -1
+		for i, c := range cols {
+			if shown[i] && c.drop > 0 && (worst < 0 || c.drop > cols[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		shown[worst] = false
+		left = append(left, cols[worst].header)
+	}
+	line := func(cs []string) string {
+		var b strings.Builder
+		for i, c := range cols {
+			if !shown[i] {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("  ")
+			}
+			s := fit(termsafe.Text(cs[i]), widths[i])
+			pad := strings.Repeat(" ", widths[i]-cells(s))
+			if c.right {
+				b.WriteString(pad + s)
+			} else {
+				b.WriteString(s + pad)
+			}
+		}
+		return b.String()
+	}
+	hdr := make([]string, len(cols))
+	for i, c := range cols {
+		hdr[i] = c.header
+	}
+	out := []string{line(hdr)}
+	for _, r := range rows {
+		out = append(out, line(r))
+	}
+	if tot != nil {
+		out = append(out, strings.Repeat("─", min(width, total())), line(tot))
+	}
+	if len(left) > 0 {
+		out = append(out, fit("(too narrow for: "+strings.Join(left, ", ")+"; --width or --json show them)", width))
+	}
+	return out
+}
+
+func countUp(ins []*Instance) int {
+	n := 0
+	for _, in := range ins {
+		if in.State != Down && in.State != Gone && in.State != Unreadable {
+			n++
+		}
+	}
+	return n
+}
+
+func cellsOf(cols []column, in *Instance) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.cell(in)
+	}
+	return out
+}
+
+func cells(s string) int { return cond.StringWidth(s) }
+
+func fit(s string, w int) string {
+	if cells(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return "…"
+	}
+	return cond.Truncate(s, w, "…")
+}
+
+// noteLines writes a fleet note as the report writes its notes: a marker
+// that reads without colour, the text wrapped under it.
+func noteLines(n report.Note, width int) []string {
+	marker := map[report.Severity]string{report.Bad: "✗", report.Warn: "!", report.Good: "✓"}[n.Severity]
+	if marker == "" {
+		marker = "·"
+	}
+	words := strings.Fields(termsafe.Text(n.Text))
+	var out []string
+	cur := marker
+	for _, wd := range words {
+		if cells(cur)+1+cells(wd) > width && cur != marker && cur != "  " {
+			out = append(out, cur)
+			cur = "  " + wd
+			continue
+		}
+		if cur == "  " {
+			cur += wd
+		} else {
+			cur += " " + wd
+		}
+	}
+	return append(out, fit(cur, width))
+}

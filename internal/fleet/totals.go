@@ -1,0 +1,210 @@
+package fleet
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/rates"
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// pairs are canonical counters that divide one another in some figure
+// (hit ratio, acceptance, prefill share, cached share): the totals add
+// either only over the instances that publish both, so that a ratio of
+// the sums divides like with like.
+var pairs = [][2]string{
+	{snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries},
+	{snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal},
+	{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal},
+	{snapshot.PromptTokensTotal, snapshot.CachedTokensTotal},
+}
+
+// extensive are the gauges that add across servers (a count of requests,
+// tokens or bytes held); every other gauge (a fraction, a speed, a start
+// time) does not.
+var extensive = map[string]bool{
+	snapshot.RequestsProcessing: true, snapshot.RequestsDeferred: true,
+	snapshot.KVCacheTokens: true, snapshot.KVCacheMaxTokens: true,
+	snapshot.KVOffloadBytes: true, snapshot.KVOffloadMaxBytes: true,
+	snapshot.KVOffloadTokens: true, snapshot.KVOffloadMaxTokens: true,
+	snapshot.RecurrentCacheBytes: true, snapshot.RecurrentCacheMaxBytes: true,
+	snapshot.RecurrentCheckpoints: true,
+}
+
+// paired returns the counter name's partner, if it has one.
+func paired(name string) (string, bool) {
+	for _, p := range pairs {
+		switch name {
+		case p[0]:
+			return p[1], true
+		case p[1]:
+			return p[0], true
+		}
+	}
+	return "", false
+}
+
+// totals is the fleet read as one server: its snapshot at the end adds
+// counters, extensive gauges and histograms over the instances; the KV
+// cache's use is the used tokens over the capacity, both summed; its
+// window adds every instance's increases over the whole window. Ratios of
+// the totals divide sums, never average ratios.
+func totals(f *Fleet, o Options) *Instance {
+	var snaps []*snapshot.Snapshot
+	var deltas []rates.Delta
+	for _, in := range f.Instances {
+		if in.snap == nil {
+			continue
+		}
+		snaps = append(snaps, in.snap)
+		deltas = append(deltas, in.delta.Delta)
+	}
+	t := &Instance{ID: "totals", State: Up}
+	s := mergeSnapshots(snaps)
+	s.ScrapedAt = o.To.UTC()
+	s.TimeSource = "scrape"
+	s.Source = fmt.Sprintf("totals of %d instances", len(snaps))
+	t.snap = s
+	d := mergeDeltas(deltas)
+	d.Seconds = o.To.Sub(o.From).Seconds()
+	t.delta = windowDelta{Delta: d}
+	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist})
+	sec, figs := rateSection(s, t.delta, o, nil)
+	rep.Sections = append([]report.Section{sec}, rep.Sections...)
+	rep.Rates = figs
+	rep.Header = append([]string{fmt.Sprintf("totals of %d instances: counters, histograms and extensive gauges added; ratios divide the sums", len(snaps))}, rep.Header...)
+	t.Report = rep
+	t.Figures = figuresOf(s, nil, d, false)
+	if o.Range {
+		t.Figures.KV, t.Figures.Waiting = nil, nil
+	}
+	return t
+}
+
+// mergeSnapshots adds snapshots as the totals read them.
+func mergeSnapshots(snaps []*snapshot.Snapshot) *snapshot.Snapshot {
+	out := &snapshot.Snapshot{Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{}, Extra: map[string]float64{}}
+	dialects := map[string]bool{}
+	models := map[string]bool{}
+	caching := map[string]bool{}
+	hists := map[string][]histogram.Histogram{}
+	for _, s := range snaps {
+		dialects[s.Dialect] = true
+		caching[s.PrefixCaching] = true
+		for _, m := range s.Models {
+			models[m] = true
+		}
+		for name, v := range s.Scalars {
+			n, ok := snapshot.Declared(name)
+			if !ok || !finite(v) {
+				continue
+			}
+			if partner, ok := paired(name); ok {
+				if _, has := s.Scalar(partner); !has {
+					continue
+				}
+			}
+			if n.Kind == snapshot.Counter || extensive[name] {
+				out.Scalars[name] += v
+			}
+		}
+		for name, v := range s.Extra {
+			if n, ok := snapshot.Declared(name); ok && n.Kind == snapshot.Counter && finite(v) {
+				out.Extra[name] += v
+			}
+		}
+		for name, h := range s.Histograms {
+			if h != nil {
+				hists[name] = append(hists[name], *h)
+			}
+		}
+	}
+	for name, hs := range hists {
+		m := mergeHist(hs)
+		out.Histograms[name] = &m
+	}
+	// The largest prompt and generation any instance saw.
+	for _, name := range []string{snapshot.NTokensMax, snapshot.TokensPredictedMax} {
+		for _, s := range snaps {
+			if v, ok := s.Scalar(name); ok && v > out.Scalars[name] {
+				out.Scalars[name] = v
+			}
+		}
+	}
+	kvUse(out, snaps)
+	if len(dialects) == 1 {
+		out.Dialect = snaps[0].Dialect
+		out.Advice = snaps[0].Advice
+	} else {
+		out.Dialect = strings.Join(slices.Sorted(maps.Keys(dialects)), "+")
+	}
+	if len(caching) == 1 && len(snaps) > 0 {
+		out.PrefixCaching = snaps[0].PrefixCaching
+	}
+	out.Models = slices.Sorted(maps.Keys(models))
+	return out
+}
+
+// kvUse sets the totals' KV use: the tokens in use over the capacity,
+// both summed over every instance; where an instance publishes only its
+// fraction, its tokens in use are the fraction of its capacity. Without
+// every instance's capacity there is no total.
+func kvUse(out *snapshot.Snapshot, snaps []*snapshot.Snapshot) {
+	used, capacity := 0.0, 0.0
+	for _, s := range snaps {
+		c, ok := s.Scalar(snapshot.KVCacheMaxTokens)
+		if !ok || c <= 0 {
+			delete(out.Scalars, snapshot.KVCacheTokens)
+			return
+		}
+		u, ok := s.Scalar(snapshot.KVCacheTokens)
+		if !ok {
+			f, fok := s.Scalar(snapshot.KVCacheUsageRatio)
+			if !fok {
+				delete(out.Scalars, snapshot.KVCacheTokens)
+				return
+			}
+			u = f * c
+		}
+		used += u
+		capacity += c
+	}
+	if capacity > 0 {
+		out.Scalars[snapshot.KVCacheUsageRatio] = used / capacity
+		out.Scalars[snapshot.KVCacheTokens] = used
+	}
+}
+
+// mergeDeltas adds instances' increases: counters over the instances that
+// have them (a pair only where both halves are), histograms over every
+// instance that has one.
+func mergeDeltas(ds []rates.Delta) rates.Delta {
+	out := rates.Delta{Counters: map[string]float64{}}
+	hists := map[string][]histogram.Histogram{}
+	for _, d := range ds {
+		out.Reset = out.Reset || d.Reset
+		for name, v := range d.Counters {
+			if partner, ok := paired(name); ok {
+				if _, has := d.Counters[partner]; !has {
+					continue
+				}
+			}
+			out.Counters[name] += v
+		}
+		for name, h := range d.Hists {
+			hists[name] = append(hists[name], h)
+		}
+	}
+	if len(hists) > 0 {
+		out.Hists = map[string]histogram.Histogram{}
+		for name, hs := range hists {
+			out.Hists[name] = mergeHist(hs)
+		}
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package promapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+)
+
+// Kind says what went wrong with a request.
+type Kind int
+
+const (
+	// BadURL: the store's URL cannot be used.
+	BadURL Kind = iota
+	// Unreachable: no connection (refused, no such host, TLS).
+	Unreachable
+	// Timeout: the request ran past Options.Timeout.
+	Timeout
+	// Status: an HTTP error status without a Prometheus error in the body
+	// (a proxy's 502, a wrong path's 404).
+	Status
+	// Query: the store refused the query with its own error (bad_data,
+	// execution).
+	Query
+	// TooMuchData: the query would read more samples or series than the
+	// store allows (Prometheus --query.max-samples, VictoriaMetrics
+	// -search.maxSamplesPerQuery, -search.maxUniqueTimeseries, -search.maxSeries).
+	TooMuchData
+	// Unauthorized: 401 or 403.
+	Unauthorized
+	// NoTenant: a multi-tenant store (Mimir, Cortex) wants X-Scope-OrgID.
+	NoTenant
+	// BadAnswer: a 2xx answer that is not the API's JSON (an HTML page, a
+	// login form).
+	BadAnswer
+	// Canceled: the caller's context ended.
+	Canceled
+)
+
+// Error is a request the store did not answer as asked.
+type Error struct {
+	Kind     Kind
+	URL      string // the store's base URL, without credentials
+	Endpoint string // /api/v1/query, …
+	Query    string // the query or matchers sent, when there was one
+	Status   int    // HTTP status, 0 when none came
+	Type     string // the API's errorType (bad_data, execution, …)
+	Msg      string // the store's message, or ours
+	Err      error
+}
+
+func (e *Error) Error() string {
+	where := e.URL + e.Endpoint
+	msg := e.Msg
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	switch e.Kind {
+	case BadURL:
+		if e.URL == "" {
+			return "store URL: " + msg
+		}
+		return fmt.Sprintf("store URL %s: %s", e.URL, msg)
+	case Unreachable:
+		return fmt.Sprintf("cannot reach the store at %s: %s", e.URL, msg)
+	case Timeout:
+		return fmt.Sprintf("the store at %s did not answer %s in time", e.URL, e.Endpoint)
+	case Status:
+		return fmt.Sprintf("%s answered HTTP %d: %s", where, e.Status, msg)
+	case Unauthorized:
+		return fmt.Sprintf("%s refused the request (HTTP %d): %s", where, e.Status, msg)
+	case NoTenant:
+		return fmt.Sprintf("%s wants a tenant (HTTP %d): %s", where, e.Status, msg)
+	case BadAnswer:
+		return fmt.Sprintf("%s did not answer with the Prometheus API's JSON: %s", where, msg)
+	case Canceled:
+		return "interrupted"
+	}
+	return fmt.Sprintf("%s refused the query: %s", where, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// maxMsg bounds a server's message in an error.
+const maxMsg = 300
+
+var statusMsg = regexp.MustCompile(`^(?:client|server) error: (\d{3})$|^bad response code (\d{3})$|^HTTP (\d{3})$`)
+
+// wrap turns what the client library returned into an *Error.
+func (c *Client) wrap(ctx context.Context, endpoint, query string, err error) error {
+	e := &Error{URL: c.URL(), Endpoint: endpoint, Query: query, Err: err}
+	var ae *v1.Error
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		e.Kind = Canceled
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		e.Kind = Timeout
+	case errors.As(err, &ae):
+		classify(e, ae)
+	default:
+		e.Kind, e.Msg = Unreachable, reason(err)
+	}
+	return e
+}
+
+// reason says why a connection failed in a few words.
+func reason(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return "no such host " + dns.Name
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
+		msg = msg[i+2:]
+	}
+	return clip(msg)
+}
+
+// classify reads an API error: the status, the store's errorType and
+// message, and what kind of failure they say it is.
+func classify(e *Error, ae *v1.Error) {
+	e.Type, e.Msg = string(ae.Type), ae.Msg
+	if m := statusMsg.FindStringSubmatch(ae.Msg); m != nil {
+		e.Status, _ = strconv.Atoi(m[1] + m[2] + m[3])
+		e.Type, e.Msg = "", bodyMessage(ae.Detail)
+	}
+	switch ae.Type {
+	case v1.ErrBadData, v1.ErrExec, v1.ErrTimeout, v1.ErrCanceled:
+		if e.Status == 0 {
+			e.Status = 422
+			if ae.Type == v1.ErrBadData {
+				e.Status = 400
+			}
+		}
+	case v1.ErrBadResponse:
+		e.Kind, e.Msg = BadAnswer, clip(ae.Msg)
+		if e.Status == 0 {
+			return
+		}
+	}
+	low := strings.ToLower(e.Msg + " " + ae.Detail)
+	switch {
+	case tooMuch(low):
+		e.Kind = TooMuchData
+	case strings.Contains(low, "org id") || strings.Contains(low, "tenant"):
+		e.Kind = NoTenant
+	case e.Status == 401 || e.Status == 403:
+		e.Kind = Unauthorized
+	case ae.Type == v1.ErrTimeout:
+		e.Kind = Timeout
+	case e.Status == 0 || e.Status == 400 || e.Status == 422:
+		if e.Kind != BadAnswer {
+			e.Kind = Query
+		}
+	default:
+		e.Kind = Status
+	}
+	e.Msg = clip(e.Msg)
+}
+
+// tooMuch recognises each store's words for a query over its limits.
+func tooMuch(low string) bool {
+	for _, s := range []string{
+		"too many samples",             // Prometheus: query processing would load too many samples
+		"maxsamplesperquery",           // VictoriaMetrics
+		"maxuniquetimeseries",          // VictoriaMetrics
+		"search.maxseries",             // VictoriaMetrics /api/v1/series
+		"the query hit the max number", // Mimir, Cortex: max number of chunks/series
+		"exceeded the limit",
+	} {
+		if strings.Contains(low, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyMessage is the message in an error body: the API's JSON error when it
+// is one, else the text cut to a line.
+func bodyMessage(body string) string {
+	var r struct {
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &r) == nil && r.Error != "" {
+		return r.Error
+	}
+	body = strings.TrimSpace(body)
+	if strings.HasPrefix(body, "<") {
+		return "an HTML page"
+	}
+	if body == "" {
+		return "no message"
+	}
+	return body
+}
+
+// clip keeps a server's message to one line of bounded length.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxMsg {
+		s = s[:maxMsg] + "…"
+	}
+	return s
+}

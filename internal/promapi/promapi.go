@@ -1,0 +1,402 @@
+// Package promapi reads a Prometheus-compatible store (Prometheus, Thanos,
+// Mimir, VictoriaMetrics) through its HTTP API: instant and range queries,
+// series, metadata, and which backend answered. It is the one place that
+// imports github.com/prometheus/client_golang/api/prometheus/v1, whose
+// signatures change between minor releases; the rest of inferscope sees
+// [API].
+//
+// # What each backend needs
+//
+//   - Every request carries the headers given, a User-Agent, basic auth
+//     taken from the URL's user:password (and removed from every URL this
+//     package prints), and runs within [Options.Timeout].
+//   - A path prefix in the URL (Mimir's /prometheus, vmselect's
+//     /select/0/prometheus) is kept: every endpoint is resolved under it.
+//   - Thanos: [Options.Dedup] sends dedup=true and [Options.ReplicaLabels]
+//     replicaLabels[] on every query, so that an HA pair is read once.
+//   - VictoriaMetrics: [Client.Detect] recognises it (its buildinfo is
+//     empty, or a fixed Prometheus version, and it answers
+//     /api/v1/status/top_queries) and from then on sends latency_offset=0s
+//     and nocache=1, so that the freshest 30 s it hides by default
+//     (-search.latencyOffset) are read, and no cached result of an earlier
+//     query is served. It has no metadata: [Client.Metadata] says so with
+//     [ErrNoMetadata].
+//
+// Errors are [*Error] with a [Kind] a caller can branch on (unreachable, a
+// timeout, an HTTP status, a query over the server's sample limit, a
+// tenant missing), the endpoint, and the server's own message.
+package promapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// DefaultTimeout is how long one request may take unless Options say.
+const DefaultTimeout = 30 * time.Second
+
+// Options say how to reach the store.
+type Options struct {
+	// URL is the API's base: scheme, host, port and any path prefix before
+	// /api/v1 (http://mimir:8080/prometheus). user:password in it becomes
+	// basic auth.
+	URL string
+	// Headers are sent with every request (X-Scope-OrgID for Mimir,
+	// Authorization for a bearer token).
+	Headers http.Header
+	// UserAgent is sent as the User-Agent header.
+	UserAgent string
+	// Timeout bounds each request, and is passed to the server as its
+	// query timeout; 0 is DefaultTimeout.
+	Timeout time.Duration
+	// Dedup asks a Thanos querier to merge HA replicas (dedup=true).
+	Dedup bool
+	// ReplicaLabels are the labels a Thanos querier deduplicates on
+	// (replicaLabels[]); given, they imply Dedup.
+	ReplicaLabels []string
+}
+
+// API is what inferscope asks of a store. [*Client] implements it; tests
+// implement it over recorded answers.
+type API interface {
+	// Query evaluates an instant query at at.
+	Query(ctx context.Context, query string, at time.Time) (model.Value, error)
+	// QueryRange evaluates a query at every step from start to end.
+	QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error)
+	// Series lists the label sets of the series matching any of matches
+	// that have samples between start and end.
+	Series(ctx context.Context, matches []string, start, end time.Time) ([]model.LabelSet, error)
+	// LabelValues lists the values of a label among the series matching
+	// matches (all series when empty) between start and end.
+	LabelValues(ctx context.Context, label string, matches []string, start, end time.Time) ([]string, error)
+	// Metadata returns each metric family's type, help and unit as the
+	// store's targets declared them; [ErrNoMetadata] where the backend
+	// keeps none.
+	Metadata(ctx context.Context) (map[string][]Metadata, error)
+	// TargetsMetadata returns what each target declared for one metric.
+	TargetsMetadata(ctx context.Context, metric string) ([]TargetMetadata, error)
+	// Backend says which store answered ([Client.Detect]).
+	Backend() Backend
+}
+
+// Metadata is one declaration of a metric family.
+type Metadata struct {
+	Type string // counter, gauge, histogram, summary, unknown, …
+	Help string
+	Unit string
+}
+
+// TargetMetadata is one target's declaration of a metric family.
+type TargetMetadata struct {
+	Target model.LabelSet // the target's labels (job, instance, …)
+	Metadata
+}
+
+// ErrNoMetadata is the answer of a backend that keeps no metadata
+// (VictoriaMetrics returns an empty object).
+var ErrNoMetadata = errors.New("the store keeps no metric metadata")
+
+// Client is a connection to one store.
+type Client struct {
+	api     v1.API
+	raw     api.Client
+	base    *url.URL // without userinfo: safe to print
+	timeout time.Duration
+
+	mu      sync.Mutex
+	backend Backend
+	params  url.Values // added to every request
+	warn    []string
+
+	requests atomic.Int64
+}
+
+// New checks o and returns a client; it sends nothing until asked.
+func New(o Options) (*Client, error) {
+	u, err := parseBase(o.URL)
+	if err != nil {
+		return nil, err
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	c := &Client{timeout: timeout, params: url.Values{}}
+	if o.Dedup || len(o.ReplicaLabels) > 0 {
+		c.params.Set("dedup", "true")
+	}
+	for _, l := range o.ReplicaLabels {
+		c.params.Add("replicaLabels[]", l)
+	}
+	var user *url.Userinfo
+	user, u.User = u.User, nil
+	c.base = u
+	rt := &transport{c: c, headers: o.Headers.Clone(), agent: o.UserAgent, user: user}
+	cl, err := api.NewClient(api.Config{Address: u.String(), RoundTripper: rt})
+	if err != nil {
+		return nil, &Error{Kind: BadURL, URL: u.String(), Err: err}
+	}
+	c.raw = cl
+	c.api = v1.NewAPI(cl)
+	c.backend = Backend{Kind: Unknown}
+	return c, nil
+}
+
+// parseBase reads the store's URL: http or https with a host; a trailing
+// /api/v1 (pasted from a query URL) is dropped.
+func parseBase(raw string) (*url.URL, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return nil, &Error{Kind: BadURL, Msg: "no store URL given"}
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, &Error{Kind: BadURL, URL: redact(raw), Msg: "not a URL"}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &Error{Kind: BadURL, URL: u.Redacted(), Msg: "the scheme must be http or https"}
+	}
+	if u.Host == "" {
+		return nil, &Error{Kind: BadURL, URL: u.Redacted(), Msg: "no host"}
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, &Error{Kind: BadURL, URL: u.Redacted(), Msg: "the URL must not carry a query or fragment"}
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	for _, tail := range []string{"/api/v1/query", "/api/v1"} {
+		u.Path = strings.TrimSuffix(u.Path, tail)
+	}
+	u.RawPath = ""
+	return u, nil
+}
+
+// redact hides a password in a URL that did not parse.
+func redact(s string) string {
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		if i := strings.Index(s, "://"); i >= 0 && i < at {
+			return s[:i+3] + "…@" + s[at+1:]
+		}
+		return "…@" + s[at+1:]
+	}
+	return s
+}
+
+// URL is the store's base URL, without credentials.
+func (c *Client) URL() string { return c.base.String() }
+
+// Requests is how many HTTP requests the client has sent.
+func (c *Client) Requests() int64 { return c.requests.Load() }
+
+// Warnings returns the warnings the store sent with its answers so far
+// (a Thanos partial response, a VictoriaMetrics limit), each once.
+func (c *Client) Warnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.warn...)
+}
+
+func (c *Client) addWarnings(ws v1.Warnings) {
+	if len(ws) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range ws {
+		dup := false
+		for _, have := range c.warn {
+			dup = dup || have == w
+		}
+		if !dup {
+			c.warn = append(c.warn, w)
+		}
+	}
+}
+
+// Backend is the store last detected.
+func (c *Client) Backend() Backend {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.backend
+}
+
+func (c *Client) setParam(k, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.params.Set(k, v)
+}
+
+func (c *Client) extraParams() url.Values {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.params
+}
+
+// within runs one request under the client's timeout.
+func (c *Client) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+// Query evaluates an instant query at at.
+func (c *Client) Query(ctx context.Context, query string, at time.Time) (model.Value, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.Query(ctx, query, at, v1.WithTimeout(c.timeout))
+	c.addWarnings(warn)
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/query", query, err)
+	}
+	return v, nil
+}
+
+// QueryRange evaluates a query at every step from start to end.
+func (c *Client) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, v1.WithTimeout(c.timeout))
+	c.addWarnings(warn)
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/query_range", query, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, &Error{Kind: BadAnswer, Endpoint: "/api/v1/query_range", URL: c.URL(), Query: query, Msg: "the answer is a " + v.Type().String() + ", not a matrix"}
+	}
+	return m, nil
+}
+
+// Series lists the label sets of the series matching any of matches with
+// samples between start and end.
+func (c *Client) Series(ctx context.Context, matches []string, start, end time.Time) ([]model.LabelSet, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.Series(ctx, matches, start, end)
+	c.addWarnings(warn)
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/series", strings.Join(matches, " "), err)
+	}
+	return v, nil
+}
+
+// LabelValues lists a label's values among the series matching matches.
+func (c *Client) LabelValues(ctx context.Context, label string, matches []string, start, end time.Time) ([]string, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.LabelValues(ctx, label, matches, start, end)
+	c.addWarnings(warn)
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/label/"+label+"/values", strings.Join(matches, " "), err)
+	}
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = string(s)
+	}
+	return out, nil
+}
+
+// Metadata returns every metric family's declarations; [ErrNoMetadata]
+// where the store keeps none (an empty answer).
+func (c *Client) Metadata(ctx context.Context) (map[string][]Metadata, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	m, err := c.api.Metadata(ctx, "", "")
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/metadata", "", err)
+	}
+	if len(m) == 0 {
+		return nil, ErrNoMetadata
+	}
+	out := make(map[string][]Metadata, len(m))
+	for name, ms := range m {
+		for _, md := range ms {
+			out[name] = append(out[name], Metadata{Type: string(md.Type), Help: md.Help, Unit: md.Unit})
+		}
+	}
+	return out, nil
+}
+
+// TargetsMetadata returns what each target declared for metric.
+func (c *Client) TargetsMetadata(ctx context.Context, metric string) ([]TargetMetadata, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	ms, err := c.api.TargetsMetadata(ctx, "", metric, "")
+	if err != nil {
+		return nil, c.wrap(ctx, "/api/v1/targets/metadata", metric, err)
+	}
+	out := make([]TargetMetadata, len(ms))
+	for i, m := range ms {
+		t := model.LabelSet{}
+		for k, v := range m.Target {
+			t[model.LabelName(k)] = model.LabelValue(v)
+		}
+		out[i] = TargetMetadata{Target: t, Metadata: Metadata{Type: string(m.Type), Help: m.Help, Unit: m.Unit}}
+	}
+	return out, nil
+}
+
+// transport adds what every request carries: headers, the User-Agent,
+// basic auth, and the backend's extra parameters; and counts requests.
+type transport struct {
+	c       *Client
+	headers http.Header
+	agent   string
+	user    *url.Userinfo
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.c.requests.Add(1)
+	r := req.Clone(req.Context())
+	for k, vs := range t.headers {
+		r.Header[k] = append([]string(nil), vs...)
+	}
+	if t.agent != "" {
+		r.Header.Set("User-Agent", t.agent)
+	}
+	if t.user != nil && r.Header.Get("Authorization") == "" {
+		pw, _ := t.user.Password()
+		r.SetBasicAuth(t.user.Username(), pw)
+	}
+	if extra := t.c.extraParams(); len(extra) > 0 && strings.Contains(r.URL.Path, "/api/v1/") {
+		q := r.URL.Query()
+		for k, vs := range extra {
+			for _, v := range vs {
+				q.Add(k, v)
+			}
+		}
+		r.URL.RawQuery = q.Encode()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// get sends a GET to an endpoint under the base URL and returns the body
+// of a 2xx answer.
+func (c *Client) get(ctx context.Context, endpoint string) ([]byte, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	u := c.raw.URL(endpoint, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &Error{Kind: BadURL, URL: c.URL(), Err: err}
+	}
+	resp, body, err := c.raw.Do(ctx, req)
+	if err != nil {
+		return nil, c.wrap(ctx, endpoint, "", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, c.wrap(ctx, endpoint, "", &v1.Error{Type: v1.ErrClient, Msg: fmt.Sprintf("HTTP %d", resp.StatusCode), Detail: string(body)})
+	}
+	return body, nil
+}
