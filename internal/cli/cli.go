@@ -66,13 +66,15 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 	return exitCode(ctx, io.Err, command(ctx, args, io))
 }
 
-// command runs the command args name: demo, version, help, or inspect,
+// command runs the command args name: demo, proxy, version, help, or inspect,
 // which takes every other argument list.
 func command(ctx context.Context, args []string, io *iostreams.IO) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "demo":
 			return runDemo(ctx, args[1:], io)
+		case "proxy":
+			return runProxy(ctx, args[1:], io)
 		case "version", "--version":
 			fmt.Fprintln(io.Out, "inferscope", version())
 			return nil

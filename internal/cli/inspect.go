@@ -34,6 +34,8 @@ Usage:
   inferscope --since before.prom [target|after.prom]
                                      rates between a saved scrape and now (or another file)
   inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
+  inferscope proxy --upstream URL --listen ADDR
+                                     measure a server without /metrics (Ollama, LM Studio) from in front
 
 The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.
