@@ -30,18 +30,20 @@ type Generation struct {
 // it lists what that generation did not report; in [Options.Unknown],
 // what the source never reports.
 //
-// An unknown figure is never published as 0:
-//   - a counter or gauge (prompt_seconds_total, cached_tokens_total, …)
-//     stops being published, for that series, from the first generation
-//     that did not report a figure it is built from: a total that silently
-//     skipped some requests would mislead, and a ratio of two counters
-//     needs both over the same requests;
-//   - a histogram counts the generations that reported its figure (its
-//     _count is its own population), and is left out while it has none;
-//   - with the prompt length known and the cached part unknown,
-//     prompt_tokens_all_total (every prompt token, cached or not) is
-//     published instead of prompt_tokens_total, cached_tokens_total and
-//     the prefix-cache pair;
+// An unknown figure is never published as 0, and never added as 0:
+//   - each series sums the generations that reported the figures it is
+//     built from (its population); requests_total counts every generation,
+//     and a histogram's _count is its own population, so a reader sees
+//     how many generations each series covers;
+//   - a series whose figure some generation did not report is published
+//     once a generation did report it (a series whose figures were never
+//     unknown is published from the start, at 0);
+//   - prompt_tokens_all_total (every reported prompt token, cached or not)
+//     is published once a generation reported its prompt but not the
+//     cached part; prompt_tokens_total, cached_tokens_total and the
+//     prefix-cache pair cover the generations that reported both;
+//   - predicted_tokens_seconds is the tokens over the decode time of the
+//     generations that reported both;
 //   - the engine's groups (UnknownRunning …) are left out of the
 //     exposition when named in [Options.Unknown].
 type Quantity uint32

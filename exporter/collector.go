@@ -90,37 +90,55 @@ type scalarRule struct {
 	// generations; otherwise one unlabelled series from the engine or the
 	// exporter.
 	perSeries bool
-	// needs: the figures it is built from; it is left out once any of them
-	// was unknown (Options.Unknown for the engine's).
+	// needs: the figures it is built from. A per-series scalar sums the
+	// generations that reported all of them (its population, pop), and is
+	// published while none was ever unknown, or once its population has a
+	// generation. An engine scalar is left out when Options.Unknown names
+	// its group.
 	needs Quantity
-	// instead: it is published only while this figure is unknown, as the
+	pop   population
+	// instead: it is published only once this figure was unknown, as the
 	// stand-in for the series that need it.
 	instead Quantity
 }
 
+// population names the generations a per-series scalar sums.
+type population uint8
+
+const (
+	popAll       population = iota // every generation
+	popSplit                       // prompt and cached part known
+	popPrompt                      // prompt known
+	popPrefill                     // prefill known
+	popGenerated                   // generated tokens known
+	popDecode                      // decode time known
+	popDecoded                     // generated tokens and decode time known
+	popDraft                       // whether a drafter served it known
+)
+
 // rules holds each scalar's rule; the zero rule is an unlabelled series
 // always published.
 var rules = [numScalars]scalarRule{
-	sPromptTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached},
-	sCachedTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached},
-	sPrefixQueries:      {perSeries: true, needs: UnknownPrompt | UnknownCached},
-	sPrefixHits:         {perSeries: true, needs: UnknownPrompt | UnknownCached},
-	sPromptTokensAll:    {perSeries: true, needs: UnknownPrompt, instead: UnknownCached},
-	sPromptSeconds:      {perSeries: true, needs: UnknownPrefill},
-	sPredictedTokens:    {perSeries: true, needs: UnknownGenerated},
-	sPredictedSeconds:   {perSeries: true, needs: UnknownDecode},
+	sPromptTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sCachedTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPrefixQueries:      {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPrefixHits:         {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPromptTokensAll:    {perSeries: true, needs: UnknownPrompt, pop: popPrompt, instead: UnknownCached},
+	sPromptSeconds:      {perSeries: true, needs: UnknownPrefill, pop: popPrefill},
+	sPredictedTokens:    {perSeries: true, needs: UnknownGenerated, pop: popGenerated},
+	sPredictedSeconds:   {perSeries: true, needs: UnknownDecode, pop: popDecode},
 	sRequests:           {perSeries: true},
-	sNTokensMax:         {perSeries: true, needs: UnknownPrompt},
-	sPredictedMax:       {perSeries: true, needs: UnknownGenerated},
-	sPredictedPerSecond: {perSeries: true, needs: UnknownGenerated | UnknownDecode},
+	sNTokensMax:         {perSeries: true, needs: UnknownPrompt, pop: popPrompt},
+	sPredictedMax:       {perSeries: true, needs: UnknownGenerated, pop: popGenerated},
+	sPredictedPerSecond: {perSeries: true, needs: UnknownGenerated | UnknownDecode, pop: popDecoded},
 
-	sSpecDraft:          {perSeries: true, needs: UnknownDraft},
-	sSpecAccepted:       {perSeries: true, needs: UnknownDraft},
-	sSpecSteps:          {perSeries: true, needs: UnknownDraft},
-	sSpecRequests:       {perSeries: true, needs: UnknownDraft},
-	sSpecAcceptanceRate: {perSeries: true, needs: UnknownDraft},
-	sSpecMeanAccepted:   {perSeries: true, needs: UnknownDraft},
-	sSpecTokensPerStep:  {perSeries: true, needs: UnknownDraft},
+	sSpecDraft:          {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecAccepted:       {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecSteps:          {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecRequests:       {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecAcceptanceRate: {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecMeanAccepted:   {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecTokensPerStep:  {perSeries: true, needs: UnknownDraft, pop: popDraft},
 
 	sRequestsProcessing: {needs: UnknownRunning},
 	sRequestsDeferred:   {needs: UnknownWaiting},
@@ -154,10 +172,19 @@ var rules = [numScalars]scalarRule{
 	sRecurrentCapped:          {needs: UnknownRecurrent},
 }
 
-// published reports whether a scalar is published given the unknown
-// figures (a series' for per-series scalars, Options.Unknown otherwise).
+// published reports whether an engine scalar is published given
+// Options.Unknown.
 func (r scalarRule) published(unknown Quantity) bool {
-	return unknown&r.needs == 0 && (r.instead == 0 || unknown&r.instead != 0)
+	return unknown&r.needs == 0
+}
+
+// publishedIn reports whether a per-series scalar is published for a
+// series.
+func (r scalarRule) publishedIn(t *tally) bool {
+	if r.instead != 0 && t.unknown&r.instead == 0 {
+		return false
+	}
+	return t.unknown&r.needs == 0 || t.pop[r.pop] > 0
 }
 
 // histNeeds is the figure each histogram observes.
@@ -181,7 +208,7 @@ func (p presence) has(fi int) bool { return p&(1<<fi) != 0 }
 func (t *tally) presence(hv *[numHists]histValue) presence {
 	var p presence
 	for i, r := range rules {
-		if r.perSeries && r.published(t.unknown) {
+		if r.perSeries && r.publishedIn(t) {
 			p |= 1 << i
 		}
 	}
@@ -447,7 +474,9 @@ func (t *tally) values(v *[numScalars]float64) {
 	v[sRequests] = float64(t.requests)
 	v[sNTokensMax] = float64(t.peakPrompt)
 	v[sPredictedMax] = float64(t.peakGen)
-	v[sPredictedPerSecond] = ratio(v[sPredictedTokens], v[sPredictedSeconds])
+	// Tokens over the decode time of the same generations: a source may
+	// report tokens for requests whose decode time it does not know.
+	v[sPredictedPerSecond] = ratio(float64(t.decodedGen), t.decodedNs.seconds())
 
 	drafted := float64(t.specAccepted + t.specRejected)
 	v[sSpecDraft] = drafted

@@ -155,39 +155,53 @@ func TestUnknownLeftOut(t *testing.T) {
 	}
 }
 
-// TestUnknownIsSticky: a counter a generation could not add to stops being
-// served (a total that skipped requests would mislead); a histogram keeps
-// counting the generations that reported its figure, and appears with the
-// first of them.
-func TestUnknownIsSticky(t *testing.T) {
+// TestUnknownPopulations: a figure a generation did not report is left out
+// of that generation's sums, never added as 0: each series covers the
+// generations that reported its figures (requests_total and the
+// histograms' counts say how many), and a series appears with the first of
+// them.
+func TestUnknownPopulations(t *testing.T) {
 	m := New(Options{})
-	m.RecordGeneration(Generation{PromptTokens: 100, CachedTokens: 60, GeneratedTokens: 3, E2E: ms(90), Unknown: UnknownQueue | UnknownPrefill | UnknownTTFT})
+	m.RecordGeneration(Generation{PromptTokens: 100, CachedTokens: 60, GeneratedTokens: 3, E2E: ms(90), Unknown: UnknownQueue | UnknownPrefill | UnknownDecode | UnknownTTFT})
 	l := scrapeLabelled(t, m)
 	if got := l.vals["cached_tokens_total"][""]; got != 60 {
 		t.Errorf("cached_tokens_total = %v, want 60", got)
 	}
-	if l.has("prompt_tokens_all_total", "") || l.has("time_to_first_token_seconds", "") {
-		t.Errorf("prompt_tokens_all_total or the TTFT histogram served before they are needed:\n%s", l.text)
+	for _, name := range []string{"prompt_tokens_all_total", "time_to_first_token_seconds", "prompt_seconds_total", "request_prefill_time_seconds"} {
+		if l.has(name, "") {
+			t.Errorf("%s served before any generation reported it:\n%s", name, l.text)
+		}
 	}
-	// A non-streamed answer without the cached split, then a stream.
-	m.RecordGeneration(Generation{PromptTokens: 50, GeneratedTokens: 2, E2E: ms(50), Unknown: UnknownQueue | UnknownPrefill | UnknownCached | UnknownTTFT})
+	// A non-streamed answer without the cached split and without tokens,
+	// then a stream that reports prefill and decode (an Ollama-like one).
+	m.RecordGeneration(Generation{PromptTokens: 50, E2E: ms(50), Unknown: UnknownQueue | UnknownPrefill | UnknownCached | UnknownTTFT | UnknownGenerated})
+	m.RecordGeneration(Generation{PromptTokens: 10, GeneratedTokens: 4, Prefill: ms(20), Decode: ms(200), TTFT: ms(30), E2E: ms(240), Unknown: UnknownQueue | UnknownCached})
 	l = scrapeLabelled(t, m)
-	if l.has("cached_tokens_total", "") || l.has("prompt_tokens_total", "") || l.has("prefix_cache_hits", "") {
-		t.Errorf("the prefix split is still served after a generation without it")
+	want := map[string]float64{
+		"requests_total":                 3,
+		"prompt_tokens_total":            40, // the one generation with the split
+		"cached_tokens_total":            60,
+		"prefix_cache_queries":           100,
+		"prompt_tokens_all_total":        160, // every reported prompt
+		"tokens_predicted_total":         7,   // 3 + 4; the second did not say
+		"prompt_seconds_total":           0.02,
+		"tokens_predicted_seconds_total": 0.2,
+		"predicted_tokens_seconds":       4 / 0.2, // only the generation with both tokens and decode time
+		"n_tokens_max":                   100,
 	}
-	if got := l.vals["prompt_tokens_all_total"][""]; got != 150 {
-		t.Errorf("prompt_tokens_all_total = %v, want 150", got)
+	for name, v := range want {
+		if got, ok := l.vals[name][""]; !ok || !near(got, v) {
+			t.Errorf("%s = %v (served %v), want %v", name, got, ok, v)
+		}
 	}
-	m.RecordGeneration(Generation{PromptTokens: 10, GeneratedTokens: 1, TTFT: ms(30), E2E: ms(40), Unknown: UnknownQueue | UnknownPrefill | UnknownCached})
-	l = scrapeLabelled(t, m)
-	if got := l.counts["time_to_first_token_seconds"][""]; got != 1 {
-		t.Errorf("time_to_first_token_seconds_count = %v, want 1 (the one stream)", got)
+	for name, v := range map[string]float64{"time_to_first_token_seconds": 1, "e2e_request_latency_seconds": 3,
+		"request_prefill_time_seconds": 1, "request_generation_tokens": 2, "request_prompt_tokens": 3} {
+		if got := l.counts[name][""]; got != v {
+			t.Errorf("%s_count = %v, want %v", name, got, v)
+		}
 	}
-	if got := l.counts["e2e_request_latency_seconds"][""]; got != 3 {
-		t.Errorf("e2e_request_latency_seconds_count = %v, want 3", got)
-	}
-	if got := l.vals["requests_total"][""]; got != 3 {
-		t.Errorf("requests_total = %v, want 3", got)
+	if l.has("request_queue_time_seconds", "") {
+		t.Errorf("the queue histogram is served: no generation reported a queue time")
 	}
 }
 

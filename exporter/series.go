@@ -165,16 +165,19 @@ func (s *series) record(g *Generation, opt Quantity) {
 	sh.requests.Add(1)
 	if unk&UnknownPrompt == 0 {
 		sh.promptAll.Add(p)
+		sh.promptN.Add(1)
 		raise(&sh.peakPrompt, p)
 		ts.prompt[bucketOf(th.ladder.ints, p)].Add(1)
 		ts.promptSum.Add(p)
 		if unk&UnknownCached == 0 {
 			sh.prefilled.Add(p - c)
 			sh.cached.Add(c)
+			sh.splitN.Add(1)
 		}
 	}
 	if unk&UnknownGenerated == 0 {
 		sh.generated.Add(gen)
+		sh.genN.Add(1)
 		raise(&sh.peakGen, gen)
 		ts.gen[bucketOf(th.ladder.ints, gen)].Add(1)
 		ts.genSum.Add(gen)
@@ -190,6 +193,11 @@ func (s *series) record(g *Generation, opt Quantity) {
 	if unk&UnknownDecode == 0 {
 		sh.decodeNs.add(d)
 		sh.decode[bucketOf(latencyNs, d)].Add(1)
+		if unk&UnknownGenerated == 0 {
+			sh.decodedN.Add(1)
+			sh.decodedGen.Add(gen)
+			sh.decodedNs.add(d)
+		}
 	}
 	if unk&UnknownTTFT == 0 {
 		sh.ttftNs.add(ttft)
@@ -198,6 +206,9 @@ func (s *series) record(g *Generation, opt Quantity) {
 	if unk&UnknownE2E == 0 {
 		sh.e2eNs.add(e2e)
 		sh.e2e[bucketOf(latencyNs, e2e)].Add(1)
+	}
+	if unk&UnknownDraft == 0 {
+		sh.draftN.Add(1)
 	}
 	if g.Draft != nil && unk&UnknownDraft == 0 {
 		accepted, rejected := tokens(g.Draft.Accepted), tokens(g.Draft.Rejected)

@@ -23,6 +23,11 @@ type shard struct {
 	queueNs, prefillNs, decodeNs wideCounter
 	ttftNs, e2eNs                wideCounter
 	peakPrompt, peakGen          atomic.Uint64
+	// The populations no histogram counts, and the tokens and time of
+	// generations that reported both generated tokens and decode time.
+	splitN, promptN, genN, decodedN, draftN atomic.Uint64
+	decodedGen               atomic.Uint64
+	decodedNs                wideCounter
 
 	specRequests, specAccepted, specRejected, specSteps atomic.Uint64
 
@@ -125,6 +130,9 @@ type tally struct {
 	requests, promptAll, prefilled, cached, generated uint64
 	queueNs, prefillNs, decodeNs, ttftNs, e2eNs       wide
 	peakPrompt, peakGen                               uint64
+	pop                                               [popDraft + 1]uint64 // generations in each population
+	decodedGen                                        uint64
+	decodedNs                                         wide
 
 	specRequests, specAccepted, specRejected, specSteps uint64
 
@@ -162,6 +170,13 @@ func (se *series) readTally(t *tally) {
 		t.e2eNs.addWide(s.e2eNs.load())
 		t.peakPrompt = max(t.peakPrompt, s.peakPrompt.Load())
 		t.peakGen = max(t.peakGen, s.peakGen.Load())
+		t.pop[popSplit] += s.splitN.Load()
+		t.pop[popPrompt] += s.promptN.Load()
+		t.pop[popGenerated] += s.genN.Load()
+		t.pop[popDecoded] += s.decodedN.Load()
+		t.pop[popDraft] += s.draftN.Load()
+		t.decodedGen += s.decodedGen.Load()
+		t.decodedNs.addWide(s.decodedNs.load())
 		t.specRequests += s.specRequests.Load()
 		t.specAccepted += s.specAccepted.Load()
 		t.specRejected += s.specRejected.Load()
@@ -174,6 +189,9 @@ func (se *series) readTally(t *tally) {
 		loadInto(t.accept[:], s.accept[:])
 	}
 	t.acceptSum = math.Float64frombits(se.acceptSum.Load())
+	t.pop[popAll] = t.requests
+	t.pop[popPrefill] = total(t.prefill[:])
+	t.pop[popDecode] = total(t.decode[:])
 	th := se.tokens.Load()
 	t.tokens = th
 	for i := range th.shards {
