@@ -26,8 +26,8 @@ type shard struct {
 	// The populations no histogram counts, and the tokens and time of
 	// generations that reported both generated tokens and decode time.
 	splitN, promptN, genN, decodedN, draftN atomic.Uint64
-	decodedGen               atomic.Uint64
-	decodedNs                wideCounter
+	decodedGen                              atomic.Uint64
+	decodedNs                               wideCounter
 
 	specRequests, specAccepted, specRejected, specSteps atomic.Uint64
 
