@@ -142,16 +142,28 @@ func injectUsage(body []byte, model *string) (out []byte, ok bool) {
 		}
 	}
 	opts["include_usage"] = json.RawMessage("true")
-	raw, err := json.Marshal(opts)
+	raw, err := marshal(opts)
 	if err != nil {
 		return nil, false
 	}
 	req["stream_options"] = raw
-	out, err = json.Marshal(req)
+	out, err = marshal(req)
 	if err != nil {
 		return nil, false
 	}
 	return out, true
+}
+
+// marshal encodes without escaping <, > and &: the client's strings go
+// upstream as it wrote them.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // outcome says how the request ended.
@@ -545,13 +557,15 @@ func (m *meter) Close() error { return m.body.Close() }
 type filter struct {
 	meter *meter
 	in    []byte // the event being received
-	out   []byte // whole events to hand out
+	out   []byte // whole events to hand out, from off on
+	off   int
 	err   error
 	tmp   [32 << 10]byte
 }
 
 func (f *filter) Read(b []byte) (int, error) {
-	for len(f.out) == 0 {
+	for f.off == len(f.out) {
+		f.out, f.off = f.out[:0], 0
 		if f.err != nil {
 			if len(f.in) > 0 { // the stream's tail without its blank line
 				f.out, f.in = append(f.out, f.in...), f.in[:0]
@@ -564,11 +578,8 @@ func (f *filter) Read(b []byte) (int, error) {
 		f.err = err
 		f.cut()
 	}
-	n := copy(b, f.out)
-	f.out = f.out[n:]
-	if len(f.out) == 0 {
-		f.out = f.out[:0:0]
-	}
+	n := copy(b, f.out[f.off:])
+	f.off += n
 	return n, nil
 }
 
