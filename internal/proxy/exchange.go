@@ -85,12 +85,14 @@ type exchange struct {
 	ol    *ollamaFinal
 }
 
-// inspect reads the request body up to its bound to find the model and,
+// inspect reads the request body up to its bound, to find the model and,
 // with inject, to ask for usage on a stream that did not. The body is
 // forwarded whole either way: what was read is put back in front of the
-// rest.
+// rest. A body read whole is handed to the transport from memory, so the
+// server never has the transport reading its body while it discards what
+// is left of it (which net/http answers with a panic).
 func (x *exchange) inspect(r *http.Request, max int, inject bool) {
-	if !inject || !apis[x.api].openai || r.Body == nil || r.Body == http.NoBody {
+	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
@@ -101,12 +103,14 @@ func (x *exchange) inspect(r *http.Request, max int, inject bool) {
 	}
 	r.Body.Close()
 	body := head
-	if out, ok := injectUsage(head, &x.reqModel); ok {
-		body = out
-		x.injected = true
-		r.Header.Del("Content-Length")
+	if inject && apis[x.api].openai {
+		if out, ok := injectUsage(head, &x.reqModel); ok {
+			body = out
+			x.injected = true
+		}
 	}
 	r.ContentLength = int64(len(body))
+	r.Header.Del("Content-Length") // the transport writes it from ContentLength
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 }
