@@ -3,11 +3,83 @@ package exporter
 import "time"
 
 // Generation is one finished generation, recorded once when it completes.
+//
+// A server records every field. A source that sees only part of it (a proxy
+// in front of a server that publishes no metrics) says what it does not
+// know in Unknown: an unknown figure is left out, never counted as 0 (see
+// [Quantity]).
 type Generation struct {
 	PromptTokens, CachedTokens, GeneratedTokens int
 	Queue, Prefill, Decode                      time.Duration
 	Draft                                       *DraftTally // nil: no drafter served it
+
+	// TTFT and E2E are the time to first token and the whole request time
+	// when measured directly (by a proxy, from the request's arrival). Zero
+	// means "derive them": Queue+Prefill and Queue+Prefill+Decode, when
+	// those phases are known.
+	TTFT, E2E time.Duration
+	// Unknown lists the figures above that the source did not report.
+	Unknown Quantity
+	// Model is the model that served the generation. With
+	// [Options.PerModel] its series carry the label model="<Model>";
+	// otherwise it is ignored.
+	Model string
 }
+
+// Quantity is a set of figures a source may not know. In a [Generation]
+// it lists what that generation did not report; in [Options.Unknown],
+// what the source never reports.
+//
+// An unknown figure is never published as 0, and never added as 0:
+//   - each series sums the generations that reported the figures it is
+//     built from (its population); requests_total counts every generation,
+//     and a histogram's _count is its own population, so a reader sees
+//     how many generations each series covers;
+//   - a series whose figure some generation did not report is published
+//     once a generation did report it (a series whose figures were never
+//     unknown is published from the start, at 0);
+//   - prompt_tokens_all_total (every reported prompt token, cached or not)
+//     is published once a generation reported its prompt but not the
+//     cached part; prompt_tokens_total, cached_tokens_total and the
+//     prefix-cache pair cover the generations that reported both;
+//   - predicted_tokens_seconds is the tokens over the decode time of the
+//     generations that reported both;
+//   - the engine's groups (UnknownRunning …) are left out of the
+//     exposition when named in [Options.Unknown].
+type Quantity uint32
+
+// The figures of a generation.
+const (
+	UnknownQueue     Quantity = 1 << iota // Queue: request_queue_time_seconds
+	UnknownPrefill                        // Prefill: prompt_seconds_total, request_prefill_time_seconds
+	UnknownDecode                         // Decode: tokens_predicted_seconds_total, request_decode_time_seconds
+	UnknownTTFT                           // time to first token: time_to_first_token_seconds
+	UnknownE2E                            // whole request time: e2e_request_latency_seconds
+	UnknownPrompt                         // PromptTokens (and so every prompt series)
+	UnknownCached                         // CachedTokens: the prefix-cache split
+	UnknownGenerated                      // GeneratedTokens
+	UnknownDraft                          // whether a drafter served it: the spec_decode_* series
+
+	// The engine's live state, for [Options.Unknown] only.
+	UnknownRunning   // ActiveJobs: requests_processing
+	UnknownWaiting   // PendingJobs: requests_deferred
+	UnknownKVCache   // the kv_cache_* gauges
+	UnknownOffload   // the kv_offload_* series
+	UnknownRecurrent // the recurrent_* series
+)
+
+// generationQuantities are the Quantity bits a Generation can carry.
+const generationQuantities = UnknownQueue | UnknownPrefill | UnknownDecode | UnknownTTFT | UnknownE2E |
+	UnknownPrompt | UnknownCached | UnknownGenerated | UnknownDraft
+
+// ModelLabel is the label that carries [Generation.Model] with
+// [Options.PerModel].
+const ModelLabel = "model"
+
+// OtherModel is the model label value of generations of models beyond
+// [Options.MaxModels]: the label's values are bounded whatever names the
+// caller passes.
+const OtherModel = "(other)"
 
 // DraftTally counts a drafted request's proposals. A non-nil tally with both
 // fields zero still counts as a drafted request ("absent is not zero").

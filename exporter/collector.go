@@ -22,6 +22,7 @@ const (
 	sNTokensMax
 	sPredictedMax
 	sPredictedPerSecond
+	sPromptTokensAll
 	sProcessStart
 
 	sSpecDraft
@@ -83,6 +84,161 @@ type scalarDef struct {
 	help string
 }
 
+// scalarRule says when a scalar is published and whose it is.
+type scalarRule struct {
+	// perSeries: one series per label set (per model), built from the
+	// generations; otherwise one unlabelled series from the engine or the
+	// exporter.
+	perSeries bool
+	// needs: the figures it is built from. A per-series scalar sums the
+	// generations that reported all of them (its population, pop), and is
+	// published while none was ever unknown, or once its population has a
+	// generation. An engine scalar is left out when Options.Unknown names
+	// its group.
+	needs Quantity
+	pop   population
+	// instead: it is published only once this figure was unknown, as the
+	// stand-in for the series that need it.
+	instead Quantity
+}
+
+// population names the generations a per-series scalar sums.
+type population uint8
+
+const (
+	popAll       population = iota // every generation
+	popSplit                       // prompt and cached part known
+	popPrompt                      // prompt known
+	popPrefill                     // prefill known
+	popGenerated                   // generated tokens known
+	popDecode                      // decode time known
+	popDecoded                     // generated tokens and decode time known
+	popDraft                       // whether a drafter served it known
+)
+
+// rules holds each scalar's rule; the zero rule is an unlabelled series
+// always published.
+var rules = [numScalars]scalarRule{
+	sPromptTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sCachedTokens:       {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPrefixQueries:      {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPrefixHits:         {perSeries: true, needs: UnknownPrompt | UnknownCached, pop: popSplit},
+	sPromptTokensAll:    {perSeries: true, needs: UnknownPrompt, pop: popPrompt, instead: UnknownCached},
+	sPromptSeconds:      {perSeries: true, needs: UnknownPrefill, pop: popPrefill},
+	sPredictedTokens:    {perSeries: true, needs: UnknownGenerated, pop: popGenerated},
+	sPredictedSeconds:   {perSeries: true, needs: UnknownDecode, pop: popDecode},
+	sRequests:           {perSeries: true},
+	sNTokensMax:         {perSeries: true, needs: UnknownPrompt, pop: popPrompt},
+	sPredictedMax:       {perSeries: true, needs: UnknownGenerated, pop: popGenerated},
+	sPredictedPerSecond: {perSeries: true, needs: UnknownGenerated | UnknownDecode, pop: popDecoded},
+
+	sSpecDraft:          {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecAccepted:       {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecSteps:          {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecRequests:       {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecAcceptanceRate: {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecMeanAccepted:   {perSeries: true, needs: UnknownDraft, pop: popDraft},
+	sSpecTokensPerStep:  {perSeries: true, needs: UnknownDraft, pop: popDraft},
+
+	sRequestsProcessing: {needs: UnknownRunning},
+	sRequestsDeferred:   {needs: UnknownWaiting},
+	sKVTokens:           {needs: UnknownKVCache},
+	sKVMaxTokens:        {needs: UnknownKVCache},
+	sKVUsage:            {needs: UnknownKVCache},
+
+	sOffloadTokens:         {needs: UnknownOffload},
+	sOffloadMaxTokens:      {needs: UnknownOffload},
+	sOffloadUsage:          {needs: UnknownOffload},
+	sOffloadBytes:          {needs: UnknownOffload},
+	sOffloadMaxBytes:       {needs: UnknownOffload},
+	sOffloadRestoredTokens: {needs: UnknownOffload},
+	sOffloadStores:         {needs: UnknownOffload},
+	sOffloadDeduped:        {needs: UnknownOffload},
+	sOffloadEvictions:      {needs: UnknownOffload},
+	sOffloadColdAllocs:     {needs: UnknownOffload},
+	sOffloadReadBytes:      {needs: UnknownOffload},
+	sOffloadWrittenBytes:   {needs: UnknownOffload},
+
+	sRecurrentCheckpoints:     {needs: UnknownRecurrent},
+	sRecurrentBytes:           {needs: UnknownRecurrent},
+	sRecurrentMaxBytes:        {needs: UnknownRecurrent},
+	sRecurrentUsage:           {needs: UnknownRecurrent},
+	sRecurrentCheckpointBytes: {needs: UnknownRecurrent},
+	sRecurrentEvictions:       {needs: UnknownRecurrent},
+	sRecurrentStranded:        {needs: UnknownRecurrent},
+	sRecurrentLiveKV:          {needs: UnknownRecurrent},
+	sRecurrentPruned:          {needs: UnknownRecurrent},
+	sRecurrentStrandedByKV:    {needs: UnknownRecurrent},
+	sRecurrentCapped:          {needs: UnknownRecurrent},
+}
+
+// published reports whether an engine scalar is published given
+// Options.Unknown.
+func (r scalarRule) published(unknown Quantity) bool {
+	return unknown&r.needs == 0
+}
+
+// publishedIn reports whether a per-series scalar is published for a
+// series.
+func (r scalarRule) publishedIn(t *tally) bool {
+	if r.instead != 0 && t.unknown&r.instead == 0 {
+		return false
+	}
+	return t.unknown&r.needs == 0 || t.pop[r.pop] > 0
+}
+
+// histNeeds is the figure each histogram observes.
+var histNeeds = [numHists]Quantity{
+	hQueue: UnknownQueue, hPrefill: UnknownPrefill, hDecode: UnknownDecode,
+	hTTFT: UnknownTTFT, hE2E: UnknownE2E,
+	hPromptTokens: UnknownPrompt, hGenerationTokens: UnknownGenerated, hAcceptance: UnknownDraft,
+}
+
+// presence is the bit set of a series' published families: bit i for
+// scalar i, bit numScalars+h for histogram h.
+type presence uint64
+
+const _ = uint(64 - numScalars - numHists) // presence must hold every family
+
+func (p presence) has(fi int) bool { return p&(1<<fi) != 0 }
+
+// presence says which families a series publishes: every scalar its rule
+// allows, and every histogram whose figure was always known or that has
+// observations.
+func (t *tally) presence(hv *[numHists]histValue) presence {
+	var p presence
+	for i, r := range rules {
+		if r.perSeries && r.publishedIn(t) {
+			p |= 1 << i
+		}
+	}
+	for i := range hv {
+		if t.unknown&histNeeds[i] == 0 || total(hv[i].counts) > 0 {
+			p |= 1 << (numScalars + i)
+		}
+	}
+	return p
+}
+
+// enginePresence says which unlabelled scalars are published.
+func enginePresence(unknown Quantity) presence {
+	var p presence
+	for i, r := range rules {
+		if !r.perSeries && r.published(unknown) {
+			p |= 1 << i
+		}
+	}
+	return p
+}
+
+func total(counts []uint64) uint64 {
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
 // created reports whether the series carries the exporter's start as its
 // created time in OpenMetrics: only counters named _total do. OpenMetrics
 // writes the others as "unknown", where a _created sample is not allowed
@@ -107,6 +263,7 @@ var scalars = [numScalars]scalarDef{
 	sNTokensMax:         {"n_tokens_max", counter, "Largest observed n_tokens."},
 	sPredictedMax:       {"tokens_predicted_max", counter, "Largest observed number of generation tokens in one request."},
 	sPredictedPerSecond: {"predicted_tokens_seconds", gauge, "Average generation throughput in tokens/s."},
+	sPromptTokensAll:    {"prompt_tokens_all_total", counter, "Number of prompt tokens of finished requests, cached and computed alike, where the cached part is unknown."},
 	sProcessStart:       {"process_start_time_seconds", gauge, "Start time of the process since the Unix epoch, in seconds."},
 
 	sSpecDraft:          {"spec_decode_num_draft_tokens_total", counter, "Number of tokens proposed by the drafter."},
@@ -179,7 +336,7 @@ var hists = [numHists]histDef{
 }
 
 // collector declares every descriptor once and, for a registry, builds one
-// metric per descriptor from a single reading per Collect.
+// metric per published series from a single reading per Collect.
 type collector struct {
 	m      *Metrics
 	scalar [numScalars]*prometheus.Desc
@@ -188,11 +345,19 @@ type collector struct {
 
 func newCollector(m *Metrics) *collector {
 	c := &collector{m: m}
+	var labels []string
+	if m.perModel {
+		labels = []string{ModelLabel}
+	}
 	for i, d := range scalars {
-		c.scalar[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, nil, nil)
+		var l []string
+		if rules[i].perSeries {
+			l = labels
+		}
+		c.scalar[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, l, nil)
 	}
 	for i, d := range hists {
-		c.hist[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, nil, nil)
+		c.hist[i] = prometheus.NewDesc(m.ns+":"+d.name, d.help, labels, nil)
 	}
 	return c
 }
@@ -210,29 +375,53 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
 	var r reading
 	m.read(&r)
-	vals := r.scalarValues(m.start)
+	var ev [numScalars]float64
+	r.engineValues(&ev, m.start)
+	ep := enginePresence(m.unknown)
+	n := r.count()
 	// One block for all scalars and one for all histograms: a Collect is a
 	// handful of allocations, not several per series.
-	out := make([]scalarMetric, numScalars)
+	out := make([]scalarMetric, 0, numScalars*max(n, 1))
+	hs := make([]histMetric, 0, numHists*n)
 	for i, d := range scalars {
-		out[i] = scalarMetric{desc: c.scalar[i], kind: d.kind, v: vals[i]}
-		if d.created() {
-			out[i].created = m.createdPB
+		if !rules[i].perSeries && ep.has(i) {
+			out = append(out, scalarMetric{desc: c.scalar[i], kind: d.kind, v: ev[i]})
+			if d.created() {
+				out[len(out)-1].created = m.createdPB
+			}
+			ch <- &out[len(out)-1]
 		}
-		ch <- &out[i]
 	}
-	hv := r.histValues()
-	hs := make([]histMetric, numHists)
-	for i, h := range hv {
-		hs[i] = newHistMetric(c.hist[i], h, r.histCreated(m, i))
-		ch <- &hs[i]
+	for k := range n {
+		t := r.at(k)
+		var v [numScalars]float64
+		t.values(&v)
+		hv := t.histValues()
+		p := t.presence(&hv)
+		for i, d := range scalars {
+			if rules[i].perSeries && p.has(i) {
+				out = append(out, scalarMetric{desc: c.scalar[i], kind: d.kind, v: v[i], labels: t.s.pairs})
+				if d.created() {
+					out[len(out)-1].created = t.s.since
+				}
+				ch <- &out[len(out)-1]
+			}
+		}
+		for i, h := range hv {
+			if p.has(numScalars + i) {
+				hs = append(hs, newHistMetric(c.hist[i], h, t.histCreated(i), t.s.pairs))
+				ch <- &hs[len(hs)-1]
+			}
+		}
 	}
 }
 
 // reading is everything one scrape publishes, before it becomes text or
 // metrics.
 type reading struct {
-	t         tally
+	t         tally   // the unlabelled series, without PerModel
+	models    []tally // one per model, in label order, with PerModel
+	perModel  bool
 	live      Live
 	liveAge   float64
 	liveFails uint64
@@ -242,29 +431,52 @@ type reading struct {
 // the shards.
 func (m *Metrics) read(r *reading) {
 	r.live, r.liveAge, r.liveFails = m.readLive()
-	m.readTally(&r.t)
+	if !m.perModel {
+		m.def.readTally(&r.t)
+		return
+	}
+	r.perModel = true
+	if ms := m.models.Load().sorted; len(ms) > 0 {
+		r.models = make([]tally, len(ms))
+		for i, s := range ms {
+			s.readTally(&r.models[i])
+		}
+	}
 }
 
-// scalarValues computes every scalar series from a reading, by the
-// reference's rules.
-func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
-	var v [numScalars]float64
-	t := &r.t
+// count is the number of series sets read.
+func (r *reading) count() int {
+	if r.perModel {
+		return len(r.models)
+	}
+	return 1
+}
+
+// at is the i-th series set read.
+func (r *reading) at(i int) *tally {
+	if r.perModel {
+		return &r.models[i]
+	}
+	return &r.t
+}
+
+// values computes a series' scalars from its tally, by the reference's
+// rules.
+func (t *tally) values(v *[numScalars]float64) {
 	v[sPromptTokens] = float64(t.prefilled)
 	v[sCachedTokens] = float64(t.cached)
 	v[sPrefixQueries] = float64(t.prefilled + t.cached)
 	v[sPrefixHits] = float64(t.cached)
+	v[sPromptTokensAll] = float64(t.promptAll)
 	v[sPromptSeconds] = t.prefillNs.seconds()
 	v[sPredictedTokens] = float64(t.generated)
 	v[sPredictedSeconds] = t.decodeNs.seconds()
 	v[sRequests] = float64(t.requests)
 	v[sNTokensMax] = float64(t.peakPrompt)
 	v[sPredictedMax] = float64(t.peakGen)
-	v[sPredictedPerSecond] = ratio(v[sPredictedTokens], v[sPredictedSeconds])
-	// Whole and fractional seconds apart: UnixNano as a float64 is already
-	// rounded (a 2026 time needs 61 bits), so 12:00:00.25 would read
-	// …00.2499998, not the reference's …00.25.
-	v[sProcessStart] = float64(start.Unix()) + float64(start.Nanosecond())/1e9
+	// Tokens over the decode time of the same generations: a source may
+	// report tokens for requests whose decode time it does not know.
+	v[sPredictedPerSecond] = ratio(float64(t.decodedGen), t.decodedNs.seconds())
 
 	drafted := float64(t.specAccepted + t.specRejected)
 	v[sSpecDraft] = drafted
@@ -276,6 +488,15 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 	if t.specSteps > 0 {
 		v[sSpecTokensPerStep] = 1 + v[sSpecMeanAccepted]
 	}
+}
+
+// engineValues computes the unlabelled scalars: the process start and the
+// engine's live state.
+func (r *reading) engineValues(v *[numScalars]float64, start time.Time) {
+	// Whole and fractional seconds apart: UnixNano as a float64 is already
+	// rounded (a 2026 time needs 61 bits), so 12:00:00.25 would read
+	// …00.2499998, not the reference's …00.25.
+	v[sProcessStart] = float64(start.Unix()) + float64(start.Nanosecond())/1e9
 
 	// Used amounts are published as the engine reported them, so a ratio
 	// reads above 1 when the engine holds more than its capacity.
@@ -326,7 +547,6 @@ func (r *reading) scalarValues(start time.Time) [numScalars]float64 {
 
 	v[sLiveAge] = r.liveAge
 	v[sLiveFailures] = float64(r.liveFails)
-	return v
 }
 
 // ratio is a/b, 0 when b is 0: the reference's rule for every ratio gauge
@@ -346,23 +566,15 @@ type histValue struct {
 	sum    float64
 }
 
-func (r *reading) histValues() [numHists]histValue {
-	t := &r.t
-	q, p, d := t.queueNs.seconds(), t.prefillNs.seconds(), t.decodeNs.seconds()
-	// TTFT and end-to-end are q+p and q+p+d per request, so their sums are
-	// the phase sums added (in nanoseconds, exactly).
-	ttft := t.queueNs
-	ttft.addWide(t.prefillNs)
-	e2e := ttft
-	e2e.addWide(t.decodeNs)
+func (t *tally) histValues() [numHists]histValue {
 	lad := t.tokens.ladder
 	n := len(lad.bounds) + 1
 	return [numHists]histValue{
-		hQueue:            {latencyBuckets[:], t.queue[:], q},
-		hPrefill:          {latencyBuckets[:], t.prefill[:], p},
-		hDecode:           {latencyBuckets[:], t.decode[:], d},
-		hTTFT:             {ttftBuckets[:], t.ttft[:], ttft.seconds()},
-		hE2E:              {latencyBuckets[:], t.e2e[:], e2e.seconds()},
+		hQueue:            {latencyBuckets[:], t.queue[:], t.queueNs.seconds()},
+		hPrefill:          {latencyBuckets[:], t.prefill[:], t.prefillNs.seconds()},
+		hDecode:           {latencyBuckets[:], t.decode[:], t.decodeNs.seconds()},
+		hTTFT:             {ttftBuckets[:], t.ttft[:], t.ttftNs.seconds()},
+		hE2E:              {latencyBuckets[:], t.e2e[:], t.e2eNs.seconds()},
 		hPromptTokens:     {lad.bounds, t.promptHist[:n], float64(t.promptSum)},
 		hGenerationTokens: {lad.bounds, t.genHist[:n], float64(t.genSum)},
 		hAcceptance:       {acceptanceBuckets[:], t.accept[:], t.acceptSum},
@@ -370,12 +582,12 @@ func (r *reading) histValues() [numHists]histValue {
 }
 
 // histCreated is histogram i's created time in OpenMetrics: the last
-// restart for the two token histograms, the exporter's start for the rest.
-func (r *reading) histCreated(m *Metrics, i int) *timestamppb.Timestamp {
+// restart for the two token histograms, the series' start for the rest.
+func (t *tally) histCreated(i int) *timestamppb.Timestamp {
 	if i == hPromptTokens || i == hGenerationTokens {
-		return r.t.tokens.created
+		return t.tokens.created
 	}
-	return m.createdPB
+	return t.s.since
 }
 
 // scalarMetric is one counter or gauge of a Collect. It stands in for
@@ -385,11 +597,13 @@ type scalarMetric struct {
 	kind    kind
 	v       float64
 	created *timestamppb.Timestamp // shared, read-only
+	labels  []*dto.LabelPair       // shared, read-only
 }
 
 func (s *scalarMetric) Desc() *prometheus.Desc { return s.desc }
 
 func (s *scalarMetric) Write(out *dto.Metric) error {
+	out.Label = s.labels
 	if s.kind == gauge {
 		out.Gauge = &dto.Gauge{Value: &s.v}
 	} else {
@@ -408,11 +622,12 @@ type histMetric struct {
 	count   uint64   // the +Inf bucket
 	sum     float64
 	created *timestamppb.Timestamp
+	labels  []*dto.LabelPair
 }
 
-func newHistMetric(desc *prometheus.Desc, h histValue, created *timestamppb.Timestamp) histMetric {
+func newHistMetric(desc *prometheus.Desc, h histValue, created *timestamppb.Timestamp, labels []*dto.LabelPair) histMetric {
 	n := len(h.bounds)
-	hm := histMetric{desc: desc, bounds: make([]float64, n), cum: make([]uint64, n), sum: h.sum, created: created}
+	hm := histMetric{desc: desc, bounds: make([]float64, n), cum: make([]uint64, n), sum: h.sum, created: created, labels: labels}
 	copy(hm.bounds, h.bounds) // dto will point into these: keep them private
 	hm.count = cumulate(hm.cum, h.counts)
 	return hm
@@ -439,6 +654,7 @@ func (h *histMetric) Write(out *dto.Metric) error {
 		buckets[i].CumulativeCount = &h.cum[i]
 		ptrs[i] = &buckets[i]
 	}
+	out.Label = h.labels
 	out.Histogram = &dto.Histogram{SampleCount: &h.count, SampleSum: &h.sum, Bucket: ptrs, CreatedTimestamp: h.created}
 	return nil
 }

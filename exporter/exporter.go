@@ -3,7 +3,6 @@ package exporter
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"runtime"
 	"sync"
@@ -36,7 +35,25 @@ type Options struct {
 	// StartTime is published as <ns>:process_start_time_seconds and in the
 	// Process-Start-Time-Unix header; zero means the time New is called.
 	StartTime time.Time
+
+	// PerModel labels every series a generation records with
+	// model="<Generation.Model>", one series per model, created by the
+	// model's first generation: before any generation those families are
+	// absent. The engine's series stay unlabelled.
+	PerModel bool
+	// MaxModels bounds the model label's values with PerModel: the
+	// generations of further models are recorded under [OtherModel]. 0
+	// means [DefaultMaxModels].
+	MaxModels int
+	// Unknown lists what the source never knows (see [Quantity]): engine
+	// groups it cannot read, and generation figures it never reports. Their
+	// series are left out of the exposition from the start.
+	Unknown Quantity
 }
+
+// DefaultMaxModels is the bound on model label values when
+// [Options.MaxModels] is 0.
+const DefaultMaxModels = 64
 
 // Metrics accumulates finished generations and serves them, with the
 // engine's live state, as the reference metric set. Its methods are safe for
@@ -48,19 +65,19 @@ type Metrics struct {
 	engine  Engine
 	timeout time.Duration
 	now     func() time.Time // replaced in tests
+	unknown Quantity         // Options.Unknown
 
-	shards []shard
-	mask   uint32
-	// acceptSum is Σ a/(a+r) as float64 bits, the one float the exporter
-	// accumulates. It is shared rather than sharded: float addition does not
-	// commute in the last digits, and one recorder (a simulator) must get the
-	// same sum every run. Only drafted requests touch it.
-	acceptSum atomic.Uint64
+	// def holds the generation series without PerModel; with it, models
+	// holds one series per model and def is unused.
+	def       *series
+	perModel  bool
+	maxModels int
+	models    atomic.Pointer[modelTable]
 
-	// tokens holds the token histograms on their current ladder. A ladder
-	// change swaps in a fresh set, which is how both histograms restart.
-	tokens atomic.Pointer[tokenHists]
-	cfgMu  sync.Mutex // serializes ConfigureTokenBuckets
+	// cfgMu serializes ladder changes and the creation of model series,
+	// so a new series always starts on the current ladder.
+	cfgMu  sync.Mutex
+	ladder *ladder // the current token ladder; guarded by cfgMu
 
 	live liveState
 
@@ -96,12 +113,19 @@ func New(opts Options) *Metrics {
 	if maxSeqLen < 1 {
 		maxSeqLen = DefaultMaxSeqLen
 	}
-	n := shardCount(runtime.GOMAXPROCS(0))
-	m.shards = make([]shard, n)
-	m.mask = uint32(n - 1)
-	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), n, now))
-	m.live.at = now
+	m.unknown = opts.Unknown
+	m.perModel = opts.PerModel
+	m.maxModels = opts.MaxModels
+	if m.maxModels <= 0 {
+		m.maxModels = DefaultMaxModels
+	}
+	m.ladder = newLadder(maxSeqLen)
 	m.createdPB = timestamppb.New(now)
+	m.models.Store(&modelTable{})
+	if !m.perModel {
+		m.def = newSeries("", shardCount(runtime.GOMAXPROCS(0)), m.ladder, now, m.createdPB, m.unknown)
+	}
+	m.live.at = now
 
 	m.coll = newCollector(m)
 	// Registering once checks the descriptors (names, duplicates). The names
@@ -232,79 +256,40 @@ func nanos(d time.Duration) uint64 {
 // many goroutines, does not allocate and takes no lock: every figure is an
 // atomic addition to one of several shards, so neither other recorders nor
 // a scrape can hold it up. Negative figures count as 0 and CachedTokens is
-// held to PromptTokens, so the counters never fall.
+// held to PromptTokens, so the counters never fall. With
+// [Options.PerModel], the first generation of a model creates its series
+// (under a lock, and allocating, once per model).
 func (m *Metrics) RecordGeneration(g Generation) {
-	p := tokens(g.PromptTokens)
-	c := min(tokens(g.CachedTokens), p)
-	gen := tokens(g.GeneratedTokens)
-	q, pf, d := nanos(g.Queue), nanos(g.Prefill), nanos(g.Decode)
-
-	iq := bucketOf(latencyNs, q)
-	ip := bucketOf(latencyNs, pf)
-	id := bucketOf(latencyNs, d)
-	ittft := bucketOf(ttftNs, q+pf)
-	ie2e := bucketOf(latencyNs, q+pf+d)
-	var accepted, rejected, steps uint64
-	iacc, rate := -1, 0.0
-	if g.Draft != nil {
-		accepted, rejected = tokens(g.Draft.Accepted), tokens(g.Draft.Rejected)
-		if gen > accepted {
-			steps = gen - accepted
-		}
-		if drafted := accepted + rejected; drafted > 0 {
-			rate = float64(accepted) / float64(drafted)
-			iacc = bucketOf(acceptanceBuckets[:], rate)
-		}
+	s := m.def
+	if m.perModel {
+		s = m.modelSeries(g.Model)
 	}
-
-	i := rand.Uint32() & m.mask
-	s := &m.shards[i]
-	s.prefilled.Add(p - c)
-	s.cached.Add(c)
-	s.generated.Add(gen)
-	s.queueNs.add(q)
-	s.prefillNs.add(pf)
-	s.decodeNs.add(d)
-	raise(&s.peakPrompt, p)
-	raise(&s.peakGen, gen)
-	s.queue[iq].Add(1)
-	s.prefill[ip].Add(1)
-	s.decode[id].Add(1)
-	s.ttft[ittft].Add(1)
-	s.e2e[ie2e].Add(1)
-	if g.Draft != nil {
-		s.specRequests.Add(1)
-		s.specAccepted.Add(accepted)
-		s.specRejected.Add(rejected)
-		s.specSteps.Add(steps)
-		if iacc >= 0 {
-			s.accept[iacc].Add(1)
-			addFloat(&m.acceptSum, rate)
-		}
-	}
-	th := m.tokens.Load()
-	ts := &th.shards[i]
-	ts.prompt[bucketOf(th.ladder.ints, p)].Add(1)
-	ts.gen[bucketOf(th.ladder.ints, gen)].Add(1)
-	ts.promptSum.Add(p)
-	ts.genSum.Add(gen)
+	s.record(&g, m.unknown&generationQuantities)
 }
 
 // ConfigureTokenBuckets rebuilds the token ladder of request_prompt_tokens
 // and request_generation_tokens for a model's context length, as the
 // reference does when a model loads: a length < 1 is ignored; an unchanged
-// ladder keeps its samples; a changed one restarts both histograms empty,
-// since counts against one ladder cannot be carried to another. No other
-// series is touched (the peaks and counters keep counting). A generation
-// recorded at the very moment of the change lands on one side of it.
+// ladder keeps its samples; a changed one restarts both histograms empty
+// (for every model with [Options.PerModel]), since counts against one
+// ladder cannot be carried to another. No other series is touched (the
+// peaks and counters keep counting). A generation recorded at the very
+// moment of the change lands on one side of it.
 func (m *Metrics) ConfigureTokenBuckets(maxSeqLen int) {
 	if maxSeqLen < 1 {
 		return
 	}
 	m.cfgMu.Lock()
 	defer m.cfgMu.Unlock()
-	if m.tokens.Load().ladder.maxSeqLen == maxSeqLen {
+	if m.ladder.maxSeqLen == maxSeqLen {
 		return // the ladder is determined by its limit: unchanged
 	}
-	m.tokens.Store(newTokenHists(newLadder(maxSeqLen), len(m.shards), m.now()))
+	m.ladder = newLadder(maxSeqLen)
+	now := m.now()
+	if m.def != nil {
+		m.def.tokens.Store(newTokenHists(m.ladder, len(m.def.shards), now))
+	}
+	for _, s := range m.models.Load().sorted {
+		s.tokens.Store(newTokenHists(m.ladder, len(s.shards), now))
+	}
 }

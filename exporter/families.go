@@ -14,13 +14,28 @@ import (
 // famSet is one prepared set of the metric set's families, built once and
 // refreshed in place by each scrape that takes it: every value in the
 // families points into the set's own fields, so a refresh allocates
-// nothing. A set belongs to one scrape at a time (see famPool), so
-// concurrent scrapes never share one.
+// nothing. It is built again only when what is published changes (a new
+// model, a series left out, a new token ladder). A set belongs to one
+// scrape at a time (see famPool), so concurrent scrapes never share one.
 type famSet struct {
-	fams   []*dto.MetricFamily // sorted by name
-	vals   [numScalars]float64
-	hists  [numHists]histFam
-	tokens *tokenHists // the token histograms the two token families are laid out for
+	fams   []*dto.MetricFamily // the published families, sorted by name
+	engine [numScalars]float64 // the unlabelled scalars' values
+	series []seriesStore
+	layout []seriesKey // what fams was built for, one per series
+	ep     presence    // the unlabelled scalars published
+}
+
+// seriesStore is the storage behind one label set's metrics.
+type seriesStore struct {
+	vals  [numScalars]float64
+	hists [numHists]histFam
+}
+
+// seriesKey is what one label set's metrics were laid out for.
+type seriesKey struct {
+	s      *series
+	tokens *tokenHists
+	p      presence
 }
 
 // histFam is the storage behind one histogram family of a famSet.
@@ -50,55 +65,114 @@ func (hf *histFam) layout(bounds []float64, created *timestamppb.Timestamp) {
 	hf.h.Bucket, hf.h.CreatedTimestamp = hf.ptrs, created
 }
 
-func newFamSet(m *Metrics) *famSet {
-	s := &famSet{fams: make([]*dto.MetricFamily, 0, numScalars+numHists)}
-	for i, d := range scalars {
-		mt := &dto.Metric{}
-		typ := dto.MetricType_GAUGE
-		if d.kind == gauge {
-			mt.Gauge = &dto.Gauge{Value: &s.vals[i]}
-		} else {
-			typ = dto.MetricType_COUNTER
-			mt.Counter = &dto.Counter{Value: &s.vals[i]}
-			if d.created() {
-				mt.Counter.CreatedTimestamp = m.createdPB
-			}
-		}
-		s.fams = append(s.fams, &dto.MetricFamily{
-			Name: proto.String(m.ns + ":" + d.name), Help: proto.String(d.help), Type: typ.Enum(),
-			Metric: []*dto.Metric{mt},
-		})
-	}
-	fixed := [numHists][]float64{
-		hQueue: latencyBuckets[:], hPrefill: latencyBuckets[:], hDecode: latencyBuckets[:],
-		hTTFT: ttftBuckets[:], hE2E: latencyBuckets[:], hAcceptance: acceptanceBuckets[:],
-	}
-	for i, d := range hists {
-		if fixed[i] != nil {
-			s.hists[i].layout(fixed[i], m.createdPB)
-		}
-		s.fams = append(s.fams, &dto.MetricFamily{
-			Name: proto.String(m.ns + ":" + d.name), Help: proto.String(d.help), Type: dto.MetricType_HISTOGRAM.Enum(),
-			Metric: []*dto.Metric{{Histogram: &s.hists[i].h}},
-		})
-	}
-	slices.SortFunc(s.fams, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-	return s
+// histBounds are the fixed bounds of each histogram; the token histograms'
+// come from their ladder.
+var histBounds = [numHists][]float64{
+	hQueue: latencyBuckets[:], hPrefill: latencyBuckets[:], hDecode: latencyBuckets[:],
+	hTTFT: ttftBuckets[:], hE2E: latencyBuckets[:], hAcceptance: acceptanceBuckets[:],
 }
 
-// fill refreshes the set's values from a reading.
-func (s *famSet) fill(m *Metrics, r *reading) {
-	s.vals = r.scalarValues(m.start)
-	if th := r.t.tokens; s.tokens != th {
-		s.hists[hPromptTokens].layout(th.ladder.bounds, th.created)
-		s.hists[hGenerationTokens].layout(th.ladder.bounds, th.created)
-		s.tokens = th
+// build lays the set out for one reading: the families published, each
+// with one metric per label set publishing it, pointing into the set.
+func (fs *famSet) build(m *Metrics, r *reading, keys []seriesKey, ep presence) {
+	n := len(keys)
+	fs.series = make([]seriesStore, n)
+	fs.layout = slices.Clone(keys)
+	fs.ep = ep
+	fs.fams = fs.fams[:0]
+	for i, d := range scalars {
+		var metrics []*dto.Metric
+		add := func(v *float64, labels []*dto.LabelPair, created *timestamppb.Timestamp) {
+			mt := &dto.Metric{Label: labels}
+			if d.kind == gauge {
+				mt.Gauge = &dto.Gauge{Value: v}
+			} else {
+				mt.Counter = &dto.Counter{Value: v}
+				if d.created() {
+					mt.Counter.CreatedTimestamp = created
+				}
+			}
+			metrics = append(metrics, mt)
+		}
+		if !rules[i].perSeries {
+			if ep.has(i) {
+				add(&fs.engine[i], nil, m.createdPB)
+			}
+		} else {
+			for k, key := range keys {
+				if key.p.has(i) {
+					add(&fs.series[k].vals[i], key.s.pairs, key.s.since)
+				}
+			}
+		}
+		if len(metrics) == 0 {
+			continue
+		}
+		typ := dto.MetricType_GAUGE
+		if d.kind != gauge {
+			typ = dto.MetricType_COUNTER
+		}
+		fs.fams = append(fs.fams, &dto.MetricFamily{
+			Name: proto.String(m.ns + ":" + d.name), Help: proto.String(d.help), Type: typ.Enum(), Metric: metrics,
+		})
 	}
-	hv := r.histValues()
-	for i := range hv {
-		hf := &s.hists[i]
-		hf.count = cumulate(hf.cum, hv[i].counts)
-		hf.sum = hv[i].sum
+	for i, d := range hists {
+		var metrics []*dto.Metric
+		for k, key := range keys {
+			if !key.p.has(numScalars + i) {
+				continue
+			}
+			hf := &fs.series[k].hists[i]
+			t := r.at(k)
+			if b := histBounds[i]; b != nil {
+				hf.layout(b, key.s.since)
+			} else {
+				hf.layout(key.tokens.ladder.bounds, t.tokens.created)
+			}
+			metrics = append(metrics, &dto.Metric{Label: key.s.pairs, Histogram: &hf.h})
+		}
+		if len(metrics) == 0 {
+			continue
+		}
+		fs.fams = append(fs.fams, &dto.MetricFamily{
+			Name: proto.String(m.ns + ":" + d.name), Help: proto.String(d.help), Type: dto.MetricType_HISTOGRAM.Enum(),
+			Metric: metrics,
+		})
+	}
+	slices.SortFunc(fs.fams, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+}
+
+// fill refreshes the set's values from a reading, laying it out again
+// first when what is published has changed.
+func (fs *famSet) fill(m *Metrics, r *reading) {
+	n := r.count()
+	var one [1]seriesKey
+	keys := one[:]
+	if n != 1 {
+		keys = make([]seriesKey, n)
+	}
+	for k := range keys {
+		t := r.at(k)
+		hv := t.histValues()
+		keys[k] = seriesKey{s: t.s, tokens: t.tokens, p: t.presence(&hv)}
+	}
+	ep := enginePresence(m.unknown)
+	if ep != fs.ep || !slices.Equal(keys, fs.layout) || fs.fams == nil {
+		fs.build(m, r, keys, ep)
+	}
+	r.engineValues(&fs.engine, m.start)
+	for k := range n {
+		st, t := &fs.series[k], r.at(k)
+		t.values(&st.vals)
+		hv := t.histValues()
+		for i := range hv {
+			if !keys[k].p.has(numScalars + i) {
+				continue
+			}
+			hf := &st.hists[i]
+			hf.count = cumulate(hf.cum, hv[i].counts)
+			hf.sum = hv[i].sum
+		}
 	}
 }
 
@@ -113,7 +187,7 @@ type famPool struct {
 // server sees at once (Prometheus, a person, a dashboard).
 const keepSets = 4
 
-func (p *famPool) get(m *Metrics) *famSet {
+func (p *famPool) get() *famSet {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
@@ -122,7 +196,7 @@ func (p *famPool) get(m *Metrics) *famSet {
 		return s
 	}
 	p.mu.Unlock()
-	return newFamSet(m)
+	return &famSet{}
 }
 
 func (p *famPool) put(s *famSet) {
@@ -140,7 +214,7 @@ type gatherer struct{ m *Metrics }
 
 func (g gatherer) Gather() ([]*dto.MetricFamily, func(), error) {
 	m := g.m
-	s := m.sets.get(m)
+	s := m.sets.get()
 	var r reading
 	m.read(&r)
 	s.fill(m, &r)

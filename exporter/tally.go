@@ -14,12 +14,20 @@ import (
 // cumulatively) with a final +Inf overflow slot. Times are whole
 // nanoseconds, so their sums are exact and do not depend on order.
 //
-// A request count is not kept: every generation lands in exactly one queue
-// bucket, so their total is requests_total.
+// Each histogram counts the generations that reported its figure, so the
+// request count is kept apart.
 type shard struct {
-	prefilled, cached, generated atomic.Uint64
+	requests                     atomic.Uint64
+	promptAll                    atomic.Uint64 // Σ P of generations that reported P
+	prefilled, cached, generated atomic.Uint64 // P − C and C: only where both are known
 	queueNs, prefillNs, decodeNs wideCounter
+	ttftNs, e2eNs                wideCounter
 	peakPrompt, peakGen          atomic.Uint64
+	// The populations no histogram counts, and the tokens and time of
+	// generations that reported both generated tokens and decode time.
+	splitN, promptN, genN, decodedN, draftN atomic.Uint64
+	decodedGen                              atomic.Uint64
+	decodedNs                               wideCounter
 
 	specRequests, specAccepted, specRejected, specSteps atomic.Uint64
 
@@ -114,11 +122,17 @@ func (w wide) seconds() float64 {
 	return (float64(w.hi)*0x1p64 + float64(w.lo)) / 1e9
 }
 
-// tally is one reading of all shards added up: plain numbers.
+// tally is one reading of a series' shards added up: plain numbers.
 type tally struct {
-	requests, prefilled, cached, generated uint64
-	queueNs, prefillNs, decodeNs           wide
-	peakPrompt, peakGen                    uint64
+	s       *series  // the series read
+	unknown Quantity // its figures some generation did not report
+
+	requests, promptAll, prefilled, cached, generated uint64
+	queueNs, prefillNs, decodeNs, ttftNs, e2eNs       wide
+	peakPrompt, peakGen                               uint64
+	pop                                               [popDraft + 1]uint64 // generations in each population
+	decodedGen                                        uint64
+	decodedNs                                         wide
 
 	specRequests, specAccepted, specRejected, specSteps uint64
 
@@ -132,21 +146,37 @@ type tally struct {
 	promptSum, genSum   uint64
 }
 
-// readTally loads every shard and adds them up into t, which must be zero.
-// Writers keep going meanwhile, so series may differ by the generations
-// recorded during the read; each histogram's count is the sum of the buckets
-// read, so +Inf always equals _count.
-func (m *Metrics) readTally(t *tally) {
-	for i := range m.shards {
-		s := &m.shards[i]
+// readTally loads every shard of a series and adds them up into t, which
+// must be zero. Writers keep going meanwhile, so series may differ by the
+// generations recorded during the read; each histogram's count is the sum
+// of the buckets read, so +Inf always equals _count. The unknown figures
+// are read first: a generation that adds one during the read can only
+// leave a series out that it was already in, never publish one it was
+// not.
+func (se *series) readTally(t *tally) {
+	t.s = se
+	t.unknown = Quantity(se.unknown.Load())
+	for i := range se.shards {
+		s := &se.shards[i]
+		t.requests += s.requests.Load()
+		t.promptAll += s.promptAll.Load()
 		t.prefilled += s.prefilled.Load()
 		t.cached += s.cached.Load()
 		t.generated += s.generated.Load()
 		t.queueNs.addWide(s.queueNs.load())
 		t.prefillNs.addWide(s.prefillNs.load())
 		t.decodeNs.addWide(s.decodeNs.load())
+		t.ttftNs.addWide(s.ttftNs.load())
+		t.e2eNs.addWide(s.e2eNs.load())
 		t.peakPrompt = max(t.peakPrompt, s.peakPrompt.Load())
 		t.peakGen = max(t.peakGen, s.peakGen.Load())
+		t.pop[popSplit] += s.splitN.Load()
+		t.pop[popPrompt] += s.promptN.Load()
+		t.pop[popGenerated] += s.genN.Load()
+		t.pop[popDecoded] += s.decodedN.Load()
+		t.pop[popDraft] += s.draftN.Load()
+		t.decodedGen += s.decodedGen.Load()
+		t.decodedNs.addWide(s.decodedNs.load())
 		t.specRequests += s.specRequests.Load()
 		t.specAccepted += s.specAccepted.Load()
 		t.specRejected += s.specRejected.Load()
@@ -158,11 +188,11 @@ func (m *Metrics) readTally(t *tally) {
 		loadInto(t.ttft[:], s.ttft[:])
 		loadInto(t.accept[:], s.accept[:])
 	}
-	t.acceptSum = math.Float64frombits(m.acceptSum.Load())
-	for _, n := range t.queue {
-		t.requests += n
-	}
-	th := m.tokens.Load()
+	t.acceptSum = math.Float64frombits(se.acceptSum.Load())
+	t.pop[popAll] = t.requests
+	t.pop[popPrefill] = total(t.prefill[:])
+	t.pop[popDecode] = total(t.decode[:])
+	th := se.tokens.Load()
 	t.tokens = th
 	for i := range th.shards {
 		ts := &th.shards[i]

@@ -16,19 +16,24 @@ import (
 )
 
 // textLayout is the fixed text of the exposition, built once in New, so a
-// scrape only appends numbers between prepared pieces. The result is byte
-// for byte what expfmt writes for the same families (TestTextMatchesExpfmt
-// and the fuzz target hold it to that): the series have no labels, the
+// scrape only appends numbers (and, with PerModel, labels) between prepared
+// pieces. The result is byte for byte what expfmt writes for the same
+// families (TestTextMatchesExpfmt and the fuzz target hold it to that): the
 // names are valid legacy names, and numbers are formatted by expfmt's rule.
 type textLayout struct {
 	order [numScalars + numHists]int    // family indexes (scalars, then numScalars+histogram) in name order
 	name  [numScalars + numHists]string // full names, to merge the caller's families in
-	// head is the # HELP and # TYPE lines of each family; a scalar's also
-	// ends with its sample's name and a space.
-	head [numScalars + numHists][]byte
-	// le is the `<name>_bucket{le="<bound>"} ` of each finite bound; the
-	// token histograms' are in tokens, as their ladder changes.
+	// head is the # HELP and # TYPE lines of each family; sample is an
+	// unlabelled scalar's name and a space.
+	head   [numScalars + numHists][]byte
+	sample [numScalars][]byte
+	// le is the `<name>_bucket{le="<bound>"} ` of each finite bound for an
+	// unlabelled series; the token histograms' are in tokens, as their
+	// ladder changes. bucket is `<name>_bucket{`, to which a labelled
+	// series adds its label, a comma and the bound's `le="<bound>"} `.
 	le              [numHists][][]byte
+	leOnly          [numHists][][]byte
+	bucket          [numHists][]byte
 	inf, sum, count [numHists][]byte
 	tokens          atomic.Pointer[tokenText]
 }
@@ -38,6 +43,7 @@ type tokenText struct {
 	ladder *ladder
 	prompt [][]byte
 	gen    [][]byte
+	leOnly [][]byte
 }
 
 func newTextLayout(ns string) *textLayout {
@@ -49,20 +55,19 @@ func newTextLayout(ns string) *textLayout {
 			typ = "counter"
 		}
 		t.name[i] = name
-		t.head[i] = []byte("# HELP " + name + " " + escapeHelp(d.help) + "\n# TYPE " + name + " " + typ + "\n" + name + " ")
-	}
-	fixed := [numHists][]float64{
-		hQueue: latencyBuckets[:], hPrefill: latencyBuckets[:], hDecode: latencyBuckets[:],
-		hTTFT: ttftBuckets[:], hE2E: latencyBuckets[:], hAcceptance: acceptanceBuckets[:],
+		t.head[i] = []byte("# HELP " + name + " " + escapeHelp(d.help) + "\n# TYPE " + name + " " + typ + "\n")
+		t.sample[i] = []byte(name + " ")
 	}
 	for i, d := range hists {
 		name := ns + ":" + d.name
 		t.name[numScalars+i] = name
 		t.head[numScalars+i] = []byte("# HELP " + name + " " + escapeHelp(d.help) + "\n# TYPE " + name + " histogram\n")
-		t.le[i] = bucketText(name, fixed[i])
+		t.le[i] = bucketText(name+`_bucket{`, histBounds[i])
+		t.leOnly[i] = bucketText("", histBounds[i])
+		t.bucket[i] = []byte(name + `_bucket{`)
 		t.inf[i] = []byte(name + `_bucket{le="+Inf"} `)
-		t.sum[i] = []byte(name + "_sum ")
-		t.count[i] = []byte(name + "_count ")
+		t.sum[i] = []byte(name + "_sum")
+		t.count[i] = []byte(name + "_count")
 	}
 	for i := range t.order {
 		t.order[i] = i
@@ -76,11 +81,11 @@ func escapeHelp(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
 }
 
-// bucketText returns `<name>_bucket{le="<bound>"} ` for each bound.
-func bucketText(name string, bounds []float64) [][]byte {
+// bucketText returns `<pre>le="<bound>"} ` for each bound.
+func bucketText(pre string, bounds []float64) [][]byte {
 	out := make([][]byte, len(bounds))
 	for i, b := range bounds {
-		out[i] = appendFloat([]byte(name+`_bucket{le="`), b)
+		out[i] = appendFloat([]byte(pre+`le="`), b)
 		out[i] = append(out[i], `"} `...)
 	}
 	return out
@@ -94,8 +99,9 @@ func (t *textLayout) tokenBuckets(l *ladder) *tokenText {
 	}
 	tt := &tokenText{
 		ladder: l,
-		prompt: bucketText(t.name[numScalars+hPromptTokens], l.bounds),
-		gen:    bucketText(t.name[numScalars+hGenerationTokens], l.bounds),
+		prompt: bucketText(t.name[numScalars+hPromptTokens]+`_bucket{`, l.bounds),
+		gen:    bucketText(t.name[numScalars+hGenerationTokens]+`_bucket{`, l.bounds),
+		leOnly: bucketText("", l.bounds),
 	}
 	t.tokens.Store(tt)
 	return tt
@@ -125,12 +131,34 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
+// seriesText is one label set's figures for the text encoder. It holds no
+// pointer into the reading, which then stays on the scraping goroutine's
+// stack.
+type seriesText struct {
+	v  [numScalars]float64
+	p  presence
+	tt *tokenText
+}
+
 // appendText appends the text exposition of one reading, with the caller's
 // families (sorted by name, none sharing a name with the set) merged in.
 func (t *textLayout) appendText(b []byte, m *Metrics, r *reading, extra []*dto.MetricFamily) ([]byte, error) {
-	vals := r.scalarValues(m.start)
-	hv := r.histValues()
-	tt := t.tokenBuckets(r.t.tokens.ladder)
+	var ev [numScalars]float64
+	r.engineValues(&ev, m.start)
+	ep := enginePresence(m.unknown)
+	n := r.count()
+	var one [1]seriesText
+	sets := one[:]
+	if n != 1 {
+		sets = make([]seriesText, n)
+	}
+	for k := range sets {
+		st, tl := &sets[k], r.at(k)
+		tl.values(&st.v)
+		hv := tl.histValues()
+		st.p = tl.presence(&hv)
+		st.tt = t.tokenBuckets(tl.tokens.ladder)
+	}
 	for _, fi := range t.order {
 		for len(extra) > 0 && extra[0].GetName() < t.name[fi] {
 			var err error
@@ -142,38 +170,33 @@ func (t *textLayout) appendText(b []byte, m *Metrics, r *reading, extra []*dto.M
 		if len(extra) > 0 && extra[0].GetName() == t.name[fi] {
 			return b, fmt.Errorf("exporter: the caller's registry has a family %s, which the metric set already serves", t.name[fi])
 		}
-		b = append(b, t.head[fi]...)
-		if fi < numScalars {
-			b = appendFloat(b, vals[fi])
-			b = append(b, '\n')
+		if fi < numScalars && !rules[fi].perSeries {
+			if ep.has(fi) {
+				b = append(b, t.head[fi]...)
+				b = append(b, t.sample[fi]...)
+				b = appendFloat(b, ev[fi])
+				b = append(b, '\n')
+			}
 			continue
 		}
-		i := fi - numScalars
-		h := &hv[i]
-		le := t.le[i]
-		switch i {
-		case hPromptTokens:
-			le = tt.prompt
-		case hGenerationTokens:
-			le = tt.gen
+		headed := false
+		for k := range sets {
+			st := &sets[k]
+			if !st.p.has(fi) {
+				continue
+			}
+			if !headed {
+				b = append(b, t.head[fi]...)
+				headed = true
+			}
+			tl := r.at(k)
+			if fi < numScalars {
+				b = t.appendScalar(b, fi, tl.s.label, st.v[fi])
+			} else {
+				hv := tl.histValues()
+				b = t.appendHist(b, fi-numScalars, &hv[fi-numScalars], tl.s.label, st.tt)
+			}
 		}
-		var cum uint64
-		for j, pre := range le {
-			cum += h.counts[j]
-			b = append(b, pre...)
-			b = appendFloat(b, float64(cum))
-			b = append(b, '\n')
-		}
-		cum += h.counts[len(le)]
-		b = append(b, t.inf[i]...)
-		b = appendFloat(b, float64(cum))
-		b = append(b, '\n')
-		b = append(b, t.sum[i]...)
-		b = appendFloat(b, h.sum)
-		b = append(b, '\n')
-		b = append(b, t.count[i]...)
-		b = appendFloat(b, float64(cum))
-		b = append(b, '\n')
 	}
 	for _, mf := range extra {
 		var err error
@@ -182,6 +205,72 @@ func (t *textLayout) appendText(b []byte, m *Metrics, r *reading, extra []*dto.M
 		}
 	}
 	return b, nil
+}
+
+// appendScalar appends one scalar sample, with its label if it has one.
+func (t *textLayout) appendScalar(b []byte, fi int, label []byte, v float64) []byte {
+	if label == nil {
+		b = append(b, t.sample[fi]...)
+	} else {
+		b = append(b, t.name[fi]...)
+		b = append(b, '{')
+		b = append(b, label...)
+		b = append(b, "} "...)
+	}
+	b = appendFloat(b, v)
+	return append(b, '\n')
+}
+
+// appendHist appends one histogram series: its buckets, sum and count.
+func (t *textLayout) appendHist(b []byte, i int, h *histValue, label []byte, tt *tokenText) []byte {
+	le, leOnly := t.le[i], t.leOnly[i]
+	switch i {
+	case hPromptTokens:
+		le, leOnly = tt.prompt, tt.leOnly
+	case hGenerationTokens:
+		le, leOnly = tt.gen, tt.leOnly
+	}
+	var cum uint64
+	for j := range leOnly {
+		cum += h.counts[j]
+		if label == nil {
+			b = append(b, le[j]...)
+		} else {
+			b = append(b, t.bucket[i]...)
+			b = append(b, label...)
+			b = append(b, ',')
+			b = append(b, leOnly[j]...)
+		}
+		b = appendFloat(b, float64(cum))
+		b = append(b, '\n')
+	}
+	cum += h.counts[len(leOnly)]
+	if label == nil {
+		b = append(b, t.inf[i]...)
+	} else {
+		b = append(b, t.bucket[i]...)
+		b = append(b, label...)
+		b = append(b, `,le="+Inf"} `...)
+	}
+	b = appendFloat(b, float64(cum))
+	b = append(b, '\n')
+	b = appendSuffixed(b, t.sum[i], label)
+	b = appendFloat(b, h.sum)
+	b = append(b, '\n')
+	b = appendSuffixed(b, t.count[i], label)
+	b = appendFloat(b, float64(cum))
+	return append(b, '\n')
+}
+
+// appendSuffixed appends `<name>{<label>} `, or `<name> ` without a label.
+func appendSuffixed(b, name, label []byte) []byte {
+	b = append(b, name...)
+	if label != nil {
+		b = append(b, '{')
+		b = append(b, label...)
+		b = append(b, '}')
+	}
+	return append(b, ' ')
 }
 
 // appendFamily appends one of the caller's families, encoded by expfmt.

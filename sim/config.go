@@ -120,6 +120,11 @@ type Workload struct {
 	UserTokens Span
 	// OutputTokens is the length of each answer.
 	OutputTokens Span
+
+	// Off stops the workload's own arrivals: only requests given to
+	// [Sim.Submit] arrive. The rest still describes the scenario (the
+	// demo's API draws answer lengths from OutputTokens).
+	Off bool
 }
 
 // Span is a range of lengths drawn log-uniformly: short ones are common, long

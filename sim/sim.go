@@ -47,6 +47,7 @@ type Sim struct {
 	ck         *ckptCache // nil on a pure transformer
 	kvOnly     uint64     // pages with valid K/V re-prefilled for lack of a checkpoint
 	t          Totals     // ground truth
+	submitted  []*request // requests given to Submit that have not arrived yet, in arrival order
 }
 
 // job is a request admitted to the batch.
@@ -144,7 +145,7 @@ func (s *Sim) runUntil(t time.Duration) {
 				s.ck.prune()
 				s.idlePruned = true
 			}
-			next := s.wl.next()
+			next := s.nextArrival()
 			if next > t {
 				s.now = t
 				return
@@ -172,8 +173,16 @@ func (s *Sim) runUntil(t time.Duration) {
 
 // arrive moves requests that have arrived by now into the queue.
 func (s *Sim) arrive() {
-	for s.wl.next() <= s.now {
-		s.queue = append(s.queue, s.wl.pop())
+	for {
+		if len(s.submitted) > 0 && s.submitted[0].arrival <= s.now && s.submitted[0].arrival <= s.wl.next() {
+			s.queue = append(s.queue, s.submitted[0])
+			s.submitted[0] = nil
+			s.submitted = s.submitted[1:]
+		} else if s.wl.next() <= s.now {
+			s.queue = append(s.queue, s.wl.pop())
+		} else {
+			break
+		}
 		s.t.Arrived++
 	}
 	s.t.PeakPending = max(s.t.PeakPending, len(s.queue)-s.qhead)
@@ -404,6 +413,7 @@ func (s *Sim) prefill(j *job) {
 	s.prefilling--
 	j.generated = 1
 	j.firstToken = s.now
+	j.req.ext.progress(j.generated)
 	if s.ck != nil {
 		s.checkpoint(j, j.req.prompt)
 	}
@@ -458,6 +468,7 @@ func (s *Sim) decode() {
 		}
 		j.steps++
 		j.generated += emit
+		j.req.ext.progress(min(j.generated, j.req.output))
 		if j.generated >= j.req.output {
 			done = append(done, j)
 		}
@@ -527,6 +538,7 @@ func (s *Sim) record(j *job) {
 	if s.rec != nil {
 		s.rec.RecordGeneration(g)
 	}
+	r.ext.finish(g)
 }
 
 // Live reports the engine's state now, for the exporter's scrape.
@@ -568,8 +580,9 @@ func (s *Sim) live() exporter.Live {
 // Totals is the simulator's own exact account of a run: the ground truth a
 // report read from its metrics is checked against.
 type Totals struct {
-	Arrived  int64 // requests that arrived
-	Requests int64 // generations finished (and recorded)
+	Arrived   int64 // requests that arrived
+	Requests  int64 // generations finished (and recorded)
+	Cancelled int64 // submitted requests taken out by Job.Cancel before they finished
 
 	PromptTokens    int64 // Σ prompt length P
 	CachedTokens    int64 // Σ tokens served from the prefix cache C (VRAM hits and RAM restores)

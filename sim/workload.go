@@ -27,7 +27,8 @@ type request struct {
 	prompt  int   // P
 	output  int   // G
 	arrival time.Duration
-	user    int // closed-loop user, -1 for an open-loop request
+	user    int  // closed-loop user, -1 for an open-loop request
+	ext     *Job // the caller's handle on a request given to Submit; nil for the workload's own
 }
 
 // user is one closed-loop client and the conversation it is in.
@@ -115,6 +116,9 @@ func (wl *workload) fresh(n int) seg {
 
 // next is when the next request arrives.
 func (wl *workload) next() time.Duration {
+	if wl.w.Off {
+		return math.MaxInt64
+	}
 	if wl.users != nil {
 		if len(wl.events) == 0 {
 			return math.MaxInt64 // every user is waiting for an answer

@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 	return exitCode(ctx, io.Err, command(ctx, args, io))
 }
 
-// command runs the command args name: demo, fleet, version, help, or inspect,
+// command runs the command args name: demo, fleet, proxy, version, help, or inspect,
 // which takes every other argument list.
 func command(ctx context.Context, args []string, io *iostreams.IO) error {
 	if len(args) > 0 {
@@ -75,6 +75,8 @@ func command(ctx context.Context, args []string, io *iostreams.IO) error {
 			return runDemo(ctx, args[1:], io)
 		case "fleet":
 			return runFleet(ctx, args[1:], io)
+		case "proxy":
+			return runProxy(ctx, args[1:], io)
 		case "version", "--version":
 			fmt.Fprintln(io.Out, "inferscope", version())
 			return nil

@@ -34,6 +34,8 @@ Usage:
   inferscope demo --servers 4 --prometheus-config prometheus.yml
                                                            a fleet of servers and a prometheus.yml
                                                            scraping them (for inferscope fleet)
+  inferscope demo --api 127.0.0.1:11434 --no-ui            also serve an OpenAI- and Ollama-compatible API on the
+                                                           simulated engine (for inferscope proxy, or any client)
 
 Scenarios: {scenarios}
 
@@ -42,6 +44,9 @@ Flags:
   --speed X        simulated seconds per wall second, at most {max-speed} (default {speed})
   --seed N         random seed; the same seed gives the same run (default {seed})
   --listen ADDR    where to serve /metrics (default a free loopback port)
+  --api ADDR       serve /v1/chat/completions, /v1/completions, /api/chat and /api/generate on ADDR,
+                   streamed at the simulated pace; only its requests arrive (the scenario's own
+                   users are off), and --speed defaults to 1
   --no-ui          serve only; print the URL and wait for Ctrl-C
   --once           simulate --sim-time in virtual time and print the report
   --sim-time D     how much to simulate with --once, at most {max-sim-time} (default {sim-time})
@@ -92,6 +97,7 @@ func (d *demoOptions) flags() *flag.FlagSet {
 	fs.Float64Var(&d.sim.Speed, "speed", d.sim.Speed, "")
 	fs.Uint64Var(&d.sim.Seed, "seed", d.sim.Seed, "")
 	fs.StringVar(&d.sim.Listen, "listen", d.sim.Listen, "")
+	fs.StringVar(&d.sim.API, "api", d.sim.API, "")
 	fs.BoolVar(&d.noUI, "no-ui", d.noUI, "")
 	fs.BoolVar(&d.once, "once", d.once, "")
 	fs.Var(durationFlag{&d.sim.SimTime}, "sim-time", "")
@@ -104,7 +110,7 @@ func (d *demoOptions) flags() *flag.FlagSet {
 // demoModes says which flags each form of the demo does not read: a flag
 // given to a form that does not read it is refused, never ignored.
 var demoModes = map[string][]string{
-	"once":  {"listen", "no-ui", "speed", "watch", "windows"},
+	"once":  {"listen", "no-ui", "speed", "watch", "windows", "api"},
 	"no-ui": {"once", "sim-time", "watch", "windows", "json", "hist", "width", "columns", "no-color"},
 	"view":  {"sim-time"},
 	"fleet": fleetRefuses,
@@ -174,6 +180,9 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
 	if d.fleet.servers != 0 {
 		return d.runFleet(ctx, io)
 	}
+	if d.sim.API != "" && !given(fs)["speed"] {
+		d.sim.Speed = 1 // an API streams at the pace a client would see
+	}
 	o := &d.view
 	if d.once {
 		got, err := bounded(ctx, 0, func(ctx context.Context) (*outcome, error) {
@@ -201,6 +210,9 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
 		return err
 	}
 	fmt.Fprintf(io.Err, "inferscope: demo: simulated %q server at %s (%gx speed, seed %d)\n", d.sim.Scenario, srv.URL(), d.sim.Speed, d.sim.Seed)
+	if api := srv.APIURL(); api != "" {
+		fmt.Fprintf(io.Err, "inferscope: demo: OpenAI- and Ollama-compatible API at %s (model %s; only its requests arrive)\n", api, demo.DefaultModel)
+	}
 	if d.noUI {
 		fmt.Fprintf(io.Err, "inferscope: demo: serving until Ctrl-C; try: inferscope %s\n", srv.URL())
 		<-ctx.Done()

@@ -36,6 +36,8 @@ Usage:
   inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
   inferscope fleet --prometheus URL  every server a Prometheus scrapes, now or over a past range
                                      (see inferscope fleet --help)
+  inferscope proxy --upstream URL --listen ADDR
+                                     measure a server without /metrics (Ollama, LM Studio) from in front
 
 The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.

@@ -61,6 +61,11 @@ type Options struct {
 	SimTime time.Duration
 	// Listen is the address [Start] serves on; "" is [DefaultListen].
 	Listen string
+	// API, when set, is where [Start] also serves an OpenAI- and
+	// Ollama-compatible API backed by the simulated engine (see api.go);
+	// the scenario's own workload is then off: only the API's requests
+	// arrive.
+	API string
 }
 
 // Scenarios lists the scenario names, the default first.
@@ -102,6 +107,7 @@ func (o Options) engine(epoch time.Time) (*sim.Sim, *exporter.Metrics, error) {
 		return nil, nil, err
 	}
 	cfg.Epoch = epoch
+	cfg.Workload.Off = o.API != ""
 	s, err := sim.New(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("scenario %s: %w", o.scenario(), err)
@@ -180,10 +186,21 @@ type Server struct {
 	// have stopped: the package's tests watch both.
 	sim  *sim.Sim
 	done chan struct{}
+	api  string // the API's base URL, when served
 }
 
 // URL is where the metrics are served, e.g. http://127.0.0.1:40123/metrics.
 func (s *Server) URL() string { return s.url }
+
+// APIURL is the API's base URL, e.g. http://127.0.0.1:11434; "" when
+// Options.API was not set.
+func (s *Server) APIURL() string { return s.api }
+
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
 
 // Start begins a simulation in scaled real time, o.Speed simulated seconds
 // per wall second from now, and serves its /metrics on o.Listen until ctx
@@ -208,6 +225,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	srv := &Server{url: metricsURL(ln.Addr()), scenario: o.scenario(), sim: s, done: make(chan struct{})}
+	apiDone, every := closed(), tick
+	if o.API != "" {
+		if srv.api, apiDone, err = serveAPI(ctx, o.API, s); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		every = apiTick
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
@@ -221,7 +246,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	stepped := make(chan struct{})
 	go func() {
 		defer close(stepped)
-		drive(ctx, s, start, o.Speed)
+		drive(ctx, s, start, o.Speed, every)
 	}()
 	go func() {
 		<-ctx.Done()
@@ -232,6 +257,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 		<-served
 		<-stepped
+		<-apiDone
 		close(srv.done)
 	}()
 	return srv, nil
@@ -240,8 +266,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // drive advances the simulation to speed × the wall time since start on
 // every tick. Each call catches up from where the last stopped, so a late
 // tick costs nothing but a coarser view.
-func drive(ctx context.Context, s *sim.Sim, start time.Time, speed float64) {
-	t := time.NewTicker(tick)
+func drive(ctx context.Context, s *sim.Sim, start time.Time, speed float64, every time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

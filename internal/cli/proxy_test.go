@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
+)
+
+// TestProxyRefuses: what the proxy cannot do as asked is one error and a
+// hint, before anything listens.
+func TestProxyRefuses(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "127.0.0.1:0"}, "--upstream is required"},
+		{[]string{"--upstream", "http://127.0.0.1:11434"}, "--listen is required"},
+		{[]string{"--upstream", "127.0.0.1:11434", "--listen", "127.0.0.1:0"}, "is not an http:// or https:// URL"},
+		{[]string{"--upstream", "http://h/?key=1", "--listen", "127.0.0.1:0"}, "has a query"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--json"}, "--json is for the live view"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--watch", "1ms"}, "shorter than the shortest refresh interval"},
+		{[]string{"--upstream", "http://h", "--listen", busy.Addr().String()}, "already in use"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "extra"}, "unexpected argument"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--bogus"}, "unknown flag --bogus"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := runCLI(t, "", append([]string{"proxy"}, tt.args...)...)
+		if code != ExitError || !strings.Contains(errOut, "inferscope: error: ") || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, "inferscope: hint: ") {
+			t.Errorf("%v: exit %d, stderr %q; want an error with %q and a hint", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// freeAddr is a loopback address nothing listens on (a test's proxy takes
+// it a moment later).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestProxyCommand: `inferscope proxy` in front of a recorded Ollama
+// stream: curl receives the same bytes through it as from the server, and
+// `inferscope` on its /metrics reports what the stream said (by hand from
+// the fixture) as it reports on any server.
+func TestProxyCommand(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not on PATH")
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "proxy", "ollama_chat_stream.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(raw), "\n") // the provenance line off
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for _, line := range strings.SplitAfter(body, "\n") {
+			w.Write([]byte(line))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	io, _, errb := iostreams.Test("", false, 0)
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"proxy", "--upstream", up.URL, "--listen", addr}, io) }()
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			t.Fatal("the proxy did not listen")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	get := func(base string) string {
+		out, err := exec.Command(curl, "-sS", "-N", base+"/api/chat", "-d", `{"model":"llama3.2","messages":[{"role":"user","content":"why is the sky blue?"}]}`).Output()
+		if err != nil {
+			t.Fatalf("curl %s: %v", base, err)
+		}
+		return string(out)
+	}
+	direct, proxied := get(up.URL), get("http://"+addr)
+	if direct != proxied || proxied != body {
+		t.Errorf("curl got other bytes through the proxy:\ndirect  %q\nproxied %q", direct, proxied)
+	}
+
+	out, errOut, code := runCLI(t, "", addr, "--json")
+	if code != ExitOK {
+		t.Fatalf("inferscope %s: exit %d: %s", addr, code, errOut)
+	}
+	var rep struct {
+		Scalars map[string]float64
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"requests_total": 1, "prompt_tokens_all_total": 26, "tokens_predicted_total": 282, "prompt_seconds_total": 0.342546}
+	for k, v := range want {
+		if got, ok := rep.Scalars[k]; !ok || got != v {
+			t.Errorf("the report's %s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"cached_tokens_total", "kv_cache_usage_ratio", "requests_deferred"} {
+		if _, ok := rep.Scalars[k]; ok {
+			t.Errorf("the report has %s, which Ollama does not tell", k)
+		}
+	}
+	cancel()
+	if code := <-done; code != ExitInterrupted {
+		t.Errorf("exit %d after Ctrl-C, want %d", code, ExitInterrupted)
+	}
+	if s := errb.String(); !strings.Contains(s, "inferscope: proxy: http://"+addr+" -> "+up.URL) {
+		t.Errorf("stderr %q does not say where it proxies", s)
+	}
+}

@@ -1,0 +1,494 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/sim"
+)
+
+// The demo's API: OpenAI-compatible (/v1/chat/completions, /v1/completions,
+// /v1/models) and Ollama-compatible (/api/chat, /api/generate, /api/tags)
+// endpoints backed by the simulated engine. A request becomes a simulated
+// one (its prompt's messages become segments, so a repeated system prompt
+// or conversation hits the prefix cache), and its answer streams at the
+// simulated pace: a chunk as the simulation produces tokens. The answer's
+// words are filler; its counts and times are the simulator's own.
+
+// DefaultModel is the model name the API reports when a request names none.
+const DefaultModel = "inferscope-sim"
+
+// maxAPIBody bounds a request body the API reads.
+const maxAPIBody = 8 << 20
+
+// apiHandler serves the API on a simulator.
+type apiHandler struct {
+	s    *sim.Sim
+	span sim.Span // answer lengths when the request sets none
+	now  func() time.Time
+}
+
+func newAPI(s *sim.Sim) *apiHandler {
+	return &apiHandler{s: s, span: s.Config().Workload.OutputTokens, now: time.Now}
+}
+
+func (a *apiHandler) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { a.openai(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { a.openai(w, r, false) })
+	mux.HandleFunc("GET /v1/models", a.models)
+	mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { a.ollama(w, r, true) })
+	mux.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { a.ollama(w, r, false) })
+	mux.HandleFunc("GET /api/tags", a.tags)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "inferscope demo: a simulated server's OpenAI- and Ollama-compatible API")
+	})
+}
+
+// message is a chat message; content may be a string or a list of parts.
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text is a message's text: the string, or its text parts joined.
+func (m message) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(m.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// tokens estimates a text's tokens as about four bytes each, the usual
+// figure for English with a BPE vocabulary.
+func tokens(s string) int { return max(1, (len(s)+3)/4) }
+
+// segment is one message as a prompt segment: same role and text, same
+// identity, so the prefix cache sees a repeated prefix. The template's
+// few tokens per message are counted in.
+func segment(role, text string) sim.Segment {
+	h := fnv.New64a()
+	io.WriteString(h, role)
+	h.Write([]byte{0})
+	io.WriteString(h, text)
+	return sim.Segment{ID: h.Sum64(), Tokens: tokens(text) + 4}
+}
+
+// answerLength is how many tokens to generate: the request's limit, else
+// a length drawn from the scenario's span by the prompt (the same prompt
+// gets the same length), within the context.
+func (a *apiHandler) answerLength(limit int, segs []sim.Segment) int {
+	n := limit
+	if n <= 0 {
+		h := uint64(14695981039346656037)
+		for _, s := range segs {
+			h = (h ^ s.ID) * 1099511628211
+		}
+		lo, hi := math.Log(float64(a.span.Min)), math.Log(float64(a.span.Max)+1)
+		n = int(math.Exp(lo + float64(h>>11)/float64(1<<53)*(hi-lo)))
+		n = min(max(n, a.span.Min), a.span.Max)
+	}
+	prompt := 0
+	for _, s := range segs {
+		prompt += s.Tokens
+	}
+	return max(1, min(n, a.s.Config().MaxSeqLen-prompt))
+}
+
+// apiError answers an error the way each API does.
+func apiError(w http.ResponseWriter, status int, openai bool, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if openai {
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error"}})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func readJSON(r *http.Request, v any) error {
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxAPIBody)).Decode(v); err != nil {
+		return fmt.Errorf("the request body is not the JSON this endpoint takes: %v", err)
+	}
+	return nil
+}
+
+// submit gives the simulator a request.
+func (a *apiHandler) submit(segs []sim.Segment, limit int) (*sim.Job, error) {
+	return a.s.Submit(segs, a.answerLength(limit, segs))
+}
+
+// wait calls emit with each new run of tokens as the simulation produces
+// them, until the answer is complete or the client goes away (which
+// cancels the simulated request).
+func wait(r *http.Request, j *sim.Job, emit func(from, to int) error) (sim.Progress, error) {
+	sent := 0
+	for {
+		select {
+		case <-r.Context().Done():
+			j.Cancel()
+			return sim.Progress{}, r.Context().Err()
+		case <-j.Changed():
+		}
+		p := j.Progress()
+		if p.Generated > sent {
+			if err := emit(sent, p.Generated); err != nil {
+				j.Cancel()
+				return sim.Progress{}, err
+			}
+			sent = p.Generated
+		}
+		if p.Done || p.Cancelled {
+			return p, nil
+		}
+	}
+}
+
+// words is the filler the answers are made of, one token a word.
+var words = strings.Fields("the simulated engine streams these words at the pace its decode steps take , one token each , so that a client and a proxy see a real server's timing without a model .")
+
+func filler(from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[i%len(words)])
+	}
+	return b.String()
+}
+
+func modelName(m string) string {
+	if m == "" {
+		return DefaultModel
+	}
+	return m
+}
+
+// openaiRequest is what the API reads of an OpenAI request.
+type openaiRequest struct {
+	Model         string          `json:"model"`
+	Messages      []message       `json:"messages"`
+	Prompt        json.RawMessage `json:"prompt"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+}
+
+func (a *apiHandler) openai(w http.ResponseWriter, r *http.Request, chat bool) {
+	var req openaiRequest
+	if err := readJSON(r, &req); err != nil {
+		apiError(w, http.StatusBadRequest, true, err.Error())
+		return
+	}
+	var segs []sim.Segment
+	if chat {
+		for _, m := range req.Messages {
+			segs = append(segs, segment(m.Role, m.text()))
+		}
+	} else {
+		var p string
+		if json.Unmarshal(req.Prompt, &p) != nil {
+			var ps []string
+			json.Unmarshal(req.Prompt, &ps)
+			p = strings.Join(ps, "")
+		}
+		segs = append(segs, segment("", p))
+	}
+	if len(segs) == 0 {
+		apiError(w, http.StatusBadRequest, true, "the request has no messages")
+		return
+	}
+	limit := req.MaxCompletionTokens
+	if limit <= 0 {
+		limit = req.MaxTokens
+	}
+	model := modelName(req.Model)
+	created := a.now().Unix()
+	id := fmt.Sprintf("cmpl-%x", a.now().UnixNano())
+	object := "text_completion"
+	if chat {
+		id, object = "chat"+id, "chat.completion"
+	}
+	choice := func(text string, finish any, delta bool) map[string]any {
+		c := map[string]any{"index": 0, "finish_reason": finish}
+		switch {
+		case !chat:
+			c["text"] = text
+		case delta:
+			c["delta"] = map[string]any{"content": text}
+		default:
+			c["message"] = map[string]any{"role": "assistant", "content": text}
+		}
+		return c
+	}
+	usage := func(p sim.Progress) map[string]any {
+		g := p.Generation
+		return map[string]any{"prompt_tokens": g.PromptTokens, "completion_tokens": g.GeneratedTokens,
+			"total_tokens": g.PromptTokens + g.GeneratedTokens, "prompt_tokens_details": map[string]any{"cached_tokens": g.CachedTokens}}
+	}
+	finish := func(p sim.Progress, limit int) string {
+		if limit > 0 && p.Generation.GeneratedTokens >= limit {
+			return "length"
+		}
+		return "stop"
+	}
+
+	j, err := a.submit(segs, limit)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, true, err.Error())
+		return
+	}
+	if !req.Stream {
+		var text strings.Builder
+		p, err := wait(r, j, func(from, to int) error {
+			text.WriteString(filler(from, to))
+			return nil
+		})
+		if err != nil {
+			return // the client went away
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": id, "object": object, "created": created, "model": model,
+			"choices": []any{choice(text.String(), finish(p, limit), false)}, "usage": usage(p)})
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) error {
+		b, _ := json.Marshal(v)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	object += ".chunk"
+	if !chat {
+		object = "text_completion"
+	}
+	if chat {
+		// The role comes first, before any token, as vLLM and OpenAI send it.
+		send(map[string]any{"id": id, "object": object, "created": created, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}})
+	}
+	p, err := wait(r, j, func(from, to int) error {
+		text := filler(from, to)
+		return send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{choice(text, nil, true)}})
+	})
+	if err != nil {
+		return // the client went away
+	}
+	last := choice("", finish(p, limit), true)
+	if chat {
+		last["delta"] = map[string]any{}
+	}
+	send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{last}})
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{}, "usage": usage(p)})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// ollamaRequest is what the API reads of an Ollama request.
+type ollamaRequest struct {
+	Model    string    `json:"model"`
+	Messages []message `json:"messages"`
+	Prompt   string    `json:"prompt"`
+	System   string    `json:"system"`
+	Stream   *bool     `json:"stream"`
+	Options  struct {
+		NumPredict int `json:"num_predict"`
+	} `json:"options"`
+}
+
+func (a *apiHandler) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
+	start := a.now()
+	var req ollamaRequest
+	if err := readJSON(r, &req); err != nil {
+		apiError(w, http.StatusBadRequest, false, err.Error())
+		return
+	}
+	var segs []sim.Segment
+	if chat {
+		for _, m := range req.Messages {
+			segs = append(segs, segment(m.Role, m.text()))
+		}
+	} else {
+		if req.System != "" {
+			segs = append(segs, segment("system", req.System))
+		}
+		if req.Prompt != "" {
+			segs = append(segs, segment("user", req.Prompt))
+		}
+	}
+	model := modelName(req.Model)
+	if len(segs) == 0 {
+		// Ollama loads the model and answers done at once.
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"model": model, "created_at": start.UTC(), "response": "", "done": true, "done_reason": "load"})
+		return
+	}
+	stream := req.Stream == nil || *req.Stream
+	j, err := a.submit(segs, req.Options.NumPredict)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, false, err.Error())
+		return
+	}
+	line := func(text string) *ollamaLine {
+		l := &ollamaLine{Model: model, CreatedAt: a.now().UTC()}
+		if chat {
+			l.Message = &ollamaMessage{Role: "assistant", Content: text}
+		} else {
+			l.Response = &text
+		}
+		return l
+	}
+	final := func(p sim.Progress, text string) *ollamaLine {
+		g := p.Generation
+		l := line(text)
+		reason := "stop"
+		if req.Options.NumPredict > 0 && g.GeneratedTokens >= req.Options.NumPredict {
+			reason = "length"
+		}
+		// Durations in nanoseconds, as Ollama reports them: the
+		// simulator's prefill and decode (simulated time), the whole
+		// request as this server saw it. Queueing is in neither, as in
+		// Ollama, whose load_duration is the model's load.
+		l.Done, l.DoneReason = true, reason
+		l.ollamaCounts = &ollamaCounts{
+			TotalDuration:      a.now().Sub(start).Nanoseconds(),
+			PromptEvalCount:    g.PromptTokens,
+			PromptEvalDuration: g.Prefill.Nanoseconds(),
+			EvalCount:          g.GeneratedTokens,
+			EvalDuration:       g.Decode.Nanoseconds(),
+		}
+		return l
+	}
+	if !stream {
+		var text strings.Builder
+		p, err := wait(r, j, func(from, to int) error {
+			text.WriteString(filler(from, to))
+			return nil
+		})
+		if err != nil {
+			return // the client went away
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(final(p, text.String()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	send := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	p, err := wait(r, j, func(from, to int) error {
+		text := filler(from, to)
+		return send(line(text))
+	})
+	if err != nil {
+		return // the client went away
+	}
+	send(final(p, ""))
+}
+
+// ollamaLine is one line of an Ollama answer, its fields in Ollama's order.
+type ollamaLine struct {
+	Model      string         `json:"model"`
+	CreatedAt  time.Time      `json:"created_at"`
+	Message    *ollamaMessage `json:"message,omitempty"`
+	Response   *string        `json:"response,omitempty"`
+	DoneReason string         `json:"done_reason,omitempty"`
+	Done       bool           `json:"done"`
+	*ollamaCounts
+}
+
+type ollamaMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type ollamaCounts struct {
+	TotalDuration      int64 `json:"total_duration"`
+	LoadDuration       int64 `json:"load_duration"`
+	PromptEvalCount    int   `json:"prompt_eval_count"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration"`
+	EvalCount          int   `json:"eval_count"`
+	EvalDuration       int64 `json:"eval_duration"`
+}
+
+func (a *apiHandler) models(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{map[string]any{"id": DefaultModel, "object": "model", "owned_by": "inferscope"}}})
+}
+
+func (a *apiHandler) tags(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"models": []any{map[string]any{"name": DefaultModel, "model": DefaultModel}}})
+}
+
+// apiTick is how often the simulation catches up with the wall clock when
+// the API is served: often enough that tokens stream at the simulated pace
+// rather than in bursts of the view's tick.
+const apiTick = 5 * time.Millisecond
+
+// serveAPI serves the API on addr until ctx ends; done is closed once it
+// has stopped.
+func serveAPI(ctx context.Context, addr string, s *sim.Sim) (url string, done <-chan struct{}, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, &ListenError{Addr: addr, InUse: addrInUse(err), Err: err}
+	}
+	mux := http.NewServeMux()
+	newAPI(s).routes(mux)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	stopped := make(chan struct{})
+	go func() {
+		hs.Serve(ln) // returns http.ErrServerClosed on shutdown
+	}()
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
+	}()
+	return "http://" + strings.TrimSuffix(strings.TrimPrefix(metricsURL(ln.Addr()), "http://"), "/metrics"), stopped, nil
+}
+
+// Totals is the simulator's own account of the run so far: the truth a
+// proxy's figures are checked against.
+func (s *Server) Totals() sim.Totals { return s.sim.Totals() }
