@@ -21,10 +21,13 @@ var layer = map[string]int{
 	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "internal/scrape": 1, "sim": 1,
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3,
-	"internal/watch": 4,
-	"internal/cli":   5,
-	"cmd/inferscope": 6,
+	"internal/watch":  4,
+	"internal/cli":    5,
+	"cmd/inferscope":  6,
 	"internal/layers": 7,
+
+	// Issue 13: PromQL, alert rules and dashboards.
+	"internal/promql/promtool": 0, "internal/promql": 3, "internal/rules": 4, "internal/dashboard": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {
