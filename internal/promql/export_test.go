@@ -1,0 +1,4 @@
+package promql
+
+// CheckNotes exposes checkNotes to the external tests.
+var CheckNotes = checkNotes
