@@ -87,7 +87,7 @@ func New(fams []*dto.MetricFamily, dialect string, o Options) (*Library, error) 
 	if err != nil {
 		return nil, err
 	}
-	l.src = r.read(scrapeOf(fams))
+	l.src = halfRatios(r.read(scrapeOf(fams)))
 	if len(l.src) == 0 {
 		return nil, fmt.Errorf("no %s series in the scrape that this library reads", dialect)
 	}
@@ -105,8 +105,27 @@ func Newest(dialect string, o Options) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.src = r.read(r.newest())
+	l.src = halfRatios(r.read(r.newest()))
 	return l, nil
+}
+
+// ratioPairs are quantities that only mean something together: as the
+// dialect drops one published without the other, so does the library.
+var ratioPairs = [][2]string{
+	{snapshot.PrefixCacheQueries, snapshot.PrefixCacheHits},
+	{snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeNumAcceptedTokensTotal},
+}
+
+func halfRatios(s sources) sources {
+	for _, p := range ratioPairs {
+		_, a := s[p[0]]
+		_, b := s[p[1]]
+		if a != b {
+			delete(s, p[0])
+			delete(s, p[1])
+		}
+	}
+	return s
 }
 
 func newLibrary(dialect string, o Options) (*Library, error) {

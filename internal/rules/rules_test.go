@@ -309,3 +309,67 @@ func TestUnknownFormat(t *testing.T) {
 		t.Errorf("unknown format: %v", err)
 	}
 }
+
+// The unit tests --tests writes pass under promtool against the rules
+// they were written with, for every dialect's newest names and every
+// fixture, with and without a selector and other labels.
+func TestGeneratedTests(t *testing.T) {
+	tool := promtool.Require(t, "promtool")
+	sel, err := promql.ParseSelector(`{namespace="llm", pod=~"vllm-.*"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, src := range sources(t) {
+		for j, o := range []promql.Options{{}, {Selector: sel, By: []string{"namespace", "pod"}}} {
+			if j > 0 && src.fams != nil {
+				continue // the selector's part is the same for every fixture
+			}
+			var l *promql.Library
+			if src.fams == nil {
+				l, err = promql.Newest(src.dialect, o)
+			} else {
+				l, err = promql.New(src.fams, src.dialect, o)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := rules.Generate(l, rules.Options{Advice: src.advice})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := set.Tests(l, "rules.yml")
+			if err != nil {
+				t.Fatalf("%s: %v", src.name, err)
+			}
+			if len(file.Tests) != 2*len(set.Alerts) {
+				t.Fatalf("%s: %d test groups for %d alerts", src.name, len(file.Tests), len(set.Alerts))
+			}
+			// Fixtures of one server version give the same rules and tests:
+			// each distinct pair runs once.
+			var key bytes.Buffer
+			if err := set.Write(&key, rules.Prometheus); err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range file.Tests {
+				for _, in := range g.InputSeries {
+					key.WriteString(in.Series + in.Values)
+				}
+			}
+			if seen[key.String()] {
+				continue
+			}
+			seen[key.String()] = true
+			dir := t.TempDir()
+			if err := writeRules(dir, set, rules.Prometheus); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := promtool.Write(dir, "test.yml", file); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := promtool.Run(dir, tool, "test", "rules", "test.yml"); err != nil {
+				t.Errorf("%s (%d): %v\n%s", src.name, i, err, failures(out))
+			}
+		}
+	}
+}

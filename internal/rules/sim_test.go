@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/promql"
@@ -57,24 +56,14 @@ func oracle(r *promqltest.Run, t time.Duration) *promqltest.Oracle {
 	return promqltest.NewOracle(r.At(t-window), r.At(t), window.Seconds())
 }
 
-// render expands an annotation as Prometheus does (its $labels and $value
-// definitions, and the one function the templates use besides printf).
+// render expands an annotation as Prometheus does.
 func render(t *testing.T, text string, labels map[string]string, value float64) string {
 	t.Helper()
-	tmpl, err := template.New("").Option("missingkey=zero").Funcs(template.FuncMap{
-		"humanizePercentage": func(v float64) string { return fmt.Sprintf("%.4g%%", v*100) },
-	}).Parse("{{$labels := .Labels}}{{$value := .Value}}" + text)
+	s, err := rules.Expand(text, labels, value)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := tmpl.Execute(&b, struct {
-		Labels map[string]string
-		Value  float64
-	}{labels, value}); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return s
 }
 
 // near tests that e returns v (within a relative 1e-9) at t, under the
