@@ -73,6 +73,11 @@ func command(ctx context.Context, args []string, io *iostreams.IO) error {
 		switch args[0] {
 		case "demo":
 			return runDemo(ctx, args[1:], io)
+		// Issue 13: rules and dashboards from the notes.
+		case "rules":
+			return runRules(ctx, args[1:], io)
+		case "dashboard":
+			return runDashboard(ctx, args[1:], io)
 		case "version", "--version":
 			fmt.Fprintln(io.Out, "inferscope", version())
 			return nil

@@ -34,6 +34,10 @@ Usage:
   inferscope --since before.prom [target|after.prom]
                                      rates between a saved scrape and now (or another file)
   inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
+  inferscope rules --from TARGET     Prometheus rules and alerts for that server's series names
+                                     (see inferscope rules --help)
+  inferscope dashboard --from TARGET --format grafana|perses
+                                     a dashboard of the report's figures (see inferscope dashboard --help)
 
 The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.

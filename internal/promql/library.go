@@ -157,6 +157,17 @@ func newLibrary(dialect string, o Options) (*Library, error) {
 	return l, nil
 }
 
+// With is the library's reading of the same series under other options: a
+// dashboard's variables and rate interval, without a second scrape.
+func (l *Library) With(o Options) (*Library, error) {
+	n, err := newLibrary(l.dialect, o)
+	if err != nil {
+		return nil, err
+	}
+	n.src = l.src
+	return n, nil
+}
+
 // Dialect is the server the library writes for.
 func (l *Library) Dialect() string { return l.dialect }
 

@@ -184,6 +184,16 @@ func (l *Library) presence() (string, bool) {
 	return "", false
 }
 
+// Presence is a selector, with the matchers given instead of the
+// library's, for a series every instance of the server publishes all the
+// time: where a dashboard reads the values of its variables. ok is false
+// when the library reads no such series.
+func (l *Library) Presence(ms []Matcher) (string, bool) {
+	c := *l
+	c.sel = ms
+	return c.presence()
+}
+
 // Conditions returns the condition of every note a window can decide, and
 // of the alerts no note covers, that the server publishes enough for.
 func (l *Library) Conditions() []Condition {

@@ -258,11 +258,12 @@ func (s *Set) Write(w io.Writer, f Format) error {
 	default:
 		return fmt.Errorf("unknown rule format %q (known: prometheus, operator, vmalert)", f)
 	}
-	return encode(w, v)
+	return Encode(w, v)
 }
 
-// encode writes v as YAML, two spaces deep.
-func encode(w io.Writer, v any) error {
+// Encode writes v (a rule file, a PrometheusRule, promtool tests) as
+// YAML, two spaces deep.
+func Encode(w io.Writer, v any) error {
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(v); err != nil {
