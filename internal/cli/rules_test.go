@@ -112,6 +112,7 @@ func TestRulesCommand(t *testing.T) {
 		{[]string{"rules", "--from", vllmFixture}, "",
 			"inferscope: 45 recording rules, 8 alerts for vllm, the series names " + vllmFixture + " publishes\n",
 			func(t *testing.T, out string) {
+				ruleFile(t, out)
 				// vLLM 0.10's names, not the newest ones.
 				if !strings.Contains(out, "vllm:time_per_output_token_seconds_bucket") || strings.Contains(out, "vllm:inter_token_latency") {
 					t.Error("not the scrape's names")
@@ -120,6 +121,7 @@ func TestRulesCommand(t *testing.T) {
 		{[]string{"rules", "--from", "-", "--format", "vmalert"}, string(body),
 			"inferscope: 45 recording rules, 8 alerts for vllm, the series names - publishes\n",
 			func(t *testing.T, out string) {
+				ruleFile(t, out)
 				if strings.Count(out, "type: prometheus") != 2 {
 					t.Error("vmalert groups without their type")
 				}
@@ -127,6 +129,7 @@ func TestRulesCommand(t *testing.T) {
 		{[]string{"rules", "--dialect", "tgi", "--by", "pod", "--runbook-base", "https://wiki.example/llm"}, "",
 			"inferscope: 25 recording rules, 5 alerts for tgi, its newest series names\n",
 			func(t *testing.T, out string) {
+				ruleFile(t, out)
 				if !strings.Contains(out, "runbook_url: https://wiki.example/llm#queue_pressure") || !strings.Contains(out, "sum by (pod)") {
 					t.Error("--runbook-base or --by not applied")
 				}
@@ -134,6 +137,10 @@ func TestRulesCommand(t *testing.T) {
 		{[]string{"rules", "--dialect", "vllm", "--tests", "--rules-file", "my-rules.yml"}, "",
 			"inferscope: promtool tests for 9 alerts, loading my-rules.yml for vllm, its newest series names\n",
 			func(t *testing.T, out string) {
+				var doc map[string]any
+				if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
+					t.Errorf("stdout is not YAML: %v", err)
+				}
 				if !strings.HasPrefix(out, "rule_files:\n  - my-rules.yml\n") {
 					t.Errorf("tests do not load --rules-file: %.80s", out)
 				}
@@ -145,17 +152,16 @@ func TestRulesCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, errOut, tt.stderr)
 			continue
 		}
-		var doc map[string]any
-		if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
-			t.Errorf("%v: stdout is not YAML: %v", tt.args, err)
-		}
-		if !strings.Contains(tt.args[len(tt.args)-1], "tests") && !strings.Contains(strings.Join(tt.args, " "), "--tests") {
-			var f rules.File
-			if err := yaml.Unmarshal([]byte(out), &f); err != nil || len(f.Groups) != 2 {
-				t.Errorf("%v: not a rule file of two groups: %v", tt.args, err)
-			}
-		}
 		tt.check(t, out)
+	}
+}
+
+// ruleFile checks that out is a rule file of two groups.
+func ruleFile(t *testing.T, out string) {
+	t.Helper()
+	var f rules.File
+	if err := yaml.Unmarshal([]byte(out), &f); err != nil || len(f.Groups) != 2 {
+		t.Errorf("not a rule file of two groups: %v", err)
 	}
 }
 

@@ -80,6 +80,7 @@ func build(t *testing.T, f dashboard.Format, fams []*dto.MetricFamily, d string,
 func grafanaQueries(t *testing.T, out []byte) []string {
 	t.Helper()
 	plugins.RegisterDefaultPlugins()
+	//lint:ignore SA1019 the classic model is the one written (grafana.go says why)
 	var d gdash.Dashboard
 	if err := json.Unmarshal(out, &d); err != nil {
 		t.Fatalf("the dashboard does not read back as Grafana's model: %v", err)

@@ -42,6 +42,9 @@ func GrafanaJSON(l *promql.Library, user []promql.Matcher, o Options) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	// The classic JSON model: what Grafana's import takes in every version
+	// in use; the SDK's v2 schema is Grafana 12's own.
+	//lint:ignore SA1019 the v2 schema would not import into Grafana before 12
 	b := gdash.NewDashboardBuilder(o.Title).
 		Uid(o.UID).
 		Tags([]string{"inferscope", l.Dialect()}).

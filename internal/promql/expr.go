@@ -140,32 +140,6 @@ func (l *Library) mean(name string) (string, bool) {
 // div writes a ratio of two expressions aggregated to the same labels.
 func div(a, b string) string { return a + " / " + b }
 
-// paren wraps an expression that is not atomic.
-func paren(e string) string {
-	if strings.HasPrefix(e, "(") && strings.HasSuffix(e, ")") && balanced(e[1:len(e)-1]) {
-		return e
-	}
-	return "(" + e + ")"
-}
-
-// balanced reports whether e's parentheses pair up (so that wrapping it
-// once is enough).
-func balanced(e string) bool {
-	depth := 0
-	for _, c := range e {
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth < 0 {
-				return false
-			}
-		}
-	}
-	return depth == 0
-}
-
 // num writes a number as PromQL reads it.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 

@@ -142,57 +142,18 @@ func unreadReason(name string) (string, bool) {
 // same way, on every fixture of every server. And every quantity the
 // dialect reads has an expression, or a reason it has none.
 func TestQuantitiesMatchDialect(t *testing.T) {
-	fxs := fixtures(t)
 	file := promtool.File{RuleFiles: []string{}}
 	checked := 0
-	for _, fx := range fxs {
+	for _, fx := range fixtures(t) {
 		l, err := promql.New(fx.fams, fx.snap.Dialect, promql.Options{By: []string{}})
 		if err != nil {
 			t.Errorf("%s: %v", fx.path, err)
 			continue
 		}
-		counters := map[string]bool{}
-		for _, n := range l.Counters() {
-			counters[n] = true
-		}
-		pts := promtool.Points(fx.fams, promtool.Labels{"instance": "fixture:80", "job": "fixture"})
-		g := promtool.Group{Name: fx.path, Interval: "5m", InputSeries: promtool.Ramp(pts, func(p promtool.Point) bool {
-			return counters[p.Labels["__name__"]]
-		})}
-		for _, q := range l.Quantities() {
-			v, sum, ok := expected(fx.snap, q)
-			if !ok && nanOnly(pts, l, q) {
-				continue // published without a value yet: nothing either way
-			}
-			if !ok {
-				if invalid(fx.snap) || halfRatio(fx.snap, q) {
-					continue
-				}
-				t.Errorf("%s: the library reads %s, which the dialect does not", fx.path, q)
-				continue
-			}
-			e, _ := l.Quantity(q)
-			g.ExprTests = append(g.ExprTests, closeTo(e, v))
-			if s, ok := l.HistogramSum(q); ok {
-				g.ExprTests = append(g.ExprTests, closeTo(s, sum))
-			}
-			checked++
-		}
-		for name := range fx.snap.Scalars {
-			if _, why := unreadReason(name); !why && !l.Has(name) {
-				t.Errorf("%s: the dialect reads %s, which the library does not", fx.path, name)
-			}
-		}
-		for name := range fx.snap.Histograms {
-			if _, why := unreadReason(name); !why && !l.Has(name) {
-				t.Errorf("%s: the dialect reads histogram %s, which the library does not", fx.path, name)
-			}
-		}
-		for name := range fx.snap.Extra {
-			if _, why := unreadReason(name); !why && !l.Has(name) {
-				t.Errorf("%s: the dialect reads %s, which the library does not", fx.path, name)
-			}
-		}
+		g := rampGroup(fx, l)
+		tests := quantityTests(t, fx, l)
+		g.ExprTests, checked = tests, checked+len(tests)
+		everyReadHasExpression(t, fx, l)
 		if len(g.ExprTests) > 0 {
 			file.Tests = append(file.Tests, g)
 		}
@@ -201,6 +162,62 @@ func TestQuantitiesMatchDialect(t *testing.T) {
 		t.Errorf("only %d quantities checked over every fixture", checked)
 	}
 	runTests(t, file)
+}
+
+// rampGroup is a test group over a fixture whose counters rise from 0
+// over one 5-minute interval.
+func rampGroup(fx fixture, l *promql.Library) promtool.Group {
+	counters := map[string]bool{}
+	for _, n := range l.Counters() {
+		counters[n] = true
+	}
+	pts := promtool.Points(fx.fams, promtool.Labels{"instance": "fixture:80", "job": "fixture"})
+	return promtool.Group{Name: fx.path, Interval: "5m", InputSeries: promtool.Ramp(pts, func(p promtool.Point) bool {
+		return counters[p.Labels["__name__"]]
+	})}
+}
+
+// quantityTests hold each quantity the library reads to the dialect's
+// value of it.
+func quantityTests(t *testing.T, fx fixture, l *promql.Library) []promtool.ExprTest {
+	var out []promtool.ExprTest
+	pts := promtool.Points(fx.fams, nil)
+	for _, q := range l.Quantities() {
+		v, sum, ok := expected(fx.snap, q)
+		switch {
+		case !ok && (nanOnly(pts, l, q) || invalid(fx.snap) || halfRatio(fx.snap, q)):
+			continue // no value yet, or one the dialect left out for a reason it names
+		case !ok:
+			t.Errorf("%s: the library reads %s, which the dialect does not", fx.path, q)
+			continue
+		}
+		e, _ := l.Quantity(q)
+		out = append(out, closeTo(e, v))
+		if s, ok := l.HistogramSum(q); ok {
+			out = append(out, closeTo(s, sum))
+		}
+	}
+	return out
+}
+
+// everyReadHasExpression checks that each quantity the dialect reads from
+// a fixture has an expression, or a reason it has none.
+func everyReadHasExpression(t *testing.T, fx fixture, l *promql.Library) {
+	var names []string
+	for name := range fx.snap.Scalars {
+		names = append(names, name)
+	}
+	for name := range fx.snap.Histograms {
+		names = append(names, name)
+	}
+	for name := range fx.snap.Extra {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		if _, why := unreadReason(name); !why && !l.Has(name) {
+			t.Errorf("%s: the dialect reads %s, which the library does not", fx.path, name)
+		}
+	}
 }
 
 // closeTo tests that e returns one series within a relative 1e-9 of v.

@@ -55,30 +55,38 @@ func TestFamiliesReadBack(t *testing.T) {
 			t.Errorf("%s: the dialect cannot read the written series: %v", fx.path, err)
 			continue
 		}
-		for q, x := range want.Scalars {
-			y, ok := back.Scalar(q)
-			if !ok {
-				y, ok = back.Extra[q]
-			}
-			if _, skip := readBackExceptions[fx.snap.Dialect+" "+q]; skip && !ok {
-				continue
-			}
-			if !ok || math.Abs(x-y) > 1e-9*math.Max(1, math.Abs(x)) {
-				t.Errorf("%s: %s written as %g, read back as %g (%v)", fx.path, q, x, y, ok)
-			}
-			checked++
-		}
-		for q, h := range want.Hists {
-			g := back.Hist(q)
-			if g == nil || g.Total() != h.Total() || math.Abs(g.Sum-h.Sum) > 1e-9*math.Max(1, math.Abs(h.Sum)) {
-				t.Errorf("%s: histogram %s not read back as written", fx.path, q)
-			}
-			checked++
-		}
+		checked += readBack(t, fx.path, fx.snap.Dialect, want, back)
 	}
 	if checked < 300 {
 		t.Errorf("only %d quantities read back", checked)
 	}
+}
+
+// readBack compares what was written with what the dialect read back,
+// and says how many quantities it compared.
+func readBack(t *testing.T, path, d string, want promql.Values, back *snapshot.Snapshot) int {
+	n := 0
+	for q, x := range want.Scalars {
+		y, ok := back.Scalar(q)
+		if !ok {
+			y, ok = back.Extra[q]
+		}
+		if _, skip := readBackExceptions[d+" "+q]; skip && !ok {
+			continue
+		}
+		if !ok || math.Abs(x-y) > 1e-9*math.Max(1, math.Abs(x)) {
+			t.Errorf("%s: %s written as %g, read back as %g (%v)", path, q, x, y, ok)
+		}
+		n++
+	}
+	for q, h := range want.Hists {
+		g := back.Hist(q)
+		if g == nil || g.Total() != h.Total() || math.Abs(g.Sum-h.Sum) > 1e-9*math.Max(1, math.Abs(h.Sum)) {
+			t.Errorf("%s: histogram %s not read back as written", path, q)
+		}
+		n++
+	}
+	return n
 }
 
 // readBackExceptions are quantities the dialect takes from more than the

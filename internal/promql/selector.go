@@ -90,20 +90,10 @@ func (p *selParser) space() {
 
 func (p *selParser) parse() ([]Matcher, error) {
 	p.space()
-	if p.i < len(p.src) && p.src[p.i] != '{' && p.src[p.i] != '"' {
-		// A metric name before the braces: name{…} or a bare name.
-		start := p.i
-		for p.i < len(p.src) && (isNameByte(p.src[p.i]) || p.src[p.i] == ':') {
-			p.i++
-		}
-		p.space()
-		if p.i >= len(p.src) || p.src[p.i] == '{' {
-			p.i = start
-			return nil, p.fail("a metric name cannot be part of the selector: give label matchers only, such as {namespace=\"llm\"}")
-		}
-		p.i = start
+	if err := p.noMetricName(); err != nil {
+		return nil, err
 	}
-	braced := p.i < len(p.src) && p.src[p.i] == '{'
+	braced := p.peek('{')
 	if braced {
 		p.i++
 	}
@@ -111,38 +101,66 @@ func (p *selParser) parse() ([]Matcher, error) {
 	seen := map[string]bool{}
 	for {
 		p.space()
-		if p.i >= len(p.src) {
-			if braced {
-				return nil, p.fail("missing closing }")
-			}
-			return out, nil
-		}
-		if braced && p.src[p.i] == '}' {
-			p.i++
-			p.space()
-			if p.i < len(p.src) {
-				return nil, p.fail("text after the closing }")
-			}
-			return out, nil
+		if done, err := p.end(braced); done || err != nil {
+			return out, err
 		}
 		m, err := p.matcher()
 		if err != nil {
 			return nil, err
 		}
-		key := m.Label + string(m.Op) + m.Value
-		if !seen[key] {
+		if key := m.String(); !seen[key] {
 			seen[key] = true
 			out = append(out, m)
 		}
 		p.space()
-		if p.i < len(p.src) && p.src[p.i] == ',' {
+		switch {
+		case p.peek(','):
 			p.i++
-			continue
-		}
-		if p.i < len(p.src) && !(braced && p.src[p.i] == '}') {
+		case p.i < len(p.src) && !(braced && p.peek('}')):
 			return nil, p.fail("expected a comma between matchers")
 		}
 	}
+}
+
+// peek reports whether the next byte is c.
+func (p *selParser) peek(c byte) bool { return p.i < len(p.src) && p.src[p.i] == c }
+
+// noMetricName refuses a metric name before the braces (name{…}, or a
+// bare name).
+func (p *selParser) noMetricName() error {
+	if p.i >= len(p.src) || p.peek('{') || p.peek('"') {
+		return nil
+	}
+	start := p.i
+	for p.i < len(p.src) && (isNameByte(p.src[p.i]) || p.src[p.i] == ':') {
+		p.i++
+	}
+	p.space()
+	stop := p.i >= len(p.src) || p.peek('{')
+	p.i = start
+	if stop {
+		return p.fail("a metric name cannot be part of the selector: give label matchers only, such as {namespace=\"llm\"}")
+	}
+	return nil
+}
+
+// end reports whether the matcher list ends here: the input's end
+// (refused when a brace is open) or the closing brace (with nothing after).
+func (p *selParser) end(braced bool) (bool, error) {
+	switch {
+	case p.i >= len(p.src) && braced:
+		return true, p.fail("missing closing }")
+	case p.i >= len(p.src):
+		return true, nil
+	case braced && p.peek('}'):
+		p.i++
+		p.space()
+		if p.i < len(p.src) {
+			return true, p.fail("text after the closing }")
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 func isNameByte(c byte) bool {

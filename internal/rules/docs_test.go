@@ -85,32 +85,32 @@ server, version or ` + "`--selector`" + ` are written from the names that server
 		fmt.Fprintf(&b, "- `%s`: %s.\n", id, promql.Undecidable[id])
 	}
 	for _, id := range promql.ConditionIDs() {
-		fmt.Fprintf(&b, "\n## %s\n\n", id)
-		for _, d := range []string{"tabbyapi", "vllm", "sglang", "tgi", "llamacpp"} {
-			a, ok := find(d, id)
-			if !ok {
-				continue
-			}
-			if d == "tabbyapi" || d == "vllm" || !hasEither(find, id) {
-				fmt.Fprintf(&b, "`%s` (%s):\n\n```promql\n%s\n```\n\n", a.Alert, titles[d], a.Expr)
-				if d != "tabbyapi" || !hasVLLM(find, id) {
-					fmt.Fprintf(&b, "Description: `%s`\n", a.Annotations["description"])
-				}
-			}
-		}
+		section(&b, id, find, titles)
 	}
 	return b.String()
+}
+
+// section writes one alert's section: its expression for tabbyAPI and
+// vLLM where they have it (else the first server that does), and its
+// description.
+func section(b *strings.Builder, id string, find func(string, string) (rules.Alert, bool), titles map[string]string) {
+	fmt.Fprintf(b, "\n## %s\n\n", id)
+	var shown []rules.Alert
+	for _, d := range []string{"tabbyapi", "vllm", "sglang", "tgi", "llamacpp"} {
+		a, ok := find(d, id)
+		if !ok || (d != "tabbyapi" && d != "vllm" && (len(shown) > 0 || hasEither(find, id))) {
+			continue
+		}
+		fmt.Fprintf(b, "`%s` (%s):\n\n```promql\n%s\n```\n\n", a.Alert, titles[d], a.Expr)
+		shown = append(shown, a)
+	}
+	fmt.Fprintf(b, "Description: `%s`\n", shown[len(shown)-1].Annotations["description"])
 }
 
 func hasEither(find func(string, string) (rules.Alert, bool), id string) bool {
 	_, a := find("tabbyapi", id)
 	_, b := find("vllm", id)
 	return a || b
-}
-
-func hasVLLM(find func(string, string) (rules.Alert, bool), id string) bool {
-	_, ok := find("vllm", id)
-	return ok
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,7 +85,8 @@ func sources(t *testing.T) []source {
 	return out
 }
 
-func (s source) set(t *testing.T, o promql.Options, ro rules.Options) *rules.Set {
+// library is the source's library under options o.
+func (s source) library(t *testing.T, o promql.Options) *promql.Library {
 	t.Helper()
 	var l *promql.Library
 	var err error
@@ -96,6 +98,12 @@ func (s source) set(t *testing.T, o promql.Options, ro rules.Options) *rules.Set
 	if err != nil {
 		t.Fatalf("%s: %v", s.name, err)
 	}
+	return l
+}
+
+func (s source) set(t *testing.T, o promql.Options, ro rules.Options) *rules.Set {
+	t.Helper()
+	l := s.library(t, o)
 	ro.Advice = s.advice
 	set, err := rules.Generate(l, ro)
 	if err != nil {
@@ -204,28 +212,34 @@ func TestNamesAndLabels(t *testing.T) {
 				t.Errorf("%s: alert %q is not a unique CamelCase name under %s", src.name, a.Alert, rules.Prefix)
 			}
 			alerts[a.Alert] = true
-			id := a.Labels["note_id"]
-			if id != a.Condition.ID {
-				t.Errorf("%s: %s has note_id %q", src.name, a.Alert, id)
-			}
-			want := map[string]string{"warn": "warning", "bad": "critical"}
-			if b, ok := analysis.NoteBand(id); ok && a.Condition.Note {
-				if a.Labels["severity"] != want[string(b.Severity)] {
-					t.Errorf("%s: %s (note %s) has severity %q", src.name, a.Alert, b.Severity, a.Labels["severity"])
-				}
-			} else if a.Condition.Note {
-				t.Errorf("%s: %s claims note %s, which no band makes", src.name, a.Alert, id)
-			} else if s := a.Labels["severity"]; s != "critical" && s != "warning" {
-				t.Errorf("%s: %s has severity %q", src.name, a.Alert, s)
-			}
-			if got := a.Annotations["runbook_url"]; got != "https://runbooks.example/notes.html#"+id {
-				t.Errorf("%s: %s runbook %q", src.name, a.Alert, got)
-			}
-			if a.Annotations["summary"] == "" || a.Annotations["description"] == "" {
-				t.Errorf("%s: %s without summary or description", src.name, a.Alert)
+			if err := checkAlert(a, "https://runbooks.example/notes.html#"); err != nil {
+				t.Errorf("%s: %v", src.name, err)
 			}
 		}
 	}
+}
+
+// checkAlert checks an alert's labels and annotations.
+func checkAlert(a rules.Alert, runbooks string) error {
+	id := a.Labels["note_id"]
+	sev := a.Labels["severity"]
+	b, banded := analysis.NoteBand(id)
+	want := map[report.Severity]string{report.Warn: "warning", report.Bad: "critical"}
+	switch {
+	case id != a.Condition.ID:
+		return fmt.Errorf("%s has note_id %q", a.Alert, id)
+	case a.Condition.Note && !banded:
+		return fmt.Errorf("%s claims note %s, which no band makes", a.Alert, id)
+	case a.Condition.Note && sev != want[b.Severity]:
+		return fmt.Errorf("%s (note %s) has severity %q", a.Alert, b.Severity, sev)
+	case sev != "critical" && sev != "warning":
+		return fmt.Errorf("%s has severity %q", a.Alert, sev)
+	case a.Annotations["runbook_url"] != runbooks+id:
+		return fmt.Errorf("%s runbook %q", a.Alert, a.Annotations["runbook_url"])
+	case a.Annotations["summary"] == "" || a.Annotations["description"] == "":
+		return fmt.Errorf("%s without summary or description", a.Alert)
+	}
+	return nil
 }
 
 // Each dialect's newest names give the alerts its series can decide, and
@@ -320,20 +334,12 @@ func TestGeneratedTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for i, src := range sources(t) {
+	for _, src := range sources(t) {
 		for j, o := range []promql.Options{{}, {Selector: sel, By: []string{"namespace", "pod"}}} {
 			if j > 0 && src.fams != nil {
 				continue // the selector's part is the same for every fixture
 			}
-			var l *promql.Library
-			if src.fams == nil {
-				l, err = promql.Newest(src.dialect, o)
-			} else {
-				l, err = promql.New(src.fams, src.dialect, o)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := src.library(t, o)
 			set, err := rules.Generate(l, rules.Options{Advice: src.advice})
 			if err != nil {
 				t.Fatal(err)
@@ -347,29 +353,38 @@ func TestGeneratedTests(t *testing.T) {
 			}
 			// Fixtures of one server version give the same rules and tests:
 			// each distinct pair runs once.
-			var key bytes.Buffer
-			if err := set.Write(&key, rules.Prometheus); err != nil {
-				t.Fatal(err)
-			}
-			for _, g := range file.Tests {
-				for _, in := range g.InputSeries {
-					key.WriteString(in.Series + in.Values)
-				}
-			}
-			if seen[key.String()] {
-				continue
-			}
-			seen[key.String()] = true
-			dir := t.TempDir()
-			if err := writeRules(dir, set, rules.Prometheus); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := promtool.Write(dir, "test.yml", file); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := promtool.Run(dir, tool, "test", "rules", "test.yml"); err != nil {
-				t.Errorf("%s (%d): %v\n%s", src.name, i, err, failures(out))
+			if key := testsKey(t, set, file); !seen[key] {
+				seen[key] = true
+				runGenerated(t, tool, src.name, set, file)
 			}
 		}
+	}
+}
+
+// testsKey is what makes a rule file and its tests distinct.
+func testsKey(t *testing.T, set *rules.Set, file promtool.File) string {
+	var key bytes.Buffer
+	if err := set.Write(&key, rules.Prometheus); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range file.Tests {
+		for _, in := range g.InputSeries {
+			key.WriteString(in.Series + in.Values)
+		}
+	}
+	return key.String()
+}
+
+// runGenerated runs promtool test rules on a rule file and its tests.
+func runGenerated(t *testing.T, tool, name string, set *rules.Set, file promtool.File) {
+	dir := t.TempDir()
+	if err := writeRules(dir, set, rules.Prometheus); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promtool.Write(dir, "test.yml", file); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := promtool.Run(dir, tool, "test", "rules", "test.yml"); err != nil {
+		t.Errorf("%s: %v\n%s", name, err, failures(out))
 	}
 }

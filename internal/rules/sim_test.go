@@ -120,59 +120,10 @@ func TestScenarios(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := promtool.Group{Name: name, Interval: promtool.Duration(int(simStep.Seconds())), InputSeries: r.Inputs}
-		for _, at := range []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute} {
-			o := oracle(r, at)
-			for _, f := range l.Figures() {
-				v, ok := o.Figure(f.ID)
-				if !ok {
-					t.Errorf("no oracle for figure %s", f.ID)
-					continue
-				}
-				g.ExprTests = append(g.ExprTests, near(f.Expr, v, at, instance))
-			}
-		}
-		holds := map[string][]bool{} // by condition, at each minute from the window on
-		for at := window; at <= simTotal; at += evalStep {
-			o := oracle(r, at)
-			for _, a := range set.Alerts {
-				c := a.Condition
-				v, ok, known := o.Condition(c.ID)
-				if !known {
-					t.Errorf("no oracle for condition %s", c.ID)
-					continue
-				}
-				holds[c.ID] = append(holds[c.ID], ok)
-				n := 0.0
-				if ok {
-					n = 1
-					g.ExprTests = append(g.ExprTests, near(c.Expr, v, at, instance))
-					if a.Clause != "" && !strings.Contains(o.NoteText(c.ID), a.Clause) {
-						t.Errorf("%s: the report's note %q does not say %q, which the alert's description does", c.ID, o.NoteText(c.ID), a.Clause)
-					}
-				}
-				g.ExprTests = append(g.ExprTests, promtool.ExprTest{Expr: "count(" + c.Expr + ") or vector(0)",
-					EvalTime: promtool.Duration(int(at.Seconds())), Samples: []promtool.Sample{{Labels: "{}", Value: n}}})
-			}
-		}
-		for at := 2 * window; at <= simTotal; at += window {
-			o := oracle(r, at)
-			last := int((at - window) / evalStep)
-			for _, a := range set.Alerts {
-				test := promtool.AlertTest{EvalTime: promtool.Duration(int(at.Seconds())), Alertname: a.Alert, ExpAlerts: []promtool.Alert{}}
-				h := holds[a.Condition.ID]
-				if !slices.Contains(h[last-holdSteps(a.For):last+1], false) {
-					v, _, _ := o.Condition(a.Condition.ID)
-					labels := map[string]string{"instance": "sim:8000", "severity": a.Labels["severity"], "note_id": a.Labels["note_id"]}
-					ann := map[string]string{}
-					for k, text := range a.Annotations {
-						ann[k] = render(t, text, labels, v)
-					}
-					test.ExpAlerts = append(test.ExpAlerts, promtool.Alert{Labels: labels, Annotations: ann})
-					fired[name] = append(fired[name], a.Alert+"@"+promtool.Duration(int(at.Seconds())))
-				}
-				g.AlertTests = append(g.AlertTests, test)
-			}
-		}
+		g.ExprTests = figureTests(t, r, l)
+		conds, holds := conditionTests(t, r, set)
+		g.ExprTests = append(g.ExprTests, conds...)
+		g.AlertTests, fired[name] = alertTests(t, r, set, holds)
 		dir := t.TempDir()
 		if err := writeRules(dir, set, rules.Prometheus); err != nil {
 			t.Fatal(err)
@@ -200,6 +151,82 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 	t.Logf("alerts fired: %v", fired)
+}
+
+// figureTests hold every figure, at 10, 20 and 30 minutes, to the
+// report's value over the same window.
+func figureTests(t *testing.T, r *promqltest.Run, l *promql.Library) []promtool.ExprTest {
+	var out []promtool.ExprTest
+	for _, at := range []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute} {
+		o := oracle(r, at)
+		for _, f := range l.Figures() {
+			v, ok := o.Figure(f.ID)
+			if !ok {
+				t.Errorf("no oracle for figure %s", f.ID)
+				continue
+			}
+			out = append(out, near(f.Expr, v, at, instance))
+		}
+	}
+	return out
+}
+
+// conditionTests hold every alert's condition, at every minute from the
+// first whole window on, to the report's note (its value where it fires),
+// and return where each held.
+func conditionTests(t *testing.T, r *promqltest.Run, set *rules.Set) ([]promtool.ExprTest, map[string][]bool) {
+	var out []promtool.ExprTest
+	holds := map[string][]bool{}
+	for at := window; at <= simTotal; at += evalStep {
+		o := oracle(r, at)
+		for _, a := range set.Alerts {
+			c := a.Condition
+			v, ok, known := o.Condition(c.ID)
+			if !known {
+				t.Errorf("no oracle for condition %s", c.ID)
+				continue
+			}
+			holds[c.ID] = append(holds[c.ID], ok)
+			n := 0.0
+			if ok {
+				n = 1
+				out = append(out, near(c.Expr, v, at, instance))
+				if a.Clause != "" && !strings.Contains(o.NoteText(c.ID), a.Clause) {
+					t.Errorf("%s: the report's note %q does not say %q, which the alert's description does", c.ID, o.NoteText(c.ID), a.Clause)
+				}
+			}
+			out = append(out, promtool.ExprTest{Expr: "count(" + c.Expr + ") or vector(0)",
+				EvalTime: promtool.Duration(int(at.Seconds())), Samples: []promtool.Sample{{Labels: "{}", Value: n}}})
+		}
+	}
+	return out, holds
+}
+
+// alertTests say, every 5 minutes from 10, which alerts fire: those whose
+// condition held at every evaluation of their hold time, with their
+// annotations rendered from the report's value. They return what fires.
+func alertTests(t *testing.T, r *promqltest.Run, set *rules.Set, holds map[string][]bool) ([]promtool.AlertTest, []string) {
+	var out []promtool.AlertTest
+	var fired []string
+	for at := 2 * window; at <= simTotal; at += window {
+		o := oracle(r, at)
+		last := int((at - window) / evalStep)
+		for _, a := range set.Alerts {
+			test := promtool.AlertTest{EvalTime: promtool.Duration(int(at.Seconds())), Alertname: a.Alert, ExpAlerts: []promtool.Alert{}}
+			if h := holds[a.Condition.ID]; !slices.Contains(h[last-holdSteps(a.For):last+1], false) {
+				v, _, _ := o.Condition(a.Condition.ID)
+				labels := map[string]string{"instance": "sim:8000", "severity": a.Labels["severity"], "note_id": a.Labels["note_id"]}
+				ann := map[string]string{}
+				for k, text := range a.Annotations {
+					ann[k] = render(t, text, labels, v)
+				}
+				test.ExpAlerts = append(test.ExpAlerts, promtool.Alert{Labels: labels, Annotations: ann})
+				fired = append(fired, a.Alert+"@"+promtool.Duration(int(at.Seconds())))
+			}
+			out = append(out, test)
+		}
+	}
+	return out, fired
 }
 
 var failureLine = regexp.MustCompile(`(?m)^\s*(FAILED:|alertname:|expr:|exp:|got:|eval_time:).*$`)

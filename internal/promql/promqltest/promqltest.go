@@ -199,85 +199,77 @@ func fig(n *report.Number) float64 {
 // Figure is a figure's value over the window (NaN for no value, as 0/0
 // gives); ok is false for an id the oracle does not know.
 func (o *Oracle) Figure(id string) (float64, bool) {
-	s := o.scalar
-	switch id {
-	case "live/running":
-		return s(snapshot.RequestsProcessing), true
-	case "live/waiting":
-		return s(snapshot.RequestsDeferred), true
-	case "live/kv_cache":
-		if !math.IsNaN(s(snapshot.KVCacheTokens)) && !math.IsNaN(s(snapshot.KVCacheMaxTokens)) {
-			return div(s(snapshot.KVCacheTokens), s(snapshot.KVCacheMaxTokens)), true
-		}
-		return s(snapshot.KVCacheUsageRatio), true
-	case "live/kv_offload":
-		return div(s(snapshot.KVOffloadTokens), s(snapshot.KVOffloadMaxTokens)), true
-	case "throughput/prefill_work":
-		return o.rate(snapshot.PromptTokensTotal), true
-	case "throughput/prompt_tokens":
-		return o.rate(snapshot.PromptTokensAll), true
-	case "throughput/cached":
-		return o.rate(snapshot.CachedTokensTotal), true
-	case "throughput/decode_work":
-		return o.rate(snapshot.TokensPredictedTotal), true
-	case "throughput/requests":
-		return o.rate(snapshot.RequestsTotal), true
-	case "phases/engine_busy":
-		return o.rate(snapshot.PromptSecondsTotal) + o.rate(snapshot.TokensPredictedSecondsTotal), true
-	case "phases/prefill_share":
-		return fig(o.R.Figures.PrefillShare), true
-	case "phases/decode_share":
-		return fig(o.R.Figures.DecodeShare), true
-	case "spec_decode/draft_acceptance":
-		return div(s(snapshot.SpecDecodeNumAcceptedTokensTotal), s(snapshot.SpecDecodeNumDraftTokensTotal)), true
-	case "spec_decode/tokens_per_step":
-		return 1 + div(s(snapshot.SpecDecodeNumAcceptedTokensTotal), s(snapshot.SpecDecodeNumDecodeStepsTotal)), true
-	case "spec_decode/mean_acceptance_length":
-		return 1 + div(s(snapshot.SpecDecodeNumAcceptedTokensTotal), s(snapshot.ExtraSpecDecodeDrafts)), true
-	case "prefix_cache/hit_rate":
-		return div(s(snapshot.PrefixCacheHits), s(snapshot.PrefixCacheQueries)), true
-	case "kv_offload/hit_share":
-		return div(s(snapshot.KVOffloadRestoredTokensTotal), s(snapshot.PrefixCacheHits)), true
-	case "kv_offload/traffic":
-		return div(s(snapshot.KVOffloadReadBytesTotal), s(snapshot.KVOffloadWrittenBytesTotal)), true
-	case "kv_offload/read":
-		return o.rate(snapshot.KVOffloadReadBytesTotal), true
-	case "kv_offload/written":
-		return o.rate(snapshot.KVOffloadWrittenBytesTotal), true
-	case "kv_offload/evictions":
-		return o.rate(snapshot.KVOffloadEvictionsTotal), true
-	case "kv_offload/cold_allocs":
-		return o.rate(snapshot.KVOffloadColdAllocsTotal), true
-	case "recurrent/cache":
-		return div(s(snapshot.RecurrentCacheBytes), s(snapshot.RecurrentCacheMaxBytes)), true
-	case "recurrent/capped":
-		c := s(snapshot.RecurrentCappedTokensTotal)
-		return div(c, c+s(snapshot.PrefixCacheHits)), true
-	case "recurrent/live_kv_evictions":
-		return o.rate(snapshot.RecurrentCacheLiveKVEvictionsTotal), true
-	case "requests/preemptions":
-		return o.rate(snapshot.ExtraPreemptions), true
+	if f, ok := figureOracles[id]; ok {
+		return f(o), true
 	}
 	for _, h := range histFigures {
-		prefix := h.section + "/" + h.row + "_"
-		if q, ok := strings.CutPrefix(id, prefix); ok {
-			sum, ok := o.R.Histograms[h.hist]
-			if !ok {
-				return math.NaN(), true
-			}
-			switch q {
-			case "mean":
-				return float64(sum.Mean), true
-			case "p50":
-				return float64(sum.P50), true
-			case "p90":
-				return float64(sum.P90), true
-			case "p99":
-				return float64(sum.P99), true
-			}
+		q, ok := strings.CutPrefix(id, h.section+"/"+h.row+"_")
+		if !ok {
+			continue
 		}
+		sum, ok := o.R.Histograms[h.hist]
+		if !ok {
+			return math.NaN(), true
+		}
+		v, ok := map[string]report.Number{"mean": sum.Mean, "p50": sum.P50, "p90": sum.P90, "p99": sum.P99}[q]
+		return float64(v), ok
 	}
 	return 0, false
+}
+
+// gauge, rate and ratio read a window's figures from its snapshot.
+func gauge(name string) func(*Oracle) float64 {
+	return func(o *Oracle) float64 { return o.scalar(name) }
+}
+func rate(name string) func(*Oracle) float64 { return func(o *Oracle) float64 { return o.rate(name) } }
+func ratio(num, den string) func(*Oracle) float64 {
+	return func(o *Oracle) float64 { return div(o.scalar(num), o.scalar(den)) }
+}
+func onePlus(num, den string) func(*Oracle) float64 {
+	return func(o *Oracle) float64 { return 1 + div(o.scalar(num), o.scalar(den)) }
+}
+func reported(f func(*report.Figures) *report.Number) func(*Oracle) float64 {
+	return func(o *Oracle) float64 { return fig(f(&o.R.Figures)) }
+}
+
+// figureOracles compute each figure but the latency and size rows.
+var figureOracles = map[string]func(*Oracle) float64{
+	"live/running": gauge(snapshot.RequestsProcessing),
+	"live/waiting": gauge(snapshot.RequestsDeferred),
+	"live/kv_cache": func(o *Oracle) float64 {
+		if !math.IsNaN(o.scalar(snapshot.KVCacheTokens)) && !math.IsNaN(o.scalar(snapshot.KVCacheMaxTokens)) {
+			return div(o.scalar(snapshot.KVCacheTokens), o.scalar(snapshot.KVCacheMaxTokens))
+		}
+		return o.scalar(snapshot.KVCacheUsageRatio)
+	},
+	"live/kv_offload":          ratio(snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens),
+	"throughput/prefill_work":  rate(snapshot.PromptTokensTotal),
+	"throughput/prompt_tokens": rate(snapshot.PromptTokensAll),
+	"throughput/cached":        rate(snapshot.CachedTokensTotal),
+	"throughput/decode_work":   rate(snapshot.TokensPredictedTotal),
+	"throughput/requests":      rate(snapshot.RequestsTotal),
+	"phases/engine_busy": func(o *Oracle) float64 {
+		return o.rate(snapshot.PromptSecondsTotal) + o.rate(snapshot.TokensPredictedSecondsTotal)
+	},
+	"phases/prefill_share":               reported(func(f *report.Figures) *report.Number { return f.PrefillShare }),
+	"phases/decode_share":                reported(func(f *report.Figures) *report.Number { return f.DecodeShare }),
+	"spec_decode/draft_acceptance":       ratio(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal),
+	"spec_decode/tokens_per_step":        onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDecodeStepsTotal),
+	"spec_decode/mean_acceptance_length": onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.ExtraSpecDecodeDrafts),
+	"prefix_cache/hit_rate":              ratio(snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries),
+	"kv_offload/hit_share":               ratio(snapshot.KVOffloadRestoredTokensTotal, snapshot.PrefixCacheHits),
+	"kv_offload/traffic":                 ratio(snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal),
+	"kv_offload/read":                    rate(snapshot.KVOffloadReadBytesTotal),
+	"kv_offload/written":                 rate(snapshot.KVOffloadWrittenBytesTotal),
+	"kv_offload/evictions":               rate(snapshot.KVOffloadEvictionsTotal),
+	"kv_offload/cold_allocs":             rate(snapshot.KVOffloadColdAllocsTotal),
+	"recurrent/cache":                    ratio(snapshot.RecurrentCacheBytes, snapshot.RecurrentCacheMaxBytes),
+	"recurrent/capped": func(o *Oracle) float64 {
+		c := o.scalar(snapshot.RecurrentCappedTokensTotal)
+		return div(c, c+o.scalar(snapshot.PrefixCacheHits))
+	},
+	"recurrent/live_kv_evictions": rate(snapshot.RecurrentCacheLiveKVEvictionsTotal),
+	"requests/preemptions":        rate(snapshot.ExtraPreemptions),
 }
 
 var histFigures = []struct{ section, row, hist string }{
@@ -297,42 +289,44 @@ var histFigures = []struct{ section, row, hist string }{
 // report makes it; for the alerts no note covers, their own definition.
 // ok is false for an id the oracle does not know.
 func (o *Oracle) Condition(id string) (value float64, holds, ok bool) {
-	s := o.scalar
-	f := func(fid string) float64 { v, _ := o.Figure(fid); return v }
+	if v, ok := noteValues[id]; ok {
+		return v(o), o.Noted(id), true
+	}
 	switch id {
-	case "kv_cache_over_capacity", "kv_cache_pressure":
-		return f("live/kv_cache"), o.Noted(id), true
-	case "queue_pressure":
-		return s(snapshot.RequestsDeferred), o.Noted(id), true
-	case "kv_offload_over_capacity":
-		if v := f("live/kv_offload"); v > 1 {
-			return v, o.Noted(id), true
-		}
-		return div(s(snapshot.KVOffloadBytes), s(snapshot.KVOffloadMaxBytes)), o.Noted(id), true
-	case "kv_offload_cold_allocs":
-		return s(snapshot.KVOffloadColdAllocsTotal), o.Noted(id), true
-	case "kv_offload_thrashing":
-		return f("kv_offload/traffic"), o.Noted(id), true
-	case "recurrent_over_budget":
-		return f("recurrent/cache"), o.Noted(id), true
-	case "recurrent_live_kv_evictions":
-		return s(snapshot.RecurrentCacheLiveKVEvictionsTotal), o.Noted(id), true
-	case "recurrent_raise_budget":
-		return f("recurrent/capped"), o.Noted(id), true
-	case "preemptions":
-		return s(snapshot.ExtraPreemptions), o.Noted(id), true
-	case "requests_errored":
-		return s(snapshot.ExtraFinishedReason + "error"), o.Noted(id), true
-	case "draft_acceptance_low":
-		return f("spec_decode/draft_acceptance"), o.Noted(id), true
 	case "admission_stalled":
-		w := s(snapshot.RequestsDeferred)
-		return w, w > 0 && s(snapshot.RequestsProcessing) == 0, true
+		w := o.scalar(snapshot.RequestsDeferred)
+		return w, w > 0 && o.scalar(snapshot.RequestsProcessing) == 0, true
 	case "queue_time_high":
-		v := f("latency/queue_mean")
+		v, _ := o.Figure("latency/queue_mean")
 		return v, v > promql.QueueTimeHigh.Seconds(), true
 	case "target_down":
 		return 0, false, true
 	}
 	return 0, false, false
+}
+
+// figure reads one of the window's figures.
+func figure(id string) func(*Oracle) float64 {
+	return func(o *Oracle) float64 { v, _ := o.Figure(id); return v }
+}
+
+// noteValues are what each note's condition returns where it holds.
+var noteValues = map[string]func(*Oracle) float64{
+	"kv_cache_over_capacity": figure("live/kv_cache"),
+	"kv_cache_pressure":      figure("live/kv_cache"),
+	"queue_pressure":         gauge(snapshot.RequestsDeferred),
+	"kv_offload_over_capacity": func(o *Oracle) float64 {
+		if v, _ := o.Figure("live/kv_offload"); v > 1 {
+			return v
+		}
+		return div(o.scalar(snapshot.KVOffloadBytes), o.scalar(snapshot.KVOffloadMaxBytes))
+	},
+	"kv_offload_cold_allocs":      gauge(snapshot.KVOffloadColdAllocsTotal),
+	"kv_offload_thrashing":        figure("kv_offload/traffic"),
+	"recurrent_over_budget":       figure("recurrent/cache"),
+	"recurrent_live_kv_evictions": gauge(snapshot.RecurrentCacheLiveKVEvictionsTotal),
+	"recurrent_raise_budget":      figure("recurrent/capped"),
+	"preemptions":                 gauge(snapshot.ExtraPreemptions),
+	"requests_errored":            gauge(snapshot.ExtraFinishedReason + "error"),
+	"draft_acceptance_low":        figure("spec_decode/draft_acceptance"),
 }
