@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -234,11 +235,17 @@ func parseRules(args []string) (*rulesOptions, promql.Options, error) {
 		return nil, lo, usagef("leave out --window (the tests' series are written for "+promql.DefaultWindow+")", "--tests needs the default --window %s", promql.DefaultWindow)
 	case set["rules-file"] && !o.tests:
 		return nil, lo, usagef("add --tests, or leave out --rules-file", "--rules-file names the rule file the tests load")
+	case o.format == string(rules.Operator) && o.name != "" && !k8sName.MatchString(o.name):
+		return nil, lo, usagef("a PrometheusRule's name is lower-case letters, digits and -, such as --name llm-rules",
+			"--name %q cannot name a Kubernetes object", o.name)
 	case !strings.HasPrefix(o.runbookBase, "http://") && !strings.HasPrefix(o.runbookBase, "https://"):
 		return nil, lo, usagef("give a URL such as --runbook-base https://wiki.example.com/llm-alerts", "--runbook-base %q is not an http(s) URL", o.runbookBase)
 	}
 	return o, lo, nil
 }
+
+// k8sName is a Kubernetes object name (RFC 1123 label).
+var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 func formatNames() []string {
 	out := make([]string, len(rules.Formats))

@@ -77,6 +77,7 @@ func TestRulesErrors(t *testing.T) {
 		{[]string{"rules", "--dialect", "vllm", "--rules-file", "x.yml"}, "--rules-file names the rule file the tests load"},
 		{[]string{"rules", "--dialect", "vllm", "--runbook-base", "wiki/llm"}, "is not an http(s) URL"},
 		{[]string{"rules", "--dialect", "vllm", "gpu-box:8000"}, "takes no arguments"},
+		{[]string{"rules", "--dialect", "vllm", "--format", "operator", "--name", "LLM Rules"}, "cannot name a Kubernetes object"},
 		{[]string{"rules", "--dialect", "vllm", "--nope"}, "unknown flag --nope"},
 		{[]string{"rules", "--from", "no-such-file.prom"}, "no-such-file.prom"},
 		{[]string{"rules", "--from", vllmFixture, "--dialect", "sglang"}, "no sglang series"},
