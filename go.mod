@@ -4,11 +4,13 @@ go 1.26.0
 
 require (
 	charm.land/bubbletea/v2 v2.1.1
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/mattn/go-runewidth v0.0.31
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.48.0
 	google.golang.org/protobuf v1.36.12
 )

@@ -77,6 +77,10 @@ func command(ctx context.Context, args []string, io *iostreams.IO) error {
 			return runFleet(ctx, args[1:], io)
 		case "proxy":
 			return runProxy(ctx, args[1:], io)
+		case "rules":
+			return runRules(ctx, args[1:], io)
+		case "dashboard":
+			return runDashboard(ctx, args[1:], io)
 		case "version", "--version":
 			fmt.Fprintln(io.Out, "inferscope", version())
 			return nil

@@ -38,6 +38,10 @@ Usage:
                                      (see inferscope fleet --help)
   inferscope proxy --upstream URL --listen ADDR
                                      measure a server without /metrics (Ollama, LM Studio) from in front
+  inferscope rules --from TARGET     Prometheus rules and alerts for that server's series names
+                                     (see inferscope rules --help)
+  inferscope dashboard --from TARGET --format grafana|perses
+                                     a dashboard of the report's figures (see inferscope dashboard --help)
 
 The target defaults to {url} (tabbyAPI); host:port gets
 http:// and /metrics filled in.

@@ -26,6 +26,10 @@ var layer = map[string]int{
 	"internal/cli":    5,
 	"cmd/inferscope":  6,
 	"internal/layers": 7,
+
+	// Issue 13: PromQL, alert rules and dashboards.
+	"internal/promql/promtool": 0, "internal/promql": 3, "internal/promql/promqltest": 4,
+	"internal/rules": 4, "internal/dashboard": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -1,0 +1,367 @@
+package promql
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// Library is one server's PromQL: the windowed expression of each figure
+// and note condition, over the series that server publishes.
+type Library struct {
+	dialect string
+	by      []string
+	sel     []Matcher
+	window  string
+	src     map[string]source
+}
+
+// Options choose how a [Library] writes its expressions.
+type Options struct {
+	// Selector is added to every series selector ({namespace="llm"}).
+	Selector []Matcher
+	// By are the labels an expression aggregates to: what tells one
+	// instance (or model) from another. Nil means the dialect's default
+	// ([DefaultBy]); empty aggregates everything into one series.
+	By []string
+	// Window is the range of every windowed expression: a Prometheus
+	// duration ("5m") or a dashboard variable ("$__rate_interval").
+	// Empty means [DefaultWindow].
+	Window string
+}
+
+// DefaultWindow is the range of a windowed expression unless told.
+const DefaultWindow = "5m"
+
+var windowRE = regexp.MustCompile(`^(([0-9]+(ms|s|m|h|d|w|y))+|\$__rate_interval|\$__interval|\$__range)$`)
+
+// ValidWindow reports whether w can be a range: a Prometheus duration or
+// one of Grafana's interval variables.
+func ValidWindow(w string) bool { return windowRE.MatchString(w) && w != "0s" }
+
+// DefaultBy is a dialect's aggregation labels: the scrape target, and the
+// served model where the server labels its series by model.
+func DefaultBy(dialect string) []string {
+	switch dialect {
+	case "vllm", "sglang":
+		return []string{"instance", "model_name"}
+	}
+	return []string{"instance"}
+}
+
+// ErrUnknownDialect is a dialect this package has no names for.
+var ErrUnknownDialect = errors.New("unknown dialect")
+
+// dialectNames are the dialects a library can be built for, in the order
+// internal/dialect lists them.
+var dialectNames = []string{"tabbyapi", "vllm", "llamacpp", "sglang", "tgi"}
+
+// Dialects lists the dialects a library can be built for.
+func Dialects() []string { return slices.Clone(dialectNames) }
+
+func reader(name string) (dialectReader, error) {
+	for _, r := range readers {
+		if r.name == name {
+			return r, nil
+		}
+	}
+	return dialectReader{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownDialect, name, strings.Join(Dialects(), ", "))
+}
+
+// New builds a dialect's library from the families of one scrape: each
+// quantity is read from the series that scrape carries, under the name it
+// carries it by.
+func New(fams []*dto.MetricFamily, dialect string, o Options) (*Library, error) {
+	r, err := reader(dialect)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLibrary(dialect, o)
+	if err != nil {
+		return nil, err
+	}
+	l.src = halfRatios(r.read(scrapeOf(fams)))
+	if len(l.src) == 0 {
+		return nil, fmt.Errorf("no %s series in the scrape that this library reads", dialect)
+	}
+	return l, nil
+}
+
+// Newest builds a dialect's library from the names of the newest version
+// it knows ([NewestExposition]), for rules written before any scrape.
+func Newest(dialect string, o Options) (*Library, error) {
+	r, err := reader(dialect)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLibrary(dialect, o)
+	if err != nil {
+		return nil, err
+	}
+	l.src = halfRatios(r.read(r.newest()))
+	return l, nil
+}
+
+// ratioPairs are quantities that only mean something together: as the
+// dialect drops one published without the other, so does the library.
+var ratioPairs = [][2]string{
+	{snapshot.PrefixCacheQueries, snapshot.PrefixCacheHits},
+	{snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeNumAcceptedTokensTotal},
+}
+
+func halfRatios(s sources) sources {
+	for _, p := range ratioPairs {
+		_, a := s[p[0]]
+		_, b := s[p[1]]
+		if a != b {
+			delete(s, p[0])
+			delete(s, p[1])
+		}
+	}
+	return s
+}
+
+func newLibrary(dialect string, o Options) (*Library, error) {
+	l := &Library{dialect: dialect, by: o.By, sel: o.Selector, window: o.Window}
+	if l.by == nil {
+		l.by = DefaultBy(dialect)
+	}
+	if l.window == "" {
+		l.window = DefaultWindow
+	}
+	if !ValidWindow(l.window) {
+		return nil, fmt.Errorf("window %q is not a Prometheus duration such as 5m", l.window)
+	}
+	seen := map[string]bool{}
+	for _, b := range l.by {
+		if !ValidLabel(b) || b == "le" || b == "__name__" {
+			return nil, fmt.Errorf("cannot aggregate by %q: not a label name an instance can be told by", b)
+		}
+		if seen[b] {
+			return nil, fmt.Errorf("label %q is given twice to aggregate by", b)
+		}
+		seen[b] = true
+	}
+	for _, m := range l.sel {
+		if !ValidLabel(m.Label) || m.Label == "__name__" {
+			return nil, fmt.Errorf("selector label %q cannot be matched", m.Label)
+		}
+	}
+	return l, nil
+}
+
+// With is the library's reading of the same series under other options: a
+// dashboard's variables and rate interval, without a second scrape.
+func (l *Library) With(o Options) (*Library, error) {
+	n, err := newLibrary(l.dialect, o)
+	if err != nil {
+		return nil, err
+	}
+	n.src = l.src
+	return n, nil
+}
+
+// Dialect is the server the library writes for.
+func (l *Library) Dialect() string { return l.dialect }
+
+// By are the labels every expression aggregates to.
+func (l *Library) By() []string { return slices.Clone(l.by) }
+
+// Window is the range of the windowed expressions.
+func (l *Library) Window() string { return l.window }
+
+// Has reports whether the server publishes a canonical quantity (a
+// snapshot name) in a form the library reads.
+func (l *Library) Has(name string) bool { _, ok := l.src[name]; return ok }
+
+// Series lists every series name the library's expressions read, sorted:
+// what a store must hold for them to return anything.
+func (l *Library) Series() []string {
+	seen := map[string]bool{}
+	for _, s := range l.src {
+		for _, t := range s.terms {
+			for _, n := range t.ref.storedNames(s.kind) {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// --- How a quantity is read --------------------------------------------------
+
+// ref is one family a quantity is read from.
+type ref struct {
+	// name is the family's name as the scrape carries it (a histogram's
+	// base name).
+	name string
+	// bare says the family is a counter published without _total: a store
+	// may hold it under name or name_total, depending on the format it
+	// scraped.
+	bare bool
+	// match picks the quantity's series from the family
+	// (source="local_compute").
+	match []Matcher
+	// replicas are labels whose series repeat one value (SGLang's tp_rank
+	// and the like): the largest is taken over them before anything adds.
+	replicas []string
+}
+
+// storedNames are the names a store may hold the family's series under.
+func (r ref) storedNames(kind snapshot.Kind) []string {
+	switch {
+	case kind == snapshot.Histogram:
+		return []string{r.name + "_bucket", r.name + "_count", r.name + "_sum"}
+	case r.bare:
+		return []string{r.name, r.name + "_total"}
+	}
+	return []string{r.name}
+}
+
+// term is one ref in a quantity made of several, added or subtracted.
+type term struct {
+	ref ref
+	neg bool
+	// zeroWith, when set, reads an absent ref as 0 wherever zeroWith's
+	// series exist (a counter a server publishes only from its first
+	// increment).
+	zeroWith *ref
+	// zero reads the ref as 0 wherever its series exist: a quantity the
+	// server's configuration says is nothing (cached tokens with prefix
+	// caching off).
+	zero bool
+}
+
+// source is how one canonical quantity is read.
+type source struct {
+	kind  snapshot.Kind
+	terms []term
+	// mean averages an instance's series instead of adding them: a
+	// fraction each engine publishes for its own cache.
+	mean bool
+}
+
+func one(kind snapshot.Kind, r ref) source { return source{kind: kind, terms: []term{{ref: r}}} }
+
+// --- What a scrape carries -------------------------------------------------
+
+// family is what a resolver needs to know of one family in a scrape.
+type family struct {
+	typ    dto.MetricType
+	help   string
+	sum    float64                    // its samples added (counters, gauges)
+	values map[string]map[string]bool // label → values its series carry
+}
+
+// scrape is a scrape's families by name.
+type scrape map[string]*family
+
+func scrapeOf(fams []*dto.MetricFamily) scrape {
+	sc := scrape{}
+	for _, mf := range fams {
+		f := sc[mf.GetName()]
+		if f == nil {
+			f = &family{typ: mf.GetType(), help: mf.GetHelp(), values: map[string]map[string]bool{}}
+			sc[mf.GetName()] = f
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if f.values[lp.GetName()] == nil {
+					f.values[lp.GetName()] = map[string]bool{}
+				}
+				f.values[lp.GetName()][lp.GetValue()] = true
+			}
+			switch {
+			case m.Counter != nil:
+				f.sum += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				f.sum += m.GetGauge().GetValue()
+			case m.Untyped != nil:
+				f.sum += m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return sc
+}
+
+// first returns the first of names the scrape carries.
+func (sc scrape) first(names ...string) (string, *family) {
+	for _, n := range names {
+		if f, ok := sc[n]; ok {
+			return n, f
+		}
+	}
+	return "", nil
+}
+
+// counter finds a counter under any of names (give both spellings).
+func (sc scrape) counter(names ...string) (ref, bool) {
+	n, f := sc.first(names...)
+	if f == nil || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_SUMMARY {
+		return ref{}, false
+	}
+	return ref{name: n, bare: !strings.HasSuffix(n, "_total")}, true
+}
+
+// gauge finds a gauge (or any scalar family) under any of names.
+func (sc scrape) gauge(names ...string) (ref, bool) {
+	n, f := sc.first(names...)
+	if f == nil || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_SUMMARY {
+		return ref{}, false
+	}
+	return ref{name: n}, true
+}
+
+// hist finds a histogram under any of names.
+func (sc scrape) hist(names ...string) (ref, bool) {
+	for _, n := range names {
+		if f, ok := sc[n]; ok && f.typ == dto.MetricType_HISTOGRAM {
+			return ref{name: n}, true
+		}
+	}
+	return ref{}, false
+}
+
+// has reports whether a family carries a series with label=value.
+func (f *family) has(label, value string) bool { return f != nil && f.values[label][value] }
+
+// counterNames spells a counter with and without _total.
+func counterNames(base string) []string { return []string{base + "_total", base} }
+
+// sources collects what a resolver found.
+type sources map[string]source
+
+func (s sources) set(name string, kind snapshot.Kind, r ref, ok bool) bool {
+	if ok {
+		s[name] = one(kind, r)
+	}
+	return ok
+}
+
+// dialectReader resolves one dialect's names.
+type dialectReader struct {
+	name   string
+	read   func(scrape) sources
+	newest func() scrape
+}
+
+// readers are the dialects in the order internal/dialect lists them.
+var readers = []dialectReader{
+	{"tabbyapi", readTabbyAPI, newestOf("tabbyapi")},
+	{"vllm", readVLLM, newestOf("vllm")},
+	{"llamacpp", readLlamaCpp, newestOf("llamacpp")},
+	{"sglang", readSGLang, newestOf("sglang")},
+	{"tgi", readTGI, newestOf("tgi")},
+}

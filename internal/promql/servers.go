@@ -1,0 +1,477 @@
+package promql
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/inferscope/inferscope/exporter"
+	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// Each reader below mirrors what internal/dialect reads from its server,
+// name for name (the package tests hold the two to the same figures on
+// every fixture): the dialect reads values from one scrape, this writes
+// the PromQL that reads them from a store.
+
+//go:embed newest/*.prom
+var newestFiles embed.FS
+
+// NewestExposition returns an exposition of the series the newest version
+// of a dialect's server publishes that a library reads, one placeholder
+// sample each: tabbyAPI's is the exporter's own, the others are written
+// from each server's newest fixture.
+func NewestExposition(dialect string) ([]byte, error) {
+	if !slices.Contains(dialectNames, dialect) {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownDialect, dialect, strings.Join(dialectNames, ", "))
+	}
+	if dialect == "tabbyapi" {
+		var b bytes.Buffer
+		if err := exporter.New(exporter.Options{}).WriteText(&b); err != nil {
+			return nil, fmt.Errorf("writing the exporter's series: %w", err)
+		}
+		return b.Bytes(), nil
+	}
+	return newestFiles.ReadFile("newest/" + dialect + ".prom")
+}
+
+// newestOf reads a dialect's newest exposition as a scrape (empty if it
+// cannot be read, which the package tests rule out).
+func newestOf(dialect string) func() scrape {
+	return func() scrape {
+		body, err := NewestExposition(dialect)
+		if err != nil {
+			return scrape{}
+		}
+		fams, err := exposition.Parse(body, exposition.Text)
+		if err != nil {
+			return scrape{}
+		}
+		return scrapeOf(fams)
+	}
+}
+
+// --- tabbyAPI ----------------------------------------------------------------
+
+// readTabbyAPI reads tabbyAPI's names: the canonical ones under
+// "tabbyapi:", unlabelled. Three counters have no _total
+// (prefix_cache_queries, prefix_cache_hits, n_tokens_max); scraped as
+// OpenMetrics they gain one.
+func readTabbyAPI(sc scrape) sources {
+	out := sources{}
+	for name := range sc {
+		base, ok := strings.CutPrefix(name, "tabbyapi:")
+		if !ok {
+			continue
+		}
+		d, ok := snapshot.Declared(base)
+		if !ok {
+			// A counter tabbyAPI publishes bare, read from OpenMetrics.
+			trimmed, cut := strings.CutSuffix(base, "_total")
+			if d, ok = snapshot.Declared(trimmed); !cut || !ok || d.Kind != snapshot.Counter {
+				continue
+			}
+			base = trimmed
+		}
+		if d.Extra {
+			continue
+		}
+		var r ref
+		switch d.Kind {
+		case snapshot.Histogram:
+			r, ok = sc.hist(name)
+		case snapshot.Counter:
+			r, ok = sc.counter(name)
+		default:
+			r, ok = sc.gauge(name)
+		}
+		out.set(base, d.Kind, r, ok)
+	}
+	return out
+}
+
+// --- vLLM --------------------------------------------------------------------
+
+// vllmSpellings are the names one vLLM family may have: vLLM's own, then
+// Ray Serve LLM's two copies (read only where vLLM's own is absent).
+func vllmSpellings(base string) []string {
+	return []string{"vllm:" + base, "ray_vllm:" + base, "ray_vllm_" + base}
+}
+
+func vllmCounter(base string) []string {
+	var out []string
+	for _, n := range vllmSpellings(base) {
+		out = append(out, counterNames(n)...)
+	}
+	return out
+}
+
+func readVLLM(sc scrape) sources {
+	out := sources{}
+	gauge := func(canon string, bases ...string) {
+		for _, b := range bases {
+			if r, ok := sc.gauge(vllmSpellings(b)...); ok {
+				out[canon] = one(snapshot.Gauge, r)
+				return
+			}
+		}
+	}
+	counter := func(canon, base string, match ...Matcher) bool {
+		r, ok := sc.counter(vllmCounter(base)...)
+		r.match = match
+		return out.set(canon, snapshot.Counter, r, ok)
+	}
+	hist := func(canon string, bases ...string) (ref, bool) {
+		for _, b := range bases {
+			if r, ok := sc.hist(vllmSpellings(b)...); ok {
+				out[canon] = one(snapshot.Histogram, r)
+				return r, true
+			}
+		}
+		return ref{}, false
+	}
+
+	gauge(snapshot.RequestsProcessing, "num_requests_running")
+	gauge(snapshot.RequestsDeferred, "num_requests_waiting")
+	// A fraction per engine, each its own cache: averaged, never summed.
+	gauge(snapshot.KVCacheUsageRatio, "kv_cache_usage_perc", "gpu_cache_usage_perc")
+	if s, ok := out[snapshot.KVCacheUsageRatio]; ok {
+		s.mean = true
+		out[snapshot.KVCacheUsageRatio] = s
+	}
+	counter(snapshot.TokensPredictedTotal, "generation_tokens")
+	counter(snapshot.RequestsTotal, "request_success")
+	if n, f := sc.first(vllmCounter("request_success")...); f != nil && len(f.values["finished_reason"]) > 0 {
+		total, _ := sc.counter(n)
+		for _, reason := range []string{"error", "abort"} {
+			// A reason's series may appear only with its first request:
+			// absent beside the others, it is 0.
+			r := total
+			r.match = []Matcher{{"finished_reason", Equal, reason}}
+			out[snapshot.ExtraFinishedReason+reason] = source{kind: snapshot.Counter, terms: []term{{ref: r, zeroWith: &total}}}
+		}
+	}
+	counter(snapshot.ExtraPreemptions, "num_preemptions")
+	vllmPromptTokens(sc, out)
+	vllmPrefixCache(sc, out)
+
+	hist(snapshot.TimeToFirstTokenSeconds, "time_to_first_token_seconds")
+	// Per-step inter-token latency, renamed in 0.10.2.
+	hist(snapshot.InterTokenLatencySeconds, "inter_token_latency_seconds", "time_per_output_token_seconds")
+	hist(snapshot.RequestTimePerOutputTokenSeconds, "request_time_per_output_token_seconds")
+	hist(snapshot.E2ERequestLatencySeconds, "e2e_request_latency_seconds")
+	hist(snapshot.RequestQueueTimeSeconds, "request_queue_time_seconds")
+	if r, ok := hist(snapshot.RequestPrefillTimeSeconds, "request_prefill_time_seconds"); ok {
+		out[snapshot.PromptSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
+	}
+	if r, ok := hist(snapshot.RequestDecodeTimeSeconds, "request_decode_time_seconds"); ok {
+		out[snapshot.TokensPredictedSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
+	}
+	hist(snapshot.RequestPromptTokens, "request_prompt_tokens")
+	hist(snapshot.RequestGenerationTokens, "request_generation_tokens")
+
+	counter(snapshot.SpecDecodeNumDraftTokensTotal, "spec_decode_num_draft_tokens")
+	counter(snapshot.SpecDecodeNumAcceptedTokensTotal, "spec_decode_num_accepted_tokens")
+	counter(snapshot.ExtraSpecDecodeDrafts, "spec_decode_num_drafts")
+	return out
+}
+
+// vllmPromptTokens reads computed and cached prompt tokens as the dialect
+// does: prompt_tokens_total counts cached tokens too, so computed ones are
+// the by-source local_compute count, or prompt − cached; with prefix
+// caching off every prompt token is computed; otherwise only the lump sum
+// is known.
+func vllmPromptTokens(sc scrape, out sources) {
+	all, haveAll := sc.counter(vllmCounter("prompt_tokens")...)
+	bsName, bySource := sc.first(vllmCounter("prompt_tokens_by_source")...)
+	cached, haveCached := sc.counter(vllmCounter("prompt_tokens_cached")...)
+	if !haveCached && bySource.has("source", "local_cache_hit") {
+		cached, haveCached = sc.counter(bsName)
+		cached.match = []Matcher{{"source", Match, "local_cache_hit|external_kv_transfer"}}
+	}
+	switch {
+	case bySource.has("source", "local_compute"):
+		r, _ := sc.counter(bsName)
+		r.match = []Matcher{{"source", Equal, "local_compute"}}
+		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, r)
+	case haveCached && haveAll:
+		out[snapshot.PromptTokensTotal] = source{kind: snapshot.Counter, terms: []term{{ref: all}, {ref: cached, neg: true}}}
+	case !haveCached && haveAll && vllmPrefixCachingOff(sc):
+		// Nothing is looked up, so nothing is reused.
+		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, all)
+		out[snapshot.CachedTokensTotal] = source{kind: snapshot.Counter, terms: []term{{ref: all, zero: true}}}
+	case haveAll:
+		out[snapshot.PromptTokensAll] = one(snapshot.Counter, all)
+	}
+	if haveCached {
+		out[snapshot.CachedTokensTotal] = one(snapshot.Counter, cached)
+	}
+}
+
+// vllmPrefixCachingOff reports that every engine says prefix caching is
+// off (False, or None: an unset flag no engine reads as on).
+func vllmPrefixCachingOff(sc scrape) bool {
+	_, f := sc.first(vllmSpellings("cache_config_info")...)
+	if f == nil || len(f.values["enable_prefix_caching"]) == 0 {
+		return false
+	}
+	for v := range f.values["enable_prefix_caching"] {
+		if !strings.EqualFold(v, "false") && v != "None" {
+			return false
+		}
+	}
+	return true
+}
+
+// vllmPrefixCache reads token prefix-cache counters; vLLM 0.8's counted
+// blocks, which make no token hit rate, and are left out.
+func vllmPrefixCache(sc scrape, out sources) {
+	if q, ok := sc.counter(vllmCounter("prefix_cache_queries")...); ok {
+		h, okH := sc.counter(vllmCounter("prefix_cache_hits")...)
+		if okH {
+			out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, q)
+			out[snapshot.PrefixCacheHits] = one(snapshot.Counter, h)
+		}
+		return
+	}
+	q, ok := sc.counter(vllmCounter("gpu_prefix_cache_queries")...)
+	h, okH := sc.counter(vllmCounter("gpu_prefix_cache_hits")...)
+	if !ok || !okH || vllmPrefixUnit(sc, q.name) != "tokens" {
+		return
+	}
+	out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, q)
+	out[snapshot.PrefixCacheHits] = one(snapshot.Counter, h)
+}
+
+// vllmPrefixUnit says what gpu_prefix_cache_* count, as the dialect
+// judges it: the HELP text, else lookups far fewer than prompt tokens can
+// only be blocks.
+func vllmPrefixUnit(sc scrape, queries string) string {
+	f := sc[queries]
+	help := strings.ToLower(f.help)
+	switch {
+	case strings.Contains(help, "block"):
+		return "blocks"
+	case strings.Contains(help, "token"):
+		return "tokens"
+	}
+	_, p := sc.first(vllmCounter("prompt_tokens")...)
+	if p == nil || p.sum <= 0 || f.sum <= 0 {
+		return ""
+	}
+	if f.sum*2 < p.sum {
+		return "blocks"
+	}
+	return "tokens"
+}
+
+// --- llama.cpp ---------------------------------------------------------------
+
+// readLlamaCpp reads llama-server's names; prompt_tokens_total already
+// excludes tokens reused from the slot cache, so queries are computed +
+// cached and hits the cached ones.
+func readLlamaCpp(sc scrape) sources {
+	out := sources{}
+	counter := func(canon, base string) (ref, bool) {
+		r, ok := sc.counter(counterNames("llamacpp:" + base)...)
+		out.set(canon, snapshot.Counter, r, ok)
+		return r, ok
+	}
+	prompt, okP := counter(snapshot.PromptTokensTotal, "prompt_tokens")
+	cached, okC := counter(snapshot.CachedTokensTotal, "prompt_tokens_cached")
+	if okP && okC {
+		out[snapshot.PrefixCacheQueries] = source{kind: snapshot.Counter, terms: []term{{ref: prompt}, {ref: cached}}}
+		out[snapshot.PrefixCacheHits] = one(snapshot.Counter, cached)
+	}
+	counter(snapshot.PromptSecondsTotal, "prompt_seconds")
+	counter(snapshot.TokensPredictedTotal, "tokens_predicted")
+	counter(snapshot.TokensPredictedSecondsTotal, "tokens_predicted_seconds")
+	counter(snapshot.SpecDecodeNumDraftTokensTotal, "spec_decode_num_draft_tokens")
+	counter(snapshot.SpecDecodeNumAcceptedTokensTotal, "spec_decode_num_accepted_tokens")
+	counter(snapshot.ExtraSpecDecodeDrafts, "spec_decode_num_drafts")
+	for canon, name := range map[string]string{
+		snapshot.RequestsProcessing: "llamacpp:requests_processing",
+		snapshot.RequestsDeferred:   "llamacpp:requests_deferred",
+		snapshot.KVCacheUsageRatio:  "llamacpp:kv_cache_usage_ratio",
+		snapshot.KVCacheTokens:      "llamacpp:kv_cache_tokens",
+	} {
+		r, ok := sc.gauge(name)
+		out.set(canon, snapshot.Gauge, r, ok)
+	}
+	return out
+}
+
+// --- SGLang ------------------------------------------------------------------
+
+// sglangReplicas are the labels of ranks that replicate one scheduler's
+// state: the largest value is taken over them, never the sum.
+var sglangReplicas = []string{"tp_rank", "pp_rank", "moe_ep_rank", "attn_tp_rank", "pid"}
+
+func sgSpellings(base string) []string { return []string{"sglang:" + base, "sglang_" + base} }
+
+func sgCounter(base string) []string {
+	return append(counterNames("sglang:"+base), counterNames("sglang_"+base)...)
+}
+
+func readSGLang(sc scrape) sources {
+	out := sources{}
+	withRanks := func(r ref) ref {
+		r.replicas = sglangReplicas
+		return r
+	}
+	gauge := func(canon string, bases ...string) bool {
+		for _, b := range bases {
+			if r, ok := sc.gauge(sgSpellings(b)...); ok {
+				out[canon] = one(snapshot.Gauge, withRanks(r))
+				return true
+			}
+		}
+		return false
+	}
+	counter := func(canon string, bases ...string) bool {
+		for _, b := range bases {
+			if r, ok := sc.counter(sgCounter(b)...); ok {
+				out[canon] = one(snapshot.Counter, withRanks(r))
+				return true
+			}
+		}
+		return false
+	}
+	hist := func(canon string, bases ...string) {
+		for _, b := range bases {
+			if r, ok := sc.hist(sgSpellings(b)...); ok {
+				out[canon] = one(snapshot.Histogram, withRanks(r))
+				return
+			}
+		}
+	}
+
+	sglangPromptTokens(sc, out, withRanks)
+	counter(snapshot.TokensPredictedTotal, "generation_tokens")
+	counter(snapshot.RequestsTotal, "num_requests", "request_success")
+	gauge(snapshot.RequestsProcessing, "num_running_reqs", "num_requests_running")
+	gauge(snapshot.RequestsDeferred, "num_queue_reqs", "num_requests_waiting")
+	if gauge(snapshot.KVCacheUsageRatio, "token_usage") {
+		s := out[snapshot.KVCacheUsageRatio]
+		s.mean = true
+		out[snapshot.KVCacheUsageRatio] = s
+	}
+	gauge(snapshot.KVCacheTokens, "num_used_tokens")
+	gauge(snapshot.KVCacheMaxTokens, "max_total_num_tokens")
+
+	hist(snapshot.TimeToFirstTokenSeconds, "time_to_first_token_seconds")
+	hist(snapshot.E2ERequestLatencySeconds, "e2e_request_latency_seconds")
+	hist(snapshot.RequestQueueTimeSeconds, "queue_time_seconds", "queue_time_s", "waiting_request_latency_seconds")
+	hist(snapshot.InterTokenLatencySeconds, "inter_token_latency_seconds", "time_per_output_token_seconds")
+	hist(snapshot.RequestPromptTokens, "prompt_tokens_histogram", "request_prompt_tokens")
+	hist(snapshot.RequestGenerationTokens, "generation_tokens_histogram", "request_generation_tokens")
+
+	counter(snapshot.ExtraAbortedRequests, "num_aborted_requests")
+	// The counter from December 2025; before it a gauge holding each
+	// scheduler's running total, which a rate reads the same way.
+	if !counter(snapshot.ExtraPreemptions, "num_retracted_requests") {
+		if r, ok := sc.gauge(sgSpellings("total_retracted_reqs")...); ok {
+			out[snapshot.ExtraPreemptions] = one(snapshot.Counter, withRanks(r))
+		}
+	}
+	return out
+}
+
+// sglangPromptTokens reads computed and cached prompt tokens and the
+// prefix-cache queries and hits from one source, as the dialect does:
+// realtime_tokens_total by mode where published (prefill_cache appearing
+// with the first hit), else prompt_tokens_total − cached_tokens_total,
+// the cached counter being 0 until the first hit only where the scrape
+// shows a version that adds it lazily.
+func sglangPromptTokens(sc scrape, out sources, withRanks func(ref) ref) {
+	if rtName, rt := sc.first(sgCounter("realtime_tokens")...); rt.has("mode", "prefill_compute") {
+		base, _ := sc.counter(rtName)
+		base = withRanks(base)
+		computed, cached, both := base, base, base
+		computed.match = []Matcher{{"mode", Equal, "prefill_compute"}}
+		cached.match = []Matcher{{"mode", Equal, "prefill_cache"}}
+		both.match = []Matcher{{"mode", Match, "prefill_compute|prefill_cache"}}
+		lazy := term{ref: cached, zeroWith: &computed}
+		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, computed)
+		out[snapshot.CachedTokensTotal] = source{kind: snapshot.Counter, terms: []term{lazy}}
+		out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, both)
+		out[snapshot.PrefixCacheHits] = source{kind: snapshot.Counter, terms: []term{lazy}}
+		return
+	}
+	prompt, ok := sc.counter(sgCounter("prompt_tokens")...)
+	if !ok {
+		return
+	}
+	prompt = withRanks(prompt)
+	cached, okC := sc.counter(sgCounter("cached_tokens")...)
+	var c term
+	switch {
+	case okC:
+		c = term{ref: withRanks(cached)}
+	case sglangLazy(sc):
+		// Not published until the first hit: absent is 0. It is spelt as
+		// the prompt counter is.
+		name := strings.Replace(prompt.name, "prompt_tokens", "cached_tokens", 1)
+		c = term{ref: withRanks(ref{name: name, bare: prompt.bare}), zeroWith: &prompt}
+	default:
+		out[snapshot.PromptTokensAll] = one(snapshot.Counter, prompt)
+		return
+	}
+	neg := c
+	neg.neg = true
+	out[snapshot.PromptTokensTotal] = source{kind: snapshot.Counter, terms: []term{{ref: prompt}, neg}}
+	out[snapshot.CachedTokensTotal] = source{kind: snapshot.Counter, terms: []term{c}}
+	out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, prompt)
+	out[snapshot.PrefixCacheHits] = source{kind: snapshot.Counter, terms: []term{c}}
+}
+
+// sglangLazy reports a scrape from a version that publishes
+// cached_tokens_total only from the first cache hit (0.4.4.post4 on), by
+// the families only such versions have.
+func sglangLazy(sc scrape) bool {
+	if _, f := sc.first(sgSpellings("time_per_output_token_seconds")...); f != nil {
+		return false
+	}
+	for _, base := range []string{"inter_token_latency_seconds", "num_grammar_queue_reqs", "prompt_tokens_histogram",
+		"num_aborted_requests_total", "total_retracted_reqs", "queue_time_seconds", "cache_config_info",
+		"realtime_tokens_total", "num_retracted_requests_total", "num_retracted_reqs", "utilization"} {
+		if _, f := sc.first(sgSpellings(base)...); f != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// --- TGI ---------------------------------------------------------------------
+
+// readTGI reads text-generation-inference's router names: counters without
+// _total, no model label, generated tokens as the generated-tokens
+// histogram's sum.
+func readTGI(sc scrape) sources {
+	out := sources{}
+	r, ok := sc.counter(counterNames("tgi_request_success")...)
+	out.set(snapshot.RequestsTotal, snapshot.Counter, r, ok)
+	r, ok = sc.counter(counterNames("tgi_request_failure")...)
+	out.set(failedTotal, snapshot.Counter, r, ok)
+	r, ok = sc.gauge("tgi_batch_current_size")
+	out.set(snapshot.RequestsProcessing, snapshot.Gauge, r, ok)
+	r, ok = sc.gauge("tgi_queue_size")
+	out.set(snapshot.RequestsDeferred, snapshot.Gauge, r, ok)
+	for canon, name := range map[string]string{
+		snapshot.E2ERequestLatencySeconds:         "tgi_request_duration",
+		snapshot.RequestQueueTimeSeconds:          "tgi_request_queue_duration",
+		snapshot.RequestPromptTokens:              "tgi_request_input_length",
+		snapshot.RequestGenerationTokens:          "tgi_request_generated_tokens",
+		snapshot.RequestTimePerOutputTokenSeconds: "tgi_request_mean_time_per_token_duration",
+	} {
+		r, ok := sc.hist(name)
+		out.set(canon, snapshot.Histogram, r, ok)
+	}
+	if _, ok := sc.hist("tgi_request_generated_tokens"); ok {
+		out[snapshot.TokensPredictedTotal] = one(snapshot.Counter, ref{name: "tgi_request_generated_tokens_sum"})
+	}
+	return out
+}
