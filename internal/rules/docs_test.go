@@ -49,11 +49,11 @@ func notesAlertsDoc(t *testing.T) string {
 		return rules.Alert{}, false
 	}
 	var b strings.Builder
-	b.WriteString(`# Alerts for the notes
+	b.WriteString(notesAlertsMarker + `
 
-<!-- Written by go test ./internal/rules -run TestNotesAlertsDoc -update: do not edit by hand. -->
+## Alerts
 
-The alert column of the notes (docs/notes.md): for each note a window decides, the alert
+For each note a window decides, the alert
 ` + "`inferscope rules`" + ` writes, and the alerts incidents show are needed where no note says it. Each
 alert's ` + "`runbook_url`" + ` points to its section below. Expressions are shown for tabbyAPI's and
 vLLM's newest names with the default labels (` + "`--by`" + `) and window (5m); the rules for another
@@ -94,7 +94,7 @@ server, version or ` + "`--selector`" + ` are written from the names that server
 // vLLM where they have it (else the first server that does), and its
 // description.
 func section(b *strings.Builder, id string, find func(string, string) (rules.Alert, bool), titles map[string]string) {
-	fmt.Fprintf(b, "\n## %s\n\n", id)
+	fmt.Fprintf(b, "\n### %s\n\n", id)
 	var shown []rules.Alert
 	for _, d := range []string{"tabbyapi", "vllm", "sglang", "tgi", "llamacpp"} {
 		a, ok := find(d, id)
@@ -128,22 +128,31 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-// docs/notes-alerts.md is what the code writes (-update rewrites it).
+// notesAlertsMarker starts the part of docs/notes.md the code writes: the
+// alert of every note, each under its id, where runbook_url points.
+const notesAlertsMarker = "<!-- Everything below is written by go test ./internal/rules -run TestNotesAlertsDoc -update: edit the code, not this. -->"
+
+// docs/notes.md, from its marker on, is what the code writes (-update
+// rewrites that part).
 func TestNotesAlertsDoc(t *testing.T) {
-	const path = "../../docs/notes-alerts.md"
+	const path = "../../docs/notes.md"
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, tail, found := strings.Cut(string(file), notesAlertsMarker)
 	got := notesAlertsDoc(t)
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.TrimRight(head, "\n")+"\n\n"+got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	if !found {
+		t.Fatalf("docs/notes.md has no line %q (go test ./internal/rules -run TestNotesAlertsDoc -update adds it and what follows)", notesAlertsMarker)
 	}
-	if string(want) != got {
-		t.Errorf("docs/notes-alerts.md is not what the code writes (- file, + code):\n%s(go test ./internal/rules -run TestNotesAlertsDoc -update rewrites it)",
-			golden.Diff(string(want), got))
+	if want := notesAlertsMarker + tail; want != got {
+		t.Errorf("docs/notes.md's alerts are not what the code writes (- file, + code):\n%s(go test ./internal/rules -run TestNotesAlertsDoc -update rewrites them)",
+			golden.Diff(want, got))
 	}
 }
