@@ -247,6 +247,11 @@ func TestMeasures(t *testing.T) {
 			if got := pub.outcome(api, "finished"); got != 1 {
 				t.Errorf("finished %s requests: %v, want 1\n%s", api, got, pub.text)
 			}
+			// The replay sends its headers with the first piece: the first
+			// byte comes before the first token that follows a role chunk.
+			if n, s := pub.counts["inferscope_proxy_time_to_first_byte_seconds"]["endpoint="+api], pub.sums["inferscope_proxy_time_to_first_byte_seconds"]["endpoint="+api]; n != 1 || s > e2e || tt.ttft > 0 && s >= ttft {
+				t.Errorf("time to first byte: count %v, sum %vs (TTFT %vs, e2e %vs)", n, s, ttft, e2e)
+			}
 		})
 	}
 }
