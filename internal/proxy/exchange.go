@@ -203,67 +203,79 @@ func (x *exchange) generation(now time.Time) exporter.Generation {
 	}
 	switch {
 	case x.tim != nil && x.tim.PromptN != nil && x.tim.PredictedN != nil:
-		// llama.cpp's own account: exact, with the cached part.
-		t := x.tim
-		cached := 0
-		if t.CacheN != nil {
-			cached = *t.CacheN
+		x.tim.into(&g) // llama.cpp's own account: exact, with the cached part
+	case x.ol != nil:
+		x.ol.into(&g)
+	default:
+		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
+		x.usage.into(&g)
+	}
+	return g
+}
+
+// into fills a generation from llama.cpp's timings.
+func (t *timings) into(g *exporter.Generation) {
+	cached := 0
+	if t.CacheN != nil {
+		cached = *t.CacheN
+	} else {
+		g.Unknown |= exporter.UnknownCached
+	}
+	g.PromptTokens, g.CachedTokens, g.GeneratedTokens = *t.PromptN+cached, cached, *t.PredictedN
+	g.Prefill, g.Decode = millis(t.PromptMS), millis(t.PredictedMS)
+	if t.PromptMS == nil {
+		g.Unknown |= exporter.UnknownPrefill
+	}
+	if t.PredictedMS == nil {
+		g.Unknown |= exporter.UnknownDecode
+	}
+}
+
+// into fills a generation from Ollama's last line. prompt_eval_count
+// counts cached and evaluated tokens alike, and older versions leave it out
+// on a cached prompt: then it is unknown.
+func (o *ollamaFinal) into(g *exporter.Generation) {
+	g.Unknown |= exporter.UnknownCached
+	if o.PromptEvalCount != nil {
+		g.PromptTokens = *o.PromptEvalCount
+	} else {
+		g.Unknown |= exporter.UnknownPrompt
+	}
+	if o.EvalCount != nil {
+		g.GeneratedTokens = *o.EvalCount
+	} else {
+		g.Unknown |= exporter.UnknownGenerated
+	}
+	if o.PromptEvalDuration != nil {
+		g.Prefill = time.Duration(*o.PromptEvalDuration)
+	} else {
+		g.Unknown |= exporter.UnknownPrefill
+	}
+	if o.EvalDuration != nil {
+		g.Decode = time.Duration(*o.EvalDuration)
+	} else {
+		g.Unknown |= exporter.UnknownDecode
+	}
+}
+
+// into fills a generation from an OpenAI usage object, which may be nil
+// (none was sent).
+func (u *usage) into(g *exporter.Generation) {
+	if u == nil || u.PromptTokens == nil {
+		g.Unknown |= exporter.UnknownPrompt | exporter.UnknownCached
+	} else {
+		g.PromptTokens = *u.PromptTokens
+		if u.Details != nil && u.Details.CachedTokens != nil {
+			g.CachedTokens = *u.Details.CachedTokens
 		} else {
 			g.Unknown |= exporter.UnknownCached
 		}
-		g.PromptTokens, g.CachedTokens, g.GeneratedTokens = *t.PromptN+cached, cached, *t.PredictedN
-		g.Prefill, g.Decode = millis(t.PromptMS), millis(t.PredictedMS)
-		if t.PromptMS == nil {
-			g.Unknown |= exporter.UnknownPrefill
-		}
-		if t.PredictedMS == nil {
-			g.Unknown |= exporter.UnknownDecode
-		}
-	case x.ol != nil:
-		o := x.ol
-		// prompt_eval_count counts cached and evaluated tokens alike, and
-		// older versions leave it out on a cached prompt: then unknown.
-		g.Unknown |= exporter.UnknownCached
-		if o.PromptEvalCount != nil {
-			g.PromptTokens = *o.PromptEvalCount
-		} else {
-			g.Unknown |= exporter.UnknownPrompt
-		}
-		if o.EvalCount != nil {
-			g.GeneratedTokens = *o.EvalCount
-		} else {
-			g.Unknown |= exporter.UnknownGenerated
-		}
-		if o.PromptEvalDuration != nil {
-			g.Prefill = time.Duration(*o.PromptEvalDuration)
-		} else {
-			g.Unknown |= exporter.UnknownPrefill
-		}
-		if o.EvalDuration != nil {
-			g.Decode = time.Duration(*o.EvalDuration)
-		} else {
-			g.Unknown |= exporter.UnknownDecode
-		}
-	default:
-		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
-		u := x.usage
-		if u == nil || u.PromptTokens == nil {
-			g.Unknown |= exporter.UnknownPrompt | exporter.UnknownCached
-		} else {
-			g.PromptTokens = *u.PromptTokens
-			if u.Details != nil && u.Details.CachedTokens != nil {
-				g.CachedTokens = *u.Details.CachedTokens
-			} else {
-				g.Unknown |= exporter.UnknownCached
-			}
-		}
-		if u == nil || u.CompletionTokens == nil {
-			g.Unknown |= exporter.UnknownGenerated
-		} else {
-			g.GeneratedTokens = *u.CompletionTokens
-		}
 	}
-	return g
+	if u == nil || u.CompletionTokens == nil {
+		g.Unknown |= exporter.UnknownGenerated
+	} else {
+		g.GeneratedTokens = *u.CompletionTokens
+	}
 }
 
 func positive(d time.Duration) time.Duration { return max(d, 1) }
@@ -305,6 +317,16 @@ type openaiChunk struct {
 	} `json:"choices"`
 	Usage   *usage   `json:"usage"`
 	Timings *timings `json:"timings"`
+}
+
+// tokens reports a chunk that carries generated tokens.
+func (c *openaiChunk) tokens() bool {
+	for _, ch := range c.Choices {
+		if ch.Delta.tokens() || ch.Text != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // openaiDelta is the part of a delta that carries generated tokens.
@@ -427,35 +449,41 @@ func (x *exchange) whole(b []byte) {
 func (x *exchange) line(b []byte, t time.Time) {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	if x.sse {
-		data, ok := bytes.CutPrefix(b, []byte("data:"))
-		if !ok {
-			return // an event name, an id, a comment (": keep-alive"), a blank line
-		}
-		data = bytes.TrimLeft(data, " ")
-		if bytes.Equal(data, []byte("[DONE]")) {
-			x.complete = true
-			return
-		}
-		// After the first token only a chunk carrying usage, timings or
-		// a finish reason says more: the rest are not decoded.
-		if !x.firstToken.IsZero() && x.model != "" && valueAfter(data, `"usage"`) != '{' &&
-			valueAfter(data, `"timings"`) != '{' && valueAfter(data, `"finish_reason"`) != '"' {
-			return
-		}
-		var c openaiChunk
-		if json.Unmarshal(data, &c) != nil {
-			return
-		}
-		if x.firstToken.IsZero() {
-			for _, ch := range c.Choices {
-				if ch.Delta.tokens() || ch.Text != "" {
-					x.firstToken = t
-				}
-			}
-		}
-		x.openai(&c)
+		x.sseLine(b, t)
+	} else {
+		x.ndjsonLine(b, t)
+	}
+}
+
+// sseLine parses one line of an OpenAI event stream.
+func (x *exchange) sseLine(b []byte, t time.Time) {
+	data, ok := bytes.CutPrefix(b, []byte("data:"))
+	if !ok {
+		return // an event name, an id, a comment (": keep-alive"), a blank line
+	}
+	data = bytes.TrimLeft(data, " ")
+	if bytes.Equal(data, []byte("[DONE]")) {
+		x.complete = true
 		return
 	}
+	// After the first token only a chunk carrying usage, timings or a
+	// finish reason says more: the rest are not decoded.
+	if !x.firstToken.IsZero() && x.model != "" && valueAfter(data, `"usage"`) != '{' &&
+		valueAfter(data, `"timings"`) != '{' && valueAfter(data, `"finish_reason"`) != '"' {
+		return
+	}
+	var c openaiChunk
+	if json.Unmarshal(data, &c) != nil {
+		return
+	}
+	if x.firstToken.IsZero() && c.tokens() {
+		x.firstToken = t
+	}
+	x.openai(&c)
+}
+
+// ndjsonLine parses one line of an Ollama stream.
+func (x *exchange) ndjsonLine(b []byte, t time.Time) {
 	if !x.firstToken.IsZero() && x.model != "" && valueAfter(b, `"done"`) != 't' && valueAfter(b, `"error"`) == 0 {
 		return
 	}
