@@ -77,7 +77,9 @@ type exchange struct {
 	buf      []byte
 	overflow bool // a line or body beyond its bound: figures lost
 	complete bool // the stream's end was seen ([DONE], done:true), or a whole body read
-	finish   bool // a finish_reason was seen (a stream without [DONE] ends with one)
+	// noGeneration: the answer was Ollama's to a model load or unload.
+	noGeneration bool
+	finish       bool // a finish_reason was seen (a stream without [DONE] ends with one)
 
 	model string
 	usage *usage
@@ -351,9 +353,10 @@ type ollamaLine struct {
 		Thinking  string          `json:"thinking"`
 		ToolCalls json.RawMessage `json:"tool_calls"`
 	} `json:"message"`
-	Response string `json:"response"`
-	Thinking string `json:"thinking"`
-	Error    string `json:"error"`
+	Response   string `json:"response"`
+	Thinking   string `json:"thinking"`
+	Error      string `json:"error"`
+	DoneReason string `json:"done_reason"`
 	ollamaFinal
 }
 
@@ -529,6 +532,8 @@ func (x *exchange) ollama(l *ollamaLine) {
 	if x.model == "" {
 		x.model = l.Model
 	}
+	// A request without a prompt loads or unloads the model: no generation.
+	x.noGeneration = l.DoneReason == "load" || l.DoneReason == "unload"
 	f := l.ollamaFinal
 	x.ol = &f
 	x.complete = true

@@ -298,6 +298,9 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 
 // finish records how a measured request ended.
 func (p *Proxy) finish(x *exchange) {
+	if x.noGeneration {
+		return // not a generation, whichever way it ended
+	}
 	o := x.outcome()
 	p.outcomes[x.api][o].Inc()
 	if o == finished {

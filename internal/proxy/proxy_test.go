@@ -501,6 +501,23 @@ func TestLargeBodyForwardedWhole(t *testing.T) {
 	}
 }
 
+// TestModelLoad: Ollama's answer to a request without a prompt (it loads
+// the model) is no generation.
+func TestModelLoad(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"model":"llama3.2","created_at":"2024-01-01T00:00:00Z","response":"","done":true,"done_reason":"load"}`))
+	}))
+	defer up.Close()
+	p, srv := start(t, up.URL, Options{})
+	post(t, srv.URL, "/api/generate", `{"model":"llama3.2"}`)
+	waitIdle(t, p)
+	pub := scrapeProxy(t, p)
+	if _, ok := pub.vals["requests_total"]; ok || pub.sum("inferscope_proxy_requests_total") != 0 {
+		t.Errorf("a model load was counted:\n%s", pub.text)
+	}
+}
+
 // TestPassThrough: other endpoints are forwarded and not measured.
 func TestPassThrough(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
