@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -138,4 +139,49 @@ func TestProxyCommand(t *testing.T) {
 	if s := errb.String(); !strings.Contains(s, "inferscope: proxy: http://"+addr+" -> "+up.URL) {
 		t.Errorf("stderr %q does not say where it proxies", s)
 	}
+}
+
+// TestProxyMetricsElsewhere: with --metrics, the metric set is served on
+// that address and /metrics on --listen goes to the upstream like any path
+// (a vLLM behind the proxy keeps its own).
+func TestProxyMetricsElsewhere(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("upstream's own " + r.URL.Path))
+	}))
+	defer up.Close()
+	listen, metrics := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	io, _, _ := iostreams.Test("", false, 0)
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"proxy", "--upstream", up.URL, "--listen", listen, "--metrics", metrics}, io)
+	}()
+	get := func(url string) string {
+		for i := 0; ; i++ {
+			resp, err := http.Get(url)
+			if err == nil {
+				b, _ := ioReadAll(resp)
+				return b
+			}
+			if i > 500 {
+				t.Fatalf("%s: %v", url, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if got := get("http://" + listen + "/metrics"); got != "upstream's own /metrics" {
+		t.Errorf("/metrics on --listen: %q, want the upstream's", got)
+	}
+	if got := get("http://" + metrics + "/metrics"); !strings.Contains(got, "tabbyapi:requests_processing 0") {
+		t.Errorf("/metrics on --metrics: %q", got)
+	}
+	cancel()
+	<-done
+}
+
+func ioReadAll(resp *http.Response) (string, error) {
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err := b.ReadFrom(resp.Body)
+	return b.String(), err
 }
