@@ -75,7 +75,7 @@ type exchange struct {
 
 	// Parsing state: a partial line, or a whole non-streamed body.
 	buf      []byte
-	overflow bool // a line or body beyond its bound: figures lost
+	overflow bool // a line or body beyond its bound, or encoded: figures lost
 	complete bool // the stream's end was seen ([DONE], done:true), or a whole body read
 	// noGeneration: the answer was Ollama's to a model load or unload.
 	noGeneration bool
@@ -105,6 +105,7 @@ func (x *exchange) inspect(r *http.Request, max int, inject bool) {
 	}
 	r.Body.Close()
 	body := head
+	x.reqModel = requestModel(head)
 	if inject && apis[x.api].openai {
 		if out, ok := injectUsage(head, &x.reqModel); ok {
 			body = out
@@ -115,6 +116,23 @@ func (x *exchange) inspect(r *http.Request, max int, inject bool) {
 	r.Header.Del("Content-Length") // the transport writes it from ContentLength
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+// requestModel is the model a request names: the first "model" key's
+// string (APIs put it at the top; the answer's own model, which the proxy
+// prefers, says it anyway).
+func requestModel(body []byte) string {
+	i := bytes.Index(body, []byte(`"model"`))
+	if i < 0 || valueAfter(body[i:], `"model"`) != '"' {
+		return ""
+	}
+	rest := body[i+len(`"model"`):]
+	rest = rest[bytes.IndexByte(rest, '"'):]
+	var m string
+	if json.NewDecoder(bytes.NewReader(rest)).Decode(&m) != nil {
+		return ""
+	}
+	return m
 }
 
 type readCloser struct {

@@ -265,13 +265,16 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			resp.Header.Set("X-Accel-Buffering", "no")
 		}
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
-		return nil // an error, or a body the proxy cannot read: nothing to measure
+	if resp.StatusCode != http.StatusOK {
+		return nil // an error: nothing to measure
 	}
 	x.stream = stream
 	x.sse = strings.HasPrefix(ct, "text/event-stream")
+	// An encoded body (the upstream compressed it unasked) is passed on and
+	// timed, not read: its figures are unknown.
+	x.overflow = resp.Header.Get("Content-Encoding") != ""
 	m := &meter{x: x, body: resp.Body}
-	if x.injected && x.sse {
+	if x.injected && x.sse && !x.overflow {
 		// Removing the injected chunk changes the length.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")

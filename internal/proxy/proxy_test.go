@@ -501,6 +501,37 @@ func TestLargeBodyForwardedWhole(t *testing.T) {
 	}
 }
 
+// TestEncodedAnswer: an answer the upstream compressed unasked passes
+// through as it came and counts as a generation without figures.
+func TestEncodedAnswer(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "br")
+		w.Write([]byte("\x0b\x02\x80{}\x03"))
+	}))
+	defer up.Close()
+	p, srv := start(t, up.URL, Options{})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"qwen\"3"}`))
+	req.Header.Set("Accept-Encoding", "identity") // so the client does not decode it either
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "\x0b\x02\x80{}\x03" || resp.Header.Get("Content-Encoding") != "br" {
+		t.Errorf("got %q, %v", b, resp.Header)
+	}
+	waitIdle(t, p)
+	pub := scrapeProxy(t, p)
+	if got := pub.vals["requests_total"]["qwen\"3"]; got != 1 {
+		t.Errorf("requests_total %v, want 1 under the request's model", pub.vals["requests_total"])
+	}
+	if _, ok := pub.vals["tokens_predicted_total"]; ok {
+		t.Errorf("tokens published from a body the proxy could not read")
+	}
+}
+
 // TestModelLoad: Ollama's answer to a request without a prompt (it loads
 // the model) is no generation.
 func TestModelLoad(t *testing.T) {
