@@ -39,7 +39,27 @@ func call(t *testing.T, method, url, body string) (int, string) {
 func TestAPIAnswers(t *testing.T) {
 	srv := startAPI(t)
 	base := srv.APIURL()
+	checkChat(t, base)
+	checkGenerate(t, base)
 
+	code, body := call(t, "POST", base+"/api/chat", `{"model":"m","options":{"num_predict":4},"messages":[{"role":"user","content":"hi"}]}`)
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if last := lines[len(lines)-1]; code != 200 || len(lines) < 2 || !strings.Contains(last, `"done":true`) || !strings.Contains(last, `"eval_count":4`) {
+		t.Errorf("chat stream: %d %s", code, body)
+	}
+	code, body = call(t, "POST", base+"/v1/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":2,"prompt":"x"}`)
+	if code != 200 || !strings.Contains(body, `"choices":[]`) || !strings.Contains(body, `"completion_tokens":2`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Errorf("completions stream: %d %s", code, body)
+	}
+
+	if tot := srv.Totals(); tot.Requests != 4 || tot.GeneratedTokens != 5+3+4+2 {
+		t.Errorf("the simulator's totals %+v: want the API's 4 requests and 14 tokens only", tot)
+	}
+}
+
+// checkChat: a non-streamed chat completion of 5 tokens.
+func checkChat(t *testing.T, base string) {
+	t.Helper()
 	code, body := call(t, "POST", base+"/v1/chat/completions", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"0123456789abcdef"}]}`)
 	var chat struct {
 		Model   string
@@ -52,7 +72,7 @@ func TestAPIAnswers(t *testing.T) {
 			CompletionTokens int `json:"completion_tokens"`
 		}
 	}
-	if err := json.Unmarshal([]byte(body), &chat); err != nil || code != 200 {
+	if err := json.Unmarshal([]byte(body), &chat); err != nil || code != 200 || len(chat.Choices) != 1 {
 		t.Fatalf("%d %s", code, body)
 	}
 	// 16 bytes are 4 tokens, and 4 more for the message's template.
@@ -60,8 +80,12 @@ func TestAPIAnswers(t *testing.T) {
 		len(strings.Fields(chat.Choices[0].Message.Content)) != 5 {
 		t.Errorf("chat answer %+v", chat)
 	}
+}
 
-	code, body = call(t, "POST", base+"/api/generate", `{"model":"m","stream":false,"prompt":"hello","options":{"num_predict":3}}`)
+// checkGenerate: a non-streamed Ollama generation of 3 tokens.
+func checkGenerate(t *testing.T, base string) {
+	t.Helper()
+	code, body := call(t, "POST", base+"/api/generate", `{"model":"m","stream":false,"prompt":"hello","options":{"num_predict":3}}`)
 	var gen struct {
 		Done            bool
 		EvalCount       int   `json:"eval_count"`
@@ -70,21 +94,6 @@ func TestAPIAnswers(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(body), &gen); err != nil || code != 200 || !gen.Done || gen.EvalCount != 3 || gen.PromptEvalCount != 6 || gen.EvalDuration <= 0 {
 		t.Errorf("generate: %d %s", code, body)
-	}
-
-	code, body = call(t, "POST", base+"/api/chat", `{"model":"m","options":{"num_predict":4},"messages":[{"role":"user","content":"hi"}]}`)
-	lines := strings.Split(strings.TrimSpace(body), "\n")
-	if code != 200 || len(lines) < 2 || !strings.Contains(lines[len(lines)-1], `"done":true`) || !strings.Contains(lines[len(lines)-1], `"eval_count":4`) {
-		t.Errorf("chat stream: %d %s", code, body)
-	}
-
-	code, body = call(t, "POST", base+"/v1/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":2,"prompt":"x"}`)
-	if code != 200 || !strings.Contains(body, `"choices":[]`) || !strings.Contains(body, `"completion_tokens":2`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
-		t.Errorf("completions stream: %d %s", code, body)
-	}
-
-	if tot := srv.Totals(); tot.Requests != 4 || tot.GeneratedTokens != 5+3+4+2 {
-		t.Errorf("the simulator's totals %+v: want the API's 4 requests and 14 tokens only", tot)
 	}
 }
 
