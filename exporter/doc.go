@@ -18,6 +18,19 @@
 // split into shards of atomic counters, a recorder adds to one of them, and
 // a scrape adds them up without stopping anyone.
 //
+// # Per model, and sources that see part of a generation
+//
+// With [Options.PerModel] every series a generation records carries
+// model="<Generation.Model>", one series per model (bounded by
+// [Options.MaxModels]); the engine's series stay unlabelled. A source that
+// sees only part of each generation (a proxy in front of a server that
+// publishes nothing) says what it did not see in [Generation.Unknown] and
+// gives the times it measured in [Generation.TTFT] and [Generation.E2E];
+// what it never knows, engine groups included, goes in [Options.Unknown].
+// An unknown figure is left out, never published or summed as 0 (see
+// [Quantity]). A caller that sets none of these gets the set as before,
+// byte for byte.
+//
 // # Live state
 //
 // Gauges about the engine (jobs running and waiting, KV-cache pages, the

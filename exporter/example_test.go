@@ -121,3 +121,35 @@ func ExampleMetrics_Collect() {
 	// tabbyapi:prompt_tokens_total 200
 	// tabbyapi:requests_total 1
 }
+
+// A proxy in front of a server that publishes nothing records what each
+// answer said, per model, and leaves out what it did not: Ollama reports
+// prefill and decode times but neither queue time nor the cached part of
+// the prompt.
+func Example_partialSource() {
+	m := exporter.New(exporter.Options{
+		PerModel: true,
+		Unknown:  exporter.UnknownWaiting | exporter.UnknownKVCache | exporter.UnknownOffload | exporter.UnknownRecurrent | exporter.UnknownDraft,
+	})
+	m.RecordGeneration(exporter.Generation{
+		Model:        "llama3.2",
+		PromptTokens: 26, GeneratedTokens: 282,
+		Prefill: 342546 * time.Microsecond, Decode: 4535599 * time.Microsecond,
+		TTFT: 360 * time.Millisecond, E2E: 4900 * time.Millisecond, // measured by the proxy
+		Unknown: exporter.UnknownQueue | exporter.UnknownCached,
+	})
+	var b strings.Builder
+	m.WriteText(&b)
+	for _, line := range strings.Split(b.String(), "\n") {
+		for _, name := range []string{"prompt_tokens", "cached_tokens_total", "tokens_predicted_total", "prompt_seconds_total", "request_queue_time_seconds_count", "time_to_first_token_seconds_sum", "kv_cache"} {
+			if strings.HasPrefix(line, "tabbyapi:"+name) {
+				fmt.Println(line)
+			}
+		}
+	}
+	// Output:
+	// tabbyapi:prompt_seconds_total{model="llama3.2"} 0.342546
+	// tabbyapi:prompt_tokens_all_total{model="llama3.2"} 26
+	// tabbyapi:time_to_first_token_seconds_sum{model="llama3.2"} 0.36
+	// tabbyapi:tokens_predicted_total{model="llama3.2"} 282
+}

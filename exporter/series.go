@@ -130,12 +130,38 @@ func escapeLabel(s string) string {
 // generation figures.
 func (s *series) record(g *Generation, opt Quantity) {
 	unk := g.Unknown&generationQuantities | opt
-	p := tokens(g.PromptTokens)
-	c := min(tokens(g.CachedTokens), p)
-	gen := tokens(g.GeneratedTokens)
 	q, pf, d := nanos(g.Queue), nanos(g.Prefill), nanos(g.Decode)
+	ttft, e2e, unk := measured(g, unk, q, pf, d)
+	if unk != 0 {
+		s.unknown.Or(uint32(unk))
+	}
+	i := rand.Uint32() & s.mask
+	sh := &s.shards[i]
+	sh.requests.Add(1)
+	gen := tokens(g.GeneratedTokens)
+	s.recordTokens(i, sh, tokens(g.PromptTokens), tokens(g.CachedTokens), gen, unk)
+	timed(&sh.queueNs, sh.queue[:], latencyNs, q, unk&UnknownQueue == 0)
+	timed(&sh.prefillNs, sh.prefill[:], latencyNs, pf, unk&UnknownPrefill == 0)
+	timed(&sh.decodeNs, sh.decode[:], latencyNs, d, unk&UnknownDecode == 0)
+	timed(&sh.ttftNs, sh.ttft[:], ttftNs, ttft, unk&UnknownTTFT == 0)
+	timed(&sh.e2eNs, sh.e2e[:], latencyNs, e2e, unk&UnknownE2E == 0)
+	if unk&(UnknownDecode|UnknownGenerated) == 0 {
+		sh.decodedN.Add(1)
+		sh.decodedGen.Add(gen)
+		sh.decodedNs.add(d)
+	}
+	if unk&UnknownDraft == 0 {
+		sh.draftN.Add(1)
+		if g.Draft != nil {
+			s.recordDraft(sh, g.Draft, gen)
+		}
+	}
+}
 
-	var ttft, e2e uint64
+// measured is a generation's time to first token and whole time: as
+// measured, else derived from the phases when those are known, else
+// unknown (added to unk).
+func measured(g *Generation, unk Quantity, q, pf, d uint64) (ttft, e2e uint64, _ Quantity) {
 	switch {
 	case unk&UnknownTTFT != 0:
 	case g.TTFT > 0:
@@ -154,16 +180,24 @@ func (s *series) record(g *Generation, opt Quantity) {
 	default:
 		unk |= UnknownE2E
 	}
-	if unk != 0 {
-		s.unknown.Or(uint32(unk))
-	}
+	return ttft, e2e, unk
+}
 
-	i := rand.Uint32() & s.mask
-	sh := &s.shards[i]
+// timed adds one duration to a sum and its histogram, when known.
+func timed(sum *wideCounter, hist []atomic.Uint64, bounds []uint64, v uint64, known bool) {
+	if known {
+		sum.add(v)
+		hist[bucketOf(bounds, v)].Add(1)
+	}
+}
+
+// recordTokens adds the prompt, its cached part and the generated tokens
+// that the generation reported.
+func (s *series) recordTokens(i uint32, sh *shard, p, c, gen uint64, unk Quantity) {
 	th := s.tokens.Load()
 	ts := &th.shards[i]
-	sh.requests.Add(1)
 	if unk&UnknownPrompt == 0 {
+		c = min(c, p)
 		sh.promptAll.Add(p)
 		sh.promptN.Add(1)
 		raise(&sh.peakPrompt, p)
@@ -182,48 +216,22 @@ func (s *series) record(g *Generation, opt Quantity) {
 		ts.gen[bucketOf(th.ladder.ints, gen)].Add(1)
 		ts.genSum.Add(gen)
 	}
-	if unk&UnknownQueue == 0 {
-		sh.queueNs.add(q)
-		sh.queue[bucketOf(latencyNs, q)].Add(1)
+}
+
+// recordDraft adds a drafted generation's tally.
+func (s *series) recordDraft(sh *shard, t *DraftTally, gen uint64) {
+	accepted, rejected := tokens(t.Accepted), tokens(t.Rejected)
+	var steps uint64
+	if gen > accepted {
+		steps = gen - accepted
 	}
-	if unk&UnknownPrefill == 0 {
-		sh.prefillNs.add(pf)
-		sh.prefill[bucketOf(latencyNs, pf)].Add(1)
-	}
-	if unk&UnknownDecode == 0 {
-		sh.decodeNs.add(d)
-		sh.decode[bucketOf(latencyNs, d)].Add(1)
-		if unk&UnknownGenerated == 0 {
-			sh.decodedN.Add(1)
-			sh.decodedGen.Add(gen)
-			sh.decodedNs.add(d)
-		}
-	}
-	if unk&UnknownTTFT == 0 {
-		sh.ttftNs.add(ttft)
-		sh.ttft[bucketOf(ttftNs, ttft)].Add(1)
-	}
-	if unk&UnknownE2E == 0 {
-		sh.e2eNs.add(e2e)
-		sh.e2e[bucketOf(latencyNs, e2e)].Add(1)
-	}
-	if unk&UnknownDraft == 0 {
-		sh.draftN.Add(1)
-	}
-	if g.Draft != nil && unk&UnknownDraft == 0 {
-		accepted, rejected := tokens(g.Draft.Accepted), tokens(g.Draft.Rejected)
-		var steps uint64
-		if gen > accepted {
-			steps = gen - accepted
-		}
-		sh.specRequests.Add(1)
-		sh.specAccepted.Add(accepted)
-		sh.specRejected.Add(rejected)
-		sh.specSteps.Add(steps)
-		if drafted := accepted + rejected; drafted > 0 {
-			rate := float64(accepted) / float64(drafted)
-			sh.accept[bucketOf(acceptanceBuckets[:], rate)].Add(1)
-			addFloat(&s.acceptSum, rate)
-		}
+	sh.specRequests.Add(1)
+	sh.specAccepted.Add(accepted)
+	sh.specRejected.Add(rejected)
+	sh.specSteps.Add(steps)
+	if drafted := accepted + rejected; drafted > 0 {
+		rate := float64(accepted) / float64(drafted)
+		sh.accept[bucketOf(acceptanceBuckets[:], rate)].Add(1)
+		addFloat(&s.acceptSum, rate)
 	}
 }

@@ -179,24 +179,7 @@ func (t *textLayout) appendText(b []byte, m *Metrics, r *reading, extra []*dto.M
 			}
 			continue
 		}
-		headed := false
-		for k := range sets {
-			st := &sets[k]
-			if !st.p.has(fi) {
-				continue
-			}
-			if !headed {
-				b = append(b, t.head[fi]...)
-				headed = true
-			}
-			tl := r.at(k)
-			if fi < numScalars {
-				b = t.appendScalar(b, fi, tl.s.label, st.v[fi])
-			} else {
-				hv := tl.histValues()
-				b = t.appendHist(b, fi-numScalars, &hv[fi-numScalars], tl.s.label, st.tt)
-			}
-		}
+		b = t.appendSeries(b, fi, r, sets)
 	}
 	for _, mf := range extra {
 		var err error
@@ -205,6 +188,30 @@ func (t *textLayout) appendText(b []byte, m *Metrics, r *reading, extra []*dto.M
 		}
 	}
 	return b, nil
+}
+
+// appendSeries appends family fi's series, one per label set publishing
+// it, after its head; nothing when none does.
+func (t *textLayout) appendSeries(b []byte, fi int, r *reading, sets []seriesText) []byte {
+	headed := false
+	for k := range sets {
+		st := &sets[k]
+		if !st.p.has(fi) {
+			continue
+		}
+		if !headed {
+			b = append(b, t.head[fi]...)
+			headed = true
+		}
+		tl := r.at(k)
+		if fi < numScalars {
+			b = t.appendScalar(b, fi, tl.s.label, st.v[fi])
+		} else {
+			hv := tl.histValues()
+			b = t.appendHist(b, fi-numScalars, &hv[fi-numScalars], tl.s.label, st.tt)
+		}
+	}
+	return b
 }
 
 // appendScalar appends one scalar sample, with its label if it has one.

@@ -3,6 +3,8 @@ package sim
 import (
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/exporter"
 )
 
 // offBench is bench with the workload switched off: only submitted
@@ -32,9 +34,9 @@ func TestSubmit(t *testing.T) {
 		t.Fatalf("after 9 decode steps: %+v, want done with 10 tokens", p)
 	}
 	g := p.Generation
-	if g.PromptTokens != 1100 || g.CachedTokens != 0 || g.GeneratedTokens != 10 || g.Queue != 0 ||
-		g.Prefill != 1100*time.Millisecond || g.Decode != 90*time.Millisecond {
-		t.Errorf("generation %+v", g)
+	want := exporter.Generation{PromptTokens: 1100, GeneratedTokens: 10, Prefill: 1100 * time.Millisecond, Decode: 90 * time.Millisecond}
+	if g != want {
+		t.Errorf("generation %+v, want %+v", g, want)
 	}
 	if len(rec.gens) != 1 || rec.gens[0] != g {
 		t.Errorf("recorded %+v, want the job's generation", rec.gens)

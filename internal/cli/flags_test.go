@@ -315,6 +315,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"idle.prom", "-h"}, "help.txt"},
 		{[]string{"demo", "--help"}, "demo-help.txt"},
 		{[]string{"demo", "--once", "-help"}, "demo-help.txt"},
+		{[]string{"proxy", "--help"}, "proxy-help.txt"},
+		{[]string{"proxy", "--upstream", "x", "-h"}, "proxy-help.txt"},
 	} {
 		out, errOut, code := runCLI(t, "", tt.args...)
 		if code != ExitOK || errOut != "" {

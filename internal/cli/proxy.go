@@ -153,17 +153,27 @@ func (o *proxyOptions) check(pos []string, set map[string]bool) (*url.URL, error
 	if o.metrics != "" && o.metrics == o.listen {
 		return nil, usagef("leave --metrics out to serve /metrics on --listen, or give another address", "--metrics and --listen are the same address")
 	}
-	if !set["watch"] {
-		for _, f := range []string{"windows", "json", "hist", "width", "columns", "no-color"} {
-			if set[f] {
-				return nil, usagef("add --watch 2s to open the live view, or leave --"+f+" out", "--%s is for the live view, which needs --watch", f)
-			}
-		}
+	if err := viewFlagsNeedWatch(set); err != nil {
+		return nil, err
 	}
 	if err := o.view.outputFlags.check(); err != nil {
 		return nil, err
 	}
 	return up, o.view.watchFlags.check(set)
+}
+
+// viewFlagsNeedWatch refuses the view's flags without --watch: the proxy
+// alone draws nothing.
+func viewFlagsNeedWatch(set map[string]bool) error {
+	if set["watch"] {
+		return nil
+	}
+	for _, f := range []string{"windows", "json", "hist", "width", "columns", "no-color"} {
+		if set[f] {
+			return usagef("add --watch 2s to open the live view, or leave --"+f+" out", "--%s is for the live view, which needs --watch", f)
+		}
+	}
+	return nil
 }
 
 // listen opens a listener, with a hint when the address is taken or bad.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,20 +85,7 @@ func TestProxyCommand(t *testing.T) {
 	defer up.Close()
 
 	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	io, _, errb := iostreams.Test("", false, 0)
-	done := make(chan int)
-	go func() { done <- run(ctx, []string{"proxy", "--upstream", up.URL, "--listen", addr}, io) }()
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i > 500 {
-			t.Fatal("the proxy did not listen")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	stop, errb := runProxyCLI(t, "--upstream", up.URL, "--listen", addr)
 
 	get := func(base string) string {
 		out, err := exec.Command(curl, "-sS", "-N", base+"/api/chat", "-d", `{"model":"llama3.2","messages":[{"role":"user","content":"why is the sky blue?"}]}`).Output()
@@ -110,6 +99,43 @@ func TestProxyCommand(t *testing.T) {
 		t.Errorf("curl got other bytes through the proxy:\ndirect  %q\nproxied %q", direct, proxied)
 	}
 
+	checkReport(t, addr)
+	if code := stop(); code != ExitInterrupted {
+		t.Errorf("exit %d after Ctrl-C, want %d", code, ExitInterrupted)
+	}
+	if s := errb.String(); !strings.Contains(s, "inferscope: proxy: http://"+addr+" -> "+up.URL) {
+		t.Errorf("stderr %q does not say where it proxies", s)
+	}
+}
+
+// runProxyCLI runs `inferscope proxy args` until stop (Ctrl-C), which
+// returns its exit code; stderr may be read after stop.
+func runProxyCLI(t *testing.T, args ...string) (stop func() int, stderr *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	io, _, errb := iostreams.Test("", false, 0)
+	done := make(chan int)
+	go func() { done <- run(ctx, append([]string{"proxy"}, args...), io) }()
+	listen := args[slices.Index(args, "--listen")+1]
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", listen); err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			cancel()
+			t.Fatal("the proxy did not listen")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() int { cancel(); return <-done }, errb
+}
+
+// checkReport: `inferscope ADDR --json` on the proxy reports the recorded
+// Ollama stream's figures (by hand from the fixture), and nothing Ollama
+// does not tell.
+func checkReport(t *testing.T, addr string) {
+	t.Helper()
 	out, errOut, code := runCLI(t, "", addr, "--json")
 	if code != ExitOK {
 		t.Fatalf("inferscope %s: exit %d: %s", addr, code, errOut)
@@ -131,11 +157,43 @@ func TestProxyCommand(t *testing.T) {
 			t.Errorf("the report has %s, which Ollama does not tell", k)
 		}
 	}
-	cancel()
-	if code := <-done; code != ExitInterrupted {
-		t.Errorf("exit %d after Ctrl-C, want %d", code, ExitInterrupted)
+}
+
+// TestProxyMetricsElsewhere: with --metrics, the metric set is served on
+// that address and /metrics on --listen goes to the upstream like any path
+// (a vLLM behind the proxy keeps its own).
+func TestProxyMetricsElsewhere(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("upstream's own " + r.URL.Path))
+	}))
+	defer up.Close()
+	listen, metrics := freeAddr(t), freeAddr(t)
+	stop, _ := runProxyCLI(t, "--upstream", up.URL, "--listen", listen, "--metrics", metrics)
+	defer stop()
+	get := func(url string) string {
+		for i := 0; ; i++ {
+			resp, err := http.Get(url)
+			if err == nil {
+				b, _ := ioReadAll(resp)
+				return b
+			}
+			if i > 500 {
+				t.Fatalf("%s: %v", url, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
-	if s := errb.String(); !strings.Contains(s, "inferscope: proxy: http://"+addr+" -> "+up.URL) {
-		t.Errorf("stderr %q does not say where it proxies", s)
+	if got := get("http://" + listen + "/metrics"); got != "upstream's own /metrics" {
+		t.Errorf("/metrics on --listen: %q, want the upstream's", got)
 	}
+	if got := get("http://" + metrics + "/metrics"); !strings.Contains(got, "tabbyapi:requests_processing 0") {
+		t.Errorf("/metrics on --metrics: %q", got)
+	}
+}
+
+func ioReadAll(resp *http.Response) (string, error) {
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err := b.ReadFrom(resp.Body)
+	return b.String(), err
 }

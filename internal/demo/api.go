@@ -218,61 +218,84 @@ func (a *apiHandler) openai(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, http.StatusBadRequest, true, "the request has no messages")
 		return
 	}
-	limit := req.MaxCompletionTokens
-	if limit <= 0 {
-		limit = req.MaxTokens
+	ans := &openaiAnswer{chat: chat, model: modelName(req.Model), created: a.now().Unix(), limit: req.MaxCompletionTokens}
+	if ans.limit <= 0 {
+		ans.limit = req.MaxTokens
 	}
-	model := modelName(req.Model)
-	created := a.now().Unix()
-	id := fmt.Sprintf("cmpl-%x", a.now().UnixNano())
-	object := "text_completion"
+	ans.id, ans.object = fmt.Sprintf("cmpl-%x", a.now().UnixNano()), "text_completion"
 	if chat {
-		id, object = "chat"+id, "chat.completion"
+		ans.id, ans.object = "chat"+ans.id, "chat.completion"
 	}
-	choice := func(text string, finish any, delta bool) map[string]any {
-		c := map[string]any{"index": 0, "finish_reason": finish}
-		switch {
-		case !chat:
-			c["text"] = text
-		case delta:
-			c["delta"] = map[string]any{"content": text}
-		default:
-			c["message"] = map[string]any{"role": "assistant", "content": text}
-		}
-		return c
-	}
-	usage := func(p sim.Progress) map[string]any {
-		g := p.Generation
-		return map[string]any{"prompt_tokens": g.PromptTokens, "completion_tokens": g.GeneratedTokens,
-			"total_tokens": g.PromptTokens + g.GeneratedTokens, "prompt_tokens_details": map[string]any{"cached_tokens": g.CachedTokens}}
-	}
-	finish := func(p sim.Progress, limit int) string {
-		if limit > 0 && p.Generation.GeneratedTokens >= limit {
-			return "length"
-		}
-		return "stop"
-	}
-
-	j, err := a.submit(segs, limit)
+	j, err := a.submit(segs, ans.limit)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, true, err.Error())
 		return
 	}
-	if !req.Stream {
-		var text strings.Builder
-		p, err := wait(r, j, func(from, to int) error {
-			text.WriteString(filler(from, to))
-			return nil
-		})
-		if err != nil {
-			return // the client went away
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": id, "object": object, "created": created, "model": model,
-			"choices": []any{choice(text.String(), finish(p, limit), false)}, "usage": usage(p)})
-		return
+	if req.Stream {
+		ans.stream(w, r, j, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	} else {
+		ans.whole(w, r, j)
 	}
+}
 
+// openaiAnswer is one OpenAI answer being written.
+type openaiAnswer struct {
+	chat              bool
+	id, object, model string
+	created           int64
+	limit             int // max_tokens, 0 for none
+}
+
+// choice is the answer's one choice: text, a delta, or a message.
+func (o *openaiAnswer) choice(text string, finish any, delta bool) map[string]any {
+	c := map[string]any{"index": 0, "finish_reason": finish}
+	switch {
+	case !o.chat:
+		c["text"] = text
+	case delta:
+		c["delta"] = map[string]any{"content": text}
+	default:
+		c["message"] = map[string]any{"role": "assistant", "content": text}
+	}
+	return c
+}
+
+func (o *openaiAnswer) body(object string, choices []any) map[string]any {
+	return map[string]any{"id": o.id, "object": object, "created": o.created, "model": o.model, "choices": choices}
+}
+
+// usage is the simulator's account as OpenAI's usage object.
+func usage(p sim.Progress) map[string]any {
+	g := p.Generation
+	return map[string]any{"prompt_tokens": g.PromptTokens, "completion_tokens": g.GeneratedTokens,
+		"total_tokens": g.PromptTokens + g.GeneratedTokens, "prompt_tokens_details": map[string]any{"cached_tokens": g.CachedTokens}}
+}
+
+func (o *openaiAnswer) finish(p sim.Progress) string {
+	if o.limit > 0 && p.Generation.GeneratedTokens >= o.limit {
+		return "length"
+	}
+	return "stop"
+}
+
+// whole answers once the generation is complete.
+func (o *openaiAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job) {
+	var text strings.Builder
+	p, err := wait(r, j, func(from, to int) error {
+		text.WriteString(filler(from, to))
+		return nil
+	})
+	if err != nil {
+		return // the client went away
+	}
+	b := o.body(o.object, []any{o.choice(text.String(), o.finish(p), false)})
+	b["usage"] = usage(p)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(b)
+}
+
+// stream answers chunk by chunk as the simulation produces tokens.
+func (o *openaiAnswer) stream(w http.ResponseWriter, r *http.Request, j *sim.Job, withUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
@@ -286,29 +309,27 @@ func (a *apiHandler) openai(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		return nil
 	}
-	object += ".chunk"
-	if !chat {
-		object = "text_completion"
-	}
-	if chat {
+	object := o.object
+	if o.chat {
+		object += ".chunk"
 		// The role comes first, before any token, as vLLM and OpenAI send it.
-		send(map[string]any{"id": id, "object": object, "created": created, "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}})
+		send(o.body(object, []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}))
 	}
 	p, err := wait(r, j, func(from, to int) error {
-		text := filler(from, to)
-		return send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{choice(text, nil, true)}})
+		return send(o.body(object, []any{o.choice(filler(from, to), nil, true)}))
 	})
 	if err != nil {
 		return // the client went away
 	}
-	last := choice("", finish(p, limit), true)
-	if chat {
+	last := o.choice("", o.finish(p), true)
+	if o.chat {
 		last["delta"] = map[string]any{}
 	}
-	send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{last}})
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		send(map[string]any{"id": id, "object": object, "created": created, "model": model, "choices": []any{}, "usage": usage(p)})
+	send(o.body(object, []any{last}))
+	if withUsage {
+		b := o.body(object, []any{})
+		b["usage"] = usage(p)
+		send(b)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
@@ -326,81 +347,106 @@ type ollamaRequest struct {
 }
 
 func (a *apiHandler) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
-	start := a.now()
+	ans := &ollamaAnswer{chat: chat, start: a.now(), now: a.now}
 	var req ollamaRequest
 	if err := readJSON(r, &req); err != nil {
 		apiError(w, http.StatusBadRequest, false, err.Error())
 		return
 	}
+	segs := req.segments(chat)
+	ans.model, ans.limit = modelName(req.Model), req.Options.NumPredict
+	if len(segs) == 0 {
+		// Ollama loads the model and answers done at once.
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"model": ans.model, "created_at": ans.start.UTC(), "response": "", "done": true, "done_reason": "load"})
+		return
+	}
+	j, err := a.submit(segs, ans.limit)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, false, err.Error())
+		return
+	}
+	if req.Stream == nil || *req.Stream {
+		ans.stream(w, r, j)
+	} else {
+		ans.whole(w, r, j)
+	}
+}
+
+// segments is the request's prompt as the simulator's segments.
+func (req *ollamaRequest) segments(chat bool) []sim.Segment {
 	var segs []sim.Segment
 	if chat {
 		for _, m := range req.Messages {
 			segs = append(segs, segment(m.Role, m.text()))
 		}
+		return segs
+	}
+	if req.System != "" {
+		segs = append(segs, segment("system", req.System))
+	}
+	if req.Prompt != "" {
+		segs = append(segs, segment("user", req.Prompt))
+	}
+	return segs
+}
+
+// ollamaAnswer is one Ollama answer being written.
+type ollamaAnswer struct {
+	chat  bool
+	model string
+	limit int // num_predict, 0 for none
+	start time.Time
+	now   func() time.Time
+}
+
+func (o *ollamaAnswer) line(text string) *ollamaLine {
+	l := &ollamaLine{Model: o.model, CreatedAt: o.now().UTC()}
+	if o.chat {
+		l.Message = &ollamaMessage{Role: "assistant", Content: text}
 	} else {
-		if req.System != "" {
-			segs = append(segs, segment("system", req.System))
-		}
-		if req.Prompt != "" {
-			segs = append(segs, segment("user", req.Prompt))
-		}
+		l.Response = &text
 	}
-	model := modelName(req.Model)
-	if len(segs) == 0 {
-		// Ollama loads the model and answers done at once.
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"model": model, "created_at": start.UTC(), "response": "", "done": true, "done_reason": "load"})
-		return
+	return l
+}
+
+// final is the last line, with the counts and durations in nanoseconds,
+// as Ollama reports them: the simulator's prefill and decode (simulated
+// time), the whole request as this server saw it. Queueing is in neither,
+// as in Ollama, whose load_duration is the model's load.
+func (o *ollamaAnswer) final(p sim.Progress, text string) *ollamaLine {
+	g := p.Generation
+	l := o.line(text)
+	l.Done, l.DoneReason = true, "stop"
+	if o.limit > 0 && g.GeneratedTokens >= o.limit {
+		l.DoneReason = "length"
 	}
-	stream := req.Stream == nil || *req.Stream
-	j, err := a.submit(segs, req.Options.NumPredict)
+	l.ollamaCounts = &ollamaCounts{
+		TotalDuration:      o.now().Sub(o.start).Nanoseconds(),
+		PromptEvalCount:    g.PromptTokens,
+		PromptEvalDuration: g.Prefill.Nanoseconds(),
+		EvalCount:          g.GeneratedTokens,
+		EvalDuration:       g.Decode.Nanoseconds(),
+	}
+	return l
+}
+
+// whole answers once the generation is complete ("stream": false).
+func (o *ollamaAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job) {
+	var text strings.Builder
+	p, err := wait(r, j, func(from, to int) error {
+		text.WriteString(filler(from, to))
+		return nil
+	})
 	if err != nil {
-		apiError(w, http.StatusBadRequest, false, err.Error())
-		return
+		return // the client went away
 	}
-	line := func(text string) *ollamaLine {
-		l := &ollamaLine{Model: model, CreatedAt: a.now().UTC()}
-		if chat {
-			l.Message = &ollamaMessage{Role: "assistant", Content: text}
-		} else {
-			l.Response = &text
-		}
-		return l
-	}
-	final := func(p sim.Progress, text string) *ollamaLine {
-		g := p.Generation
-		l := line(text)
-		reason := "stop"
-		if req.Options.NumPredict > 0 && g.GeneratedTokens >= req.Options.NumPredict {
-			reason = "length"
-		}
-		// Durations in nanoseconds, as Ollama reports them: the
-		// simulator's prefill and decode (simulated time), the whole
-		// request as this server saw it. Queueing is in neither, as in
-		// Ollama, whose load_duration is the model's load.
-		l.Done, l.DoneReason = true, reason
-		l.ollamaCounts = &ollamaCounts{
-			TotalDuration:      a.now().Sub(start).Nanoseconds(),
-			PromptEvalCount:    g.PromptTokens,
-			PromptEvalDuration: g.Prefill.Nanoseconds(),
-			EvalCount:          g.GeneratedTokens,
-			EvalDuration:       g.Decode.Nanoseconds(),
-		}
-		return l
-	}
-	if !stream {
-		var text strings.Builder
-		p, err := wait(r, j, func(from, to int) error {
-			text.WriteString(filler(from, to))
-			return nil
-		})
-		if err != nil {
-			return // the client went away
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(final(p, text.String()))
-		return
-	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(o.final(p, text.String()))
+}
+
+// stream answers line by line as the simulation produces tokens.
+func (o *ollamaAnswer) stream(w http.ResponseWriter, r *http.Request, j *sim.Job) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	flusher, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
@@ -413,14 +459,11 @@ func (a *apiHandler) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		return nil
 	}
-	p, err := wait(r, j, func(from, to int) error {
-		text := filler(from, to)
-		return send(line(text))
-	})
+	p, err := wait(r, j, func(from, to int) error { return send(o.line(filler(from, to))) })
 	if err != nil {
 		return // the client went away
 	}
-	send(final(p, ""))
+	send(o.final(p, ""))
 }
 
 // ollamaLine is one line of an Ollama answer, its fields in Ollama's order.

@@ -75,9 +75,11 @@ type exchange struct {
 
 	// Parsing state: a partial line, or a whole non-streamed body.
 	buf      []byte
-	overflow bool // a line or body beyond its bound: figures lost
+	overflow bool // a line or body beyond its bound, or encoded: figures lost
 	complete bool // the stream's end was seen ([DONE], done:true), or a whole body read
-	finish   bool // a finish_reason was seen (a stream without [DONE] ends with one)
+	// noGeneration: the answer was Ollama's to a model load or unload.
+	noGeneration bool
+	finish       bool // a finish_reason was seen (a stream without [DONE] ends with one)
 
 	model string
 	usage *usage
@@ -103,6 +105,7 @@ func (x *exchange) inspect(r *http.Request, max int, inject bool) {
 	}
 	r.Body.Close()
 	body := head
+	x.reqModel = requestModel(head)
 	if inject && apis[x.api].openai {
 		if out, ok := injectUsage(head, &x.reqModel); ok {
 			body = out
@@ -113,6 +116,23 @@ func (x *exchange) inspect(r *http.Request, max int, inject bool) {
 	r.Header.Del("Content-Length") // the transport writes it from ContentLength
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+// requestModel is the model a request names: the first "model" key's
+// string (APIs put it at the top; the answer's own model, which the proxy
+// prefers, says it anyway).
+func requestModel(body []byte) string {
+	i := bytes.Index(body, []byte(`"model"`))
+	if i < 0 || valueAfter(body[i:], `"model"`) != '"' {
+		return ""
+	}
+	rest := body[i+len(`"model"`):]
+	rest = rest[bytes.IndexByte(rest, '"'):]
+	var m string
+	if json.NewDecoder(bytes.NewReader(rest)).Decode(&m) != nil {
+		return ""
+	}
+	return m
 }
 
 type readCloser struct {
@@ -203,67 +223,79 @@ func (x *exchange) generation(now time.Time) exporter.Generation {
 	}
 	switch {
 	case x.tim != nil && x.tim.PromptN != nil && x.tim.PredictedN != nil:
-		// llama.cpp's own account: exact, with the cached part.
-		t := x.tim
-		cached := 0
-		if t.CacheN != nil {
-			cached = *t.CacheN
+		x.tim.into(&g) // llama.cpp's own account: exact, with the cached part
+	case x.ol != nil:
+		x.ol.into(&g)
+	default:
+		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
+		x.usage.into(&g)
+	}
+	return g
+}
+
+// into fills a generation from llama.cpp's timings.
+func (t *timings) into(g *exporter.Generation) {
+	cached := 0
+	if t.CacheN != nil {
+		cached = *t.CacheN
+	} else {
+		g.Unknown |= exporter.UnknownCached
+	}
+	g.PromptTokens, g.CachedTokens, g.GeneratedTokens = *t.PromptN+cached, cached, *t.PredictedN
+	g.Prefill, g.Decode = millis(t.PromptMS), millis(t.PredictedMS)
+	if t.PromptMS == nil {
+		g.Unknown |= exporter.UnknownPrefill
+	}
+	if t.PredictedMS == nil {
+		g.Unknown |= exporter.UnknownDecode
+	}
+}
+
+// into fills a generation from Ollama's last line. prompt_eval_count
+// counts cached and evaluated tokens alike, and older versions leave it out
+// on a cached prompt: then it is unknown.
+func (o *ollamaFinal) into(g *exporter.Generation) {
+	g.Unknown |= exporter.UnknownCached
+	if o.PromptEvalCount != nil {
+		g.PromptTokens = *o.PromptEvalCount
+	} else {
+		g.Unknown |= exporter.UnknownPrompt
+	}
+	if o.EvalCount != nil {
+		g.GeneratedTokens = *o.EvalCount
+	} else {
+		g.Unknown |= exporter.UnknownGenerated
+	}
+	if o.PromptEvalDuration != nil {
+		g.Prefill = time.Duration(*o.PromptEvalDuration)
+	} else {
+		g.Unknown |= exporter.UnknownPrefill
+	}
+	if o.EvalDuration != nil {
+		g.Decode = time.Duration(*o.EvalDuration)
+	} else {
+		g.Unknown |= exporter.UnknownDecode
+	}
+}
+
+// into fills a generation from an OpenAI usage object, which may be nil
+// (none was sent).
+func (u *usage) into(g *exporter.Generation) {
+	if u == nil || u.PromptTokens == nil {
+		g.Unknown |= exporter.UnknownPrompt | exporter.UnknownCached
+	} else {
+		g.PromptTokens = *u.PromptTokens
+		if u.Details != nil && u.Details.CachedTokens != nil {
+			g.CachedTokens = *u.Details.CachedTokens
 		} else {
 			g.Unknown |= exporter.UnknownCached
 		}
-		g.PromptTokens, g.CachedTokens, g.GeneratedTokens = *t.PromptN+cached, cached, *t.PredictedN
-		g.Prefill, g.Decode = millis(t.PromptMS), millis(t.PredictedMS)
-		if t.PromptMS == nil {
-			g.Unknown |= exporter.UnknownPrefill
-		}
-		if t.PredictedMS == nil {
-			g.Unknown |= exporter.UnknownDecode
-		}
-	case x.ol != nil:
-		o := x.ol
-		// prompt_eval_count counts cached and evaluated tokens alike, and
-		// older versions leave it out on a cached prompt: then unknown.
-		g.Unknown |= exporter.UnknownCached
-		if o.PromptEvalCount != nil {
-			g.PromptTokens = *o.PromptEvalCount
-		} else {
-			g.Unknown |= exporter.UnknownPrompt
-		}
-		if o.EvalCount != nil {
-			g.GeneratedTokens = *o.EvalCount
-		} else {
-			g.Unknown |= exporter.UnknownGenerated
-		}
-		if o.PromptEvalDuration != nil {
-			g.Prefill = time.Duration(*o.PromptEvalDuration)
-		} else {
-			g.Unknown |= exporter.UnknownPrefill
-		}
-		if o.EvalDuration != nil {
-			g.Decode = time.Duration(*o.EvalDuration)
-		} else {
-			g.Unknown |= exporter.UnknownDecode
-		}
-	default:
-		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
-		u := x.usage
-		if u == nil || u.PromptTokens == nil {
-			g.Unknown |= exporter.UnknownPrompt | exporter.UnknownCached
-		} else {
-			g.PromptTokens = *u.PromptTokens
-			if u.Details != nil && u.Details.CachedTokens != nil {
-				g.CachedTokens = *u.Details.CachedTokens
-			} else {
-				g.Unknown |= exporter.UnknownCached
-			}
-		}
-		if u == nil || u.CompletionTokens == nil {
-			g.Unknown |= exporter.UnknownGenerated
-		} else {
-			g.GeneratedTokens = *u.CompletionTokens
-		}
 	}
-	return g
+	if u == nil || u.CompletionTokens == nil {
+		g.Unknown |= exporter.UnknownGenerated
+	} else {
+		g.GeneratedTokens = *u.CompletionTokens
+	}
 }
 
 func positive(d time.Duration) time.Duration { return max(d, 1) }
@@ -307,6 +339,16 @@ type openaiChunk struct {
 	Timings *timings `json:"timings"`
 }
 
+// tokens reports a chunk that carries generated tokens.
+func (c *openaiChunk) tokens() bool {
+	for _, ch := range c.Choices {
+		if ch.Delta.tokens() || ch.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // openaiDelta is the part of a delta that carries generated tokens.
 type openaiDelta struct {
 	Content          string          `json:"content"`
@@ -329,9 +371,10 @@ type ollamaLine struct {
 		Thinking  string          `json:"thinking"`
 		ToolCalls json.RawMessage `json:"tool_calls"`
 	} `json:"message"`
-	Response string `json:"response"`
-	Thinking string `json:"thinking"`
-	Error    string `json:"error"`
+	Response   string `json:"response"`
+	Thinking   string `json:"thinking"`
+	Error      string `json:"error"`
+	DoneReason string `json:"done_reason"`
 	ollamaFinal
 }
 
@@ -427,35 +470,41 @@ func (x *exchange) whole(b []byte) {
 func (x *exchange) line(b []byte, t time.Time) {
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	if x.sse {
-		data, ok := bytes.CutPrefix(b, []byte("data:"))
-		if !ok {
-			return // an event name, an id, a comment (": keep-alive"), a blank line
-		}
-		data = bytes.TrimLeft(data, " ")
-		if bytes.Equal(data, []byte("[DONE]")) {
-			x.complete = true
-			return
-		}
-		// After the first token only a chunk carrying usage, timings or
-		// a finish reason says more: the rest are not decoded.
-		if !x.firstToken.IsZero() && x.model != "" && valueAfter(data, `"usage"`) != '{' &&
-			valueAfter(data, `"timings"`) != '{' && valueAfter(data, `"finish_reason"`) != '"' {
-			return
-		}
-		var c openaiChunk
-		if json.Unmarshal(data, &c) != nil {
-			return
-		}
-		if x.firstToken.IsZero() {
-			for _, ch := range c.Choices {
-				if ch.Delta.tokens() || ch.Text != "" {
-					x.firstToken = t
-				}
-			}
-		}
-		x.openai(&c)
+		x.sseLine(b, t)
+	} else {
+		x.ndjsonLine(b, t)
+	}
+}
+
+// sseLine parses one line of an OpenAI event stream.
+func (x *exchange) sseLine(b []byte, t time.Time) {
+	data, ok := bytes.CutPrefix(b, []byte("data:"))
+	if !ok {
+		return // an event name, an id, a comment (": keep-alive"), a blank line
+	}
+	data = bytes.TrimLeft(data, " ")
+	if bytes.Equal(data, []byte("[DONE]")) {
+		x.complete = true
 		return
 	}
+	// After the first token only a chunk carrying usage, timings or a
+	// finish reason says more: the rest are not decoded.
+	if !x.firstToken.IsZero() && x.model != "" && valueAfter(data, `"usage"`) != '{' &&
+		valueAfter(data, `"timings"`) != '{' && valueAfter(data, `"finish_reason"`) != '"' {
+		return
+	}
+	var c openaiChunk
+	if json.Unmarshal(data, &c) != nil {
+		return
+	}
+	if x.firstToken.IsZero() && c.tokens() {
+		x.firstToken = t
+	}
+	x.openai(&c)
+}
+
+// ndjsonLine parses one line of an Ollama stream.
+func (x *exchange) ndjsonLine(b []byte, t time.Time) {
 	if !x.firstToken.IsZero() && x.model != "" && valueAfter(b, `"done"`) != 't' && valueAfter(b, `"error"`) == 0 {
 		return
 	}
@@ -501,6 +550,8 @@ func (x *exchange) ollama(l *ollamaLine) {
 	if x.model == "" {
 		x.model = l.Model
 	}
+	// A request without a prompt loads or unloads the model: no generation.
+	x.noGeneration = l.DoneReason == "load" || l.DoneReason == "unload"
 	f := l.ollamaFinal
 	x.ol = &f
 	x.complete = true

@@ -46,6 +46,7 @@ func FuzzInjectUsage(f *testing.F) {
 	f.Add([]byte(`{"stream":true,"stream_options":null}`))
 	f.Add([]byte(`{"stream":true,"stream_options":[1]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		requestModel(body) // never panics, whatever the body
 		var model string
 		out, ok := injectUsage(body, &model)
 		if !ok {

@@ -102,7 +102,13 @@ type Proxy struct {
 	now      func() time.Time
 	inflight atomic.Int64
 	outcomes [numAPIs][numOutcomes]prometheus.Counter
+	ttfb     [numAPIs]prometheus.Observer
 }
+
+// firstByteBuckets are the bounds of the time-to-first-byte histogram:
+// the exporter's time-to-first-token bounds, so the two compare bucket by
+// bucket.
+var firstByteBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
 
 // outcome is how a measured request ended.
 type outcome int
@@ -150,8 +156,18 @@ func New(o Options) (*Proxy, error) {
 			p.outcomes[a][o] = vec.WithLabelValues(apis[a].name, outcomeNames[o])
 		}
 	}
-	if err := p.m.Registry().Register(vec); err != nil {
-		return nil, fmt.Errorf("proxy: registering its counters: %w", err)
+	ttfb := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "inferscope_proxy_time_to_first_byte_seconds",
+		Help:    "Time from a finished request's arrival at the proxy to the upstream's response headers, in seconds. A server that sends its headers with the first token makes it the time to first token; one that sends them at once, the time to accept the request.",
+		Buckets: firstByteBuckets,
+	}, []string{"endpoint"})
+	for a := range numAPIs {
+		p.ttfb[a] = ttfb.WithLabelValues(apis[a].name)
+	}
+	for _, c := range []prometheus.Collector{vec, ttfb} {
+		if err := p.m.Registry().Register(c); err != nil {
+			return nil, fmt.Errorf("proxy: registering its own series: %w", err)
+		}
 	}
 	tr := o.Transport
 	if tr == nil {
@@ -249,13 +265,16 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			resp.Header.Set("X-Accel-Buffering", "no")
 		}
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
-		return nil // an error, or a body the proxy cannot read: nothing to measure
+	if resp.StatusCode != http.StatusOK {
+		return nil // an error: nothing to measure
 	}
 	x.stream = stream
 	x.sse = strings.HasPrefix(ct, "text/event-stream")
+	// An encoded body (the upstream compressed it unasked) is passed on and
+	// timed, not read: its figures are unknown.
+	x.overflow = resp.Header.Get("Content-Encoding") != ""
 	m := &meter{x: x, body: resp.Body}
-	if x.injected && x.sse {
+	if x.injected && x.sse && !x.overflow {
 		// Removing the injected chunk changes the length.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
@@ -282,10 +301,14 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 
 // finish records how a measured request ended.
 func (p *Proxy) finish(x *exchange) {
+	if x.noGeneration {
+		return // not a generation, whichever way it ended
+	}
 	o := x.outcome()
 	p.outcomes[x.api][o].Inc()
 	if o == finished {
 		p.m.RecordGeneration(x.generation(p.now()))
+		p.ttfb[x.api].Observe(x.firstByte.Sub(x.start).Seconds())
 	}
 }
 

@@ -179,75 +179,94 @@ const gap = 25 * time.Millisecond
 // publishes what it says (figures by hand from the fixture) and nothing it
 // does not say.
 func TestMeasures(t *testing.T) {
-	tests := []struct {
-		fixture, path, model string
-		want                 map[string]float64
-		absent               []string
-		ttft                 time.Duration // the least TTFT can be (pieces before the first token × gap); -1: no TTFT
-	}{
-		{"ollama_chat_stream.ndjson", "/api/chat", "llama3.2",
-			map[string]float64{"requests_total": 1, "prompt_tokens_all_total": 26, "tokens_predicted_total": 282,
-				"prompt_seconds_total": 0.342546, "tokens_predicted_seconds_total": 4.535599, "n_tokens_max": 26},
-			[]string{"prompt_tokens_total", "cached_tokens_total", "prefix_cache_hits", "request_queue_time_seconds", "spec_decode_requests_total"}, 0},
-		{"ollama_generate.json", "/api/generate", "llama3.2",
-			map[string]float64{"requests_total": 1, "prompt_tokens_all_total": 26, "tokens_predicted_total": 290,
-				"prompt_seconds_total": 0.325953, "tokens_predicted_seconds_total": 4.709213},
-			[]string{"prompt_tokens_total", "time_to_first_token_seconds"}, -1},
-		{"ollama_generate_cached.ndjson", "/api/generate", "qwen3",
-			map[string]float64{"requests_total": 1, "tokens_predicted_total": 2, "prompt_seconds_total": 0.002, "tokens_predicted_seconds_total": 0.15},
-			[]string{"prompt_tokens_all_total", "prompt_tokens_total", "n_tokens_max", "request_prompt_tokens"}, 0},
-		{"llamacpp_chat_stream.sse", "/v1/chat/completions", "qwen2.5-7b",
-			map[string]float64{"requests_total": 1, "prompt_tokens_total": 26, "cached_tokens_total": 1184, "prefix_cache_queries": 1210,
-				"prefix_cache_hits": 1184, "tokens_predicted_total": 2, "prompt_seconds_total": 0.0415, "tokens_predicted_seconds_total": 0.02425},
-			[]string{"prompt_tokens_all_total", "request_queue_time_seconds"}, gap},
-		{"vllm_chat_stream_usage.sse", "/v1/chat/completions", "meta-llama/Llama-3.1-8B-Instruct",
-			map[string]float64{"requests_total": 1, "prompt_tokens_total": 512, "cached_tokens_total": 1536, "tokens_predicted_total": 12},
-			[]string{"prompt_seconds_total", "tokens_predicted_seconds_total", "request_prefill_time_seconds", "prompt_tokens_all_total"}, 2 * gap},
-		{"openai_chat.json", "/v1/chat/completions", "gpt-4o-mini",
-			map[string]float64{"requests_total": 1, "prompt_tokens_total": 108, "cached_tokens_total": 1792, "tokens_predicted_total": 3},
-			[]string{"prompt_seconds_total", "time_to_first_token_seconds"}, -1},
-		{"openai_completions_stream_nousage.sse", "/v1/completions", "mistral-7b",
-			map[string]float64{"requests_total": 1},
-			[]string{"prompt_tokens_total", "prompt_tokens_all_total", "tokens_predicted_total", "request_generation_tokens"}, 0},
-	}
-	for _, tt := range tests {
+	for _, tt := range measureCases {
 		t.Run(tt.fixture, func(t *testing.T) {
 			up := httptest.NewServer(replay(loadFixture(t, tt.fixture), gap))
 			defer up.Close()
 			p, srv := start(t, up.URL, Options{})
 			post(t, srv.URL, tt.path, `{"model":"x"}`)
 			waitIdle(t, p)
-			pub := scrapeProxy(t, p)
-			for name, want := range tt.want {
-				if got, ok := pub.vals[name][tt.model]; !ok || !near(got, want) {
-					t.Errorf("%s{model=%q} = %v (served %v), want %v", name, tt.model, got, ok, want)
-				}
-			}
-			for _, name := range tt.absent {
-				if _, ok := pub.vals[name][tt.model]; ok {
-					t.Errorf("%s served; the API does not say it", name)
-				}
-				if _, ok := pub.counts[name][tt.model]; ok {
-					t.Errorf("%s served; the API does not say it", name)
-				}
-			}
-			ttft, e2e := pub.sums["time_to_first_token_seconds"][tt.model], pub.sums["e2e_request_latency_seconds"][tt.model]
-			if n := pub.counts["e2e_request_latency_seconds"][tt.model]; n != 1 {
-				t.Errorf("e2e count %v, want 1", n)
-			}
-			if tt.ttft >= 0 {
-				if n := pub.counts["time_to_first_token_seconds"][tt.model]; n != 1 {
-					t.Errorf("TTFT count %v, want 1", n)
-				}
-				if ttft < tt.ttft.Seconds() || ttft > e2e {
-					t.Errorf("TTFT %vs: want at least %v (the pieces before the first token) and at most e2e %vs", ttft, tt.ttft, e2e)
-				}
-			}
-			api := map[string]string{"/api/chat": "ollama_chat", "/api/generate": "ollama_generate", "/v1/chat/completions": "chat_completions", "/v1/completions": "completions"}[tt.path]
-			if got := pub.outcome(api, "finished"); got != 1 {
-				t.Errorf("finished %s requests: %v, want 1\n%s", api, got, pub.text)
-			}
+			tt.check(t, scrapeProxy(t, p))
 		})
+	}
+}
+
+// measureCase is a recorded response and what the proxy must publish of it.
+type measureCase struct {
+	fixture, path, model string
+	want                 map[string]float64
+	absent               []string
+	ttft                 time.Duration // the least TTFT can be (pieces before the first token × gap); -1: no TTFT
+}
+
+var measureCases = []measureCase{
+	{"ollama_chat_stream.ndjson", "/api/chat", "llama3.2",
+		map[string]float64{"requests_total": 1, "prompt_tokens_all_total": 26, "tokens_predicted_total": 282,
+			"prompt_seconds_total": 0.342546, "tokens_predicted_seconds_total": 4.535599, "n_tokens_max": 26},
+		[]string{"prompt_tokens_total", "cached_tokens_total", "prefix_cache_hits", "request_queue_time_seconds", "spec_decode_requests_total"}, 0},
+	{"ollama_generate.json", "/api/generate", "llama3.2",
+		map[string]float64{"requests_total": 1, "prompt_tokens_all_total": 26, "tokens_predicted_total": 290,
+			"prompt_seconds_total": 0.325953, "tokens_predicted_seconds_total": 4.709213},
+		[]string{"prompt_tokens_total", "time_to_first_token_seconds"}, -1},
+	{"ollama_generate_cached.ndjson", "/api/generate", "qwen3",
+		map[string]float64{"requests_total": 1, "tokens_predicted_total": 2, "prompt_seconds_total": 0.002, "tokens_predicted_seconds_total": 0.15},
+		[]string{"prompt_tokens_all_total", "prompt_tokens_total", "n_tokens_max", "request_prompt_tokens"}, 0},
+	{"llamacpp_chat_stream.sse", "/v1/chat/completions", "qwen2.5-7b",
+		map[string]float64{"requests_total": 1, "prompt_tokens_total": 26, "cached_tokens_total": 1184, "prefix_cache_queries": 1210,
+			"prefix_cache_hits": 1184, "tokens_predicted_total": 2, "prompt_seconds_total": 0.0415, "tokens_predicted_seconds_total": 0.02425},
+		[]string{"prompt_tokens_all_total", "request_queue_time_seconds"}, gap},
+	{"vllm_chat_stream_usage.sse", "/v1/chat/completions", "meta-llama/Llama-3.1-8B-Instruct",
+		map[string]float64{"requests_total": 1, "prompt_tokens_total": 512, "cached_tokens_total": 1536, "tokens_predicted_total": 12},
+		[]string{"prompt_seconds_total", "tokens_predicted_seconds_total", "request_prefill_time_seconds", "prompt_tokens_all_total"}, 2 * gap},
+	{"openai_chat.json", "/v1/chat/completions", "gpt-4o-mini",
+		map[string]float64{"requests_total": 1, "prompt_tokens_total": 108, "cached_tokens_total": 1792, "tokens_predicted_total": 3},
+		[]string{"prompt_seconds_total", "time_to_first_token_seconds"}, -1},
+	{"openai_completions_stream_nousage.sse", "/v1/completions", "mistral-7b",
+		map[string]float64{"requests_total": 1},
+		[]string{"prompt_tokens_total", "prompt_tokens_all_total", "tokens_predicted_total", "request_generation_tokens"}, 0},
+}
+
+// check compares what the proxy published with the case's figures.
+func (tt measureCase) check(t *testing.T, pub published) {
+	t.Helper()
+	for name, want := range tt.want {
+		if got, ok := pub.vals[name][tt.model]; !ok || !near(got, want) {
+			t.Errorf("%s{model=%q} = %v (served %v), want %v", name, tt.model, got, ok, want)
+		}
+	}
+	for _, name := range tt.absent {
+		_, scalar := pub.vals[name][tt.model]
+		_, hist := pub.counts[name][tt.model]
+		if scalar || hist {
+			t.Errorf("%s served; the API does not say it", name)
+		}
+	}
+	tt.checkTimes(t, pub)
+}
+
+// checkTimes checks the time to first token, first byte and end to end.
+func (tt measureCase) checkTimes(t *testing.T, pub published) {
+	t.Helper()
+	ttft, e2e := pub.sums["time_to_first_token_seconds"][tt.model], pub.sums["e2e_request_latency_seconds"][tt.model]
+	if n := pub.counts["e2e_request_latency_seconds"][tt.model]; n != 1 {
+		t.Errorf("e2e count %v, want 1", n)
+	}
+	if tt.ttft >= 0 {
+		if n := pub.counts["time_to_first_token_seconds"][tt.model]; n != 1 {
+			t.Errorf("TTFT count %v, want 1", n)
+		}
+		if ttft < tt.ttft.Seconds() || ttft > e2e {
+			t.Errorf("TTFT %vs: want at least %v (the pieces before the first token) and at most e2e %vs", ttft, tt.ttft, e2e)
+		}
+	}
+	api := map[string]string{"/api/chat": "ollama_chat", "/api/generate": "ollama_generate", "/v1/chat/completions": "chat_completions", "/v1/completions": "completions"}[tt.path]
+	if got := pub.outcome(api, "finished"); got != 1 {
+		t.Errorf("finished %s requests: %v, want 1\n%s", api, got, pub.text)
+	}
+	// The replay sends its headers with the first piece: the first byte
+	// comes before the first token that follows a role chunk.
+	if n, s := pub.counts["inferscope_proxy_time_to_first_byte_seconds"]["endpoint="+api], pub.sums["inferscope_proxy_time_to_first_byte_seconds"]["endpoint="+api]; n != 1 || s > e2e || tt.ttft > 0 && s >= ttft {
+		t.Errorf("time to first byte: count %v, sum %vs (TTFT %vs, e2e %vs)", n, s, ttft, e2e)
 	}
 }
 
@@ -274,15 +293,8 @@ func TestFaithful(t *testing.T) {
 			reqBody := `{"model":"m","messages":[{"role":"user","content":"héllo"}],"stream":true}`
 			var bodies [2][]byte
 			for i, base := range []string{up.URL, srv.URL} {
-				req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(reqBody))
-				req.Header.Set("Authorization", "Bearer sk-secret")
-				req.Header.Set("User-Agent", "test-client/1")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				bodies[i], _ = io.ReadAll(resp.Body)
-				resp.Body.Close()
+				var resp *http.Response
+				resp, bodies[i] = faithfulRequest(t, base, reqBody)
 				if resp.StatusCode != 200 || resp.Header.Get("X-Upstream") != "yes" || resp.Header.Get("Content-Type") != f.ct {
 					t.Errorf("status %d, headers %v", resp.StatusCode, resp.Header)
 				}
@@ -298,6 +310,22 @@ func TestFaithful(t *testing.T) {
 			}
 		})
 	}
+}
+
+// faithfulRequest sends a request with credentials and a user agent, and
+// reads its answer.
+func faithfulRequest(t *testing.T, base, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-secret")
+	req.Header.Set("User-Agent", "test-client/1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
 }
 
 // TestStreamsEventByEvent: each event reaches the client before the
@@ -493,6 +521,54 @@ func TestLargeBodyForwardedWhole(t *testing.T) {
 	post(t, srv.URL, "/v1/chat/completions", big)
 	if string(sent) != big {
 		t.Errorf("the upstream got %d bytes, want the %d sent, unchanged", len(sent), len(big))
+	}
+}
+
+// TestEncodedAnswer: an answer the upstream compressed unasked passes
+// through as it came and counts as a generation without figures.
+func TestEncodedAnswer(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "br")
+		w.Write([]byte("\x0b\x02\x80{}\x03"))
+	}))
+	defer up.Close()
+	p, srv := start(t, up.URL, Options{})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"qwen\"3"}`))
+	req.Header.Set("Accept-Encoding", "identity") // so the client does not decode it either
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "\x0b\x02\x80{}\x03" || resp.Header.Get("Content-Encoding") != "br" {
+		t.Errorf("got %q, %v", b, resp.Header)
+	}
+	waitIdle(t, p)
+	pub := scrapeProxy(t, p)
+	if got := pub.vals["requests_total"]["qwen\"3"]; got != 1 {
+		t.Errorf("requests_total %v, want 1 under the request's model", pub.vals["requests_total"])
+	}
+	if _, ok := pub.vals["tokens_predicted_total"]; ok {
+		t.Errorf("tokens published from a body the proxy could not read")
+	}
+}
+
+// TestModelLoad: Ollama's answer to a request without a prompt (it loads
+// the model) is no generation.
+func TestModelLoad(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"model":"llama3.2","created_at":"2024-01-01T00:00:00Z","response":"","done":true,"done_reason":"load"}`))
+	}))
+	defer up.Close()
+	p, srv := start(t, up.URL, Options{})
+	post(t, srv.URL, "/api/generate", `{"model":"llama3.2"}`)
+	waitIdle(t, p)
+	pub := scrapeProxy(t, p)
+	if _, ok := pub.vals["requests_total"]; ok || pub.sum("inferscope_proxy_requests_total") != 0 {
+		t.Errorf("a model load was counted:\n%s", pub.text)
 	}
 }
 
