@@ -129,6 +129,9 @@ func bar(f float64) *report.Number {
 }
 
 func (a *analyzer) header() {
+	if a.s.Via != "" {
+		a.r.Header = append(a.r.Header, "measured by "+a.s.Via+": the API's own counts and timings, no engine state")
+	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := "the server was slow to answer"
 		if a.s.Advice.SlowScrape != "" {
@@ -433,14 +436,24 @@ func (a *analyzer) throughput() {
 			val += " over " + units.Seconds(t)
 		}
 		note := "cache hits excluded"
-		if a.s.PrefixCaching == "off" {
+		switch {
+		case a.s.PrefixCaching == "off":
 			note = "prefix caching off: every prompt token"
+		case a.has(snapshot.PromptTokensAll):
+			// Some requests said what was cached (the proxy in front of
+			// several APIs): this is their prefill work only.
+			note = "cache hits excluded, of the requests that said them"
 		}
 		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: note})
-	} else if v, ok := a.s.Scalar(snapshot.PromptTokensAll); ok {
+	}
+	if v, ok := a.s.Scalar(snapshot.PromptTokensAll); ok {
 		// The server counts cached and computed tokens together and does
 		// not say how many were cached: this is not prefill work.
-		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: "cached share unknown"})
+		note := "cached share unknown"
+		if a.has(snapshot.PromptTokensTotal) {
+			note = "more, from requests whose cached share is unknown"
+		}
+		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: note})
 	}
 	if v, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok {
 		val := units.Count(v) + " generated"

@@ -14,7 +14,7 @@ import (
 var tabbyAPI = dialect{
 	name:  "tabbyapi",
 	title: "tabbyAPI",
-	match: func(n string) bool { return strings.HasPrefix(n, "tabbyapi:") },
+	match: isTabbyAPI,
 	read:  readTabbyAPI,
 	// The header carries the process start in Unix seconds.
 	startHeaderIsTime: true,
@@ -30,11 +30,34 @@ var tabbyAPI = dialect{
 	},
 }
 
+func isTabbyAPI(name string) bool { return strings.HasPrefix(name, "tabbyapi:") }
+
+// tabbyModelLabel is the label the exporter's per-model series carry
+// (exporter.ModelLabel; tabbyAPI itself serves one model, unlabelled).
+var tabbyModelLabel = []string{"model"}
+
+// proxySeries is a family only `inferscope proxy` publishes beside the
+// metric set: its figures are the upstream API's, measured in front of it.
+const proxySeries = "inferscope_proxy_requests_total"
+
 func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	if o.Model != "" {
-		return &ModelError{Model: o.Model}
+	s.Models = servedModels(fams, isTabbyAPI, tabbyModelLabel)
+	keep, model, err := modelFilter(s.Models, o.Model, tabbyModelLabel)
+	if err != nil {
+		return err
 	}
-	p := newMapper(fams, nil, s)
+	if model != "" {
+		s.Model = model
+	}
+	for _, mf := range fams {
+		if mf.GetName() == proxySeries {
+			// Not tabbyAPI: whatever served the API, whose knobs and
+			// /metrics loop are not tabbyAPI's.
+			s.Via = "inferscope proxy"
+			s.Advice = snapshot.Advice{}
+		}
+	}
+	p := newMapper(fams, keep, s)
 	for _, mf := range fams {
 		name, ok := strings.CutPrefix(mf.GetName(), "tabbyapi:")
 		if !ok {
@@ -55,15 +78,15 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 			continue
 		}
 		if d.Kind == snapshot.Histogram {
-			if h := Hist(mf, nil); h != nil {
+			if h := Hist(mf, keep); h != nil {
 				s.Histograms[name] = h
 			}
 			continue
 		}
-		if tabbyFractions[name] && !p.ratioOK(mf, nil, 1, "fraction") {
+		if tabbyFractions[name] && !p.ratioOK(mf, keep, 1, "fraction") {
 			continue
 		}
-		if v, ok := Sum(mf, nil); ok {
+		if v, ok := Sum(mf, keep); ok {
 			s.Scalars[name] = v
 		}
 	}

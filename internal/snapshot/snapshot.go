@@ -46,6 +46,10 @@ type Snapshot struct {
 	// disabled (every prompt token is computed), "on" when it says it is
 	// enabled, "" when it does not say.
 	PrefixCaching string
+	// Via names what measured the figures when it is not the server itself
+	// ("inferscope proxy": the upstream API's own timings and counts, and
+	// none of the engine's state); "" for the server's own /metrics.
+	Via string
 	// Models lists the models the scrape serves when a dialect labels them.
 	Models []string
 	// Model names the model the report covers ("" = all together).
