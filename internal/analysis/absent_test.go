@@ -105,8 +105,8 @@ func TestAbsentInputsLeaveFiguresOut(t *testing.T) {
 			},
 		},
 		{
-			name: "two populations: prefill work of those that said what was cached, the rest apart",
-			s: snap(map[string]float64{"prompt_tokens_total": 400, snapshot.PromptTokensAll: 720, "tokens_predicted_total": 10, "requests_total": 3}),
+			name:    "two populations: prefill work of those that said what was cached, the rest apart",
+			s:       snap(map[string]float64{"prompt_tokens_total": 400, snapshot.PromptTokensAll: 720, "tokens_predicted_total": 10, "requests_total": 3}),
 			section: "throughput", id: "prompt_tokens", wantRow: true, value: "720", note: "more, from requests whose cached share is unknown",
 			check: func(t *testing.T, r *report.Report) {
 				if rw, _ := findRow(r, "throughput", "prefill_work"); !strings.Contains(rw.Note, "of the requests that said them") {
