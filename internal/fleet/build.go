@@ -145,7 +145,7 @@ func (r *run) ends(in *Instance, g *group, meta func(string) (string, string)) (
 
 // snapshotOf reads an instance's points as its dialect reads a scrape.
 func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
-	rb, err := rebuild(pts, meta)
+	rb, err := rebuild(pts, meta, histBases(g.families)...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -268,8 +268,8 @@ func (r *run) gather(ctx context.Context) error {
 		}()
 	}
 	do(func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return })
-	do(func(ctx context.Context) (err error) { r.end, err = r.stateAt(ctx, r.o.To); return })
-	do(func(ctx context.Context) (err error) { r.start, err = r.stateAt(ctx, r.o.From); return })
+	do(func(ctx context.Context) (err error) { r.end, err = r.stateAt(ctx, r.o.To, true); return })
+	do(func(ctx context.Context) (err error) { r.start, err = r.stateAt(ctx, r.o.From, false); return })
 	do(func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return })
 	if r.o.Range {
 		do(func(ctx context.Context) (err error) { r.peaks, err = r.gaugePeaks(ctx); return })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // targetSeries are the series a store keeps per scrape target that a
@@ -65,8 +67,10 @@ func (r *run) dialects() []string {
 
 // stateAt reads every instance's series at one time: one query per
 // dialect, one for the targets' own series, and the newest sample time of
-// each instance.
-func (r *run) stateAt(ctx context.Context, at time.Time) (*state, error) {
+// each instance. Without full, it leaves out the buckets of every
+// histogram but those the window's percentiles read (bucketsFor): what the
+// window's start needs, at a fifth of the series.
+func (r *run) stateAt(ctx context.Context, at time.Time, full bool) (*state, error) {
 	st := &state{at: at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: map[string]model.Time{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -78,15 +82,32 @@ func (r *run) stateAt(ctx context.Context, at time.Time) (*state, error) {
 			first = err
 		}
 	}
+	type query struct{ purpose, text string }
+	var queries []query
 	for _, d := range r.dialects() {
 		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialectPrefixes(d))})
 		if d == "vllm" {
 			sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
 		}
+		if full {
+			queries = append(queries, query{"state: every " + d + " series of every instance", sel.braces()})
+			continue
+		}
+		queries = append(queries, query{"window start: every " + d + " series but histogram buckets",
+			sel.With(Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces()})
+		if bs := r.bucketsFor(d); len(bs) > 0 {
+			sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)})
+			if d == "vllm" {
+				sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+			}
+			queries = append(queries, query{"window start: the buckets of the " + d + " histograms the percentiles read", sel.braces()})
+		}
+	}
+	for _, qu := range queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vec, err := r.q.instant(ctx, "state: every "+d+" series of every instance", sel.braces(), at)
+			vec, err := r.q.instant(ctx, qu.purpose, qu.text, at)
 			if err != nil {
 				fail(err)
 				return
@@ -149,6 +170,62 @@ func (r *run) stateAt(ctx context.Context, at time.Time) (*state, error) {
 	wg.Wait()
 	return st, first
 }
+
+// rateHists are the canonical histograms the window's figures read: the
+// rates table's percentiles (TestRateHists keeps the list in step with
+// package rates).
+var rateHists = []string{snapshot.TimeToFirstTokenSeconds, snapshot.E2ERequestLatencySeconds}
+
+// histBases are the histograms among a group's families: a base whose
+// _count and _sum are there (a summary's base has series of its own).
+func histBases(fams map[string]bool) []string {
+	var out []string
+	for f := range fams {
+		base, ok := strings.CutSuffix(f, "_count")
+		if ok && fams[base+"_sum"] && !fams[base] {
+			out = append(out, base)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// bucketsFor lists the bucket series names of dialect d's histograms that
+// its reading maps onto rateHists. Each histogram is tried on its own: a
+// one-bucket exposition of it, read by the dialect.
+func (r *run) bucketsFor(d string) []string {
+	bases := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for _, b := range histBases(g.families) {
+			if dialect.Owner(b) == d {
+				bases[b] = true
+			}
+		}
+	}
+	var out []string
+	for _, b := range slices.Sorted(maps.Keys(bases)) {
+		m := func(name string) model.Metric { return model.Metric{model.MetricNameLabel: model.LabelValue(name)} }
+		inf := m(b + "_bucket")
+		inf["le"] = "+Inf"
+		rb, err := rebuild([]point{{metric: inf, value: 1}, {metric: m(b + "_count"), value: 1}, {metric: m(b + "_sum"), value: 1}}, noMeta)
+		if err != nil {
+			continue
+		}
+		s, err := dialect.Map(rb.fams, dialect.Options{Dialect: d})
+		if err != nil {
+			continue
+		}
+		for _, h := range rateHists {
+			if s.Hist(h) != nil {
+				out = append(out, b+"_bucket")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func noMeta(string) (string, string) { return "", "" }
 
 func nameIs(f string) Matcher { return Matcher{Name: model.MetricNameLabel, Op: "=", Value: f} }
 

@@ -56,13 +56,13 @@ func columns(past bool) []column {
 	}
 	cols := []column{
 		{id: "instance", header: "instance", drop: 0, cell: func(in *Instance) string { return in.ID }},
-		{id: "dialect", header: "dialect", drop: 4, cell: func(in *Instance) string { return in.Dialect }},
-		{id: "model", header: "model", drop: 6, cell: modelCell},
+		{id: "dialect", header: "dialect", drop: 5, cell: func(in *Instance) string { return in.Dialect }},
+		{id: "model", header: "model", drop: 8, cell: modelCell},
 		{id: "state", header: "state", drop: 0, cell: func(in *Instance) string { return string(in.State) }},
 		{id: "kv", header: kv, right: true, drop: 3, cell: func(in *Instance) string { return pct(in.Figures.KV) },
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.KV) }},
 	}
-	drops := map[string]int{"requests": 0, "prompt_computed": 2, "generation": 1, "ttft_p50": 5, "ttft_p99": 0, "prefix_hit_ratio": 3, "prefill_share": 5}
+	drops := map[string]int{"requests": 0, "prompt_computed": 2, "generation": 1, "ttft_p50": 7, "ttft_p99": 0, "prefix_hit_ratio": 3, "prefill_share": 6}
 	for _, tr := range tableRates {
 		id := tr.id
 		cols = append(cols, column{id: id, header: tr.header, right: true, drop: drops[id],
@@ -79,7 +79,7 @@ func columns(past bool) []column {
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
 		})
 	}
-	cols = append(cols, column{id: "notes", header: "notes", drop: 7, cell: noteIDs})
+	cols = append(cols, column{id: "notes", header: "notes", drop: 4, cell: noteIDs})
 	return cols
 }
 
@@ -241,9 +241,14 @@ func (f *Fleet) tableLines(width int) []string {
 			widths[i] = max(l, cells(c.header))
 		}
 	}
+	// A column no instance has anything in (no model labels, no notes)
+	// is left out without a word.
 	shown := make([]bool, len(cols))
 	for i := range shown {
-		shown[i] = true
+		for _, r := range rows {
+			shown[i] = shown[i] || (r[i] != "" && r[i] != units.Missing)
+		}
+		shown[i] = shown[i] || cols[i].drop == 0
 	}
 	total := func() int {
 		t := 0

@@ -54,6 +54,9 @@ type Config struct {
 	// with promtool tsdb create-blocks-from openmetrics for Prometheus,
 	// through /api/v1/import/prometheus for VictoriaMetrics.
 	Backfill string
+	// DataDir, when set, is a Prometheus data directory to serve (and
+	// keep): a fixture backfilled once and read by many runs.
+	DataDir string
 	// Flags are added to the server's command line.
 	Flags []string
 }
@@ -95,6 +98,9 @@ func Prometheus(t testing.TB, cfg Config) *Store {
 	bin := Need(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	if cfg.DataDir != "" {
+		data = cfg.DataDir
+	}
 	if cfg.Backfill != "" {
 		promtool := Need(t, "promtool", "prometheus")
 		out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", cfg.Backfill, data).CombinedOutput()
