@@ -182,8 +182,10 @@ func TestRebuildNative(t *testing.T) {
 
 // histCount and cum read a histogram's counts as dialect.Hist does: the
 // integer and float fields added.
-func histCount(h *dto.Histogram) float64 { return float64(h.GetSampleCount()) + h.GetSampleCountFloat() }
-func cum(b *dto.Bucket) float64      { return float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat() }
+func histCount(h *dto.Histogram) float64 {
+	return float64(h.GetSampleCount()) + h.GetSampleCountFloat()
+}
+func cum(b *dto.Bucket) float64 { return float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat() }
 
 // Label values come back exactly, whatever they hold.
 func TestRebuildLabelValues(t *testing.T) {
