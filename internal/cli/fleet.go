@@ -43,6 +43,7 @@ Flags:
   --from T, --to T     a past range between two times (RFC 3339, such as 2026-12-01T02:00Z,
                        or Unix seconds; --to defaults to now)
   --window D           "now": the rates' window (default {window})
+  --at T               "now" as of a past time T (as --from takes it)
   --selector SEL       label matchers every query carries: '{namespace="llm"}'
   --instance SEL       one instance's full report: pod=vllm-7 (label=value pairs) or matchers
   --by LIST            labels that make an instance (default: namespace,pod where a series
@@ -86,6 +87,7 @@ type fleetOptions struct {
 	store       string
 	last        time.Duration
 	from, to    string
+	at          string
 	window      time.Duration
 	selector    string
 	instance    string
@@ -116,6 +118,7 @@ func (o *fleetOptions) flags() *flag.FlagSet {
 	fs.Var(durationFlag{&o.last}, "last", "")
 	fs.StringVar(&o.from, "from", "", "")
 	fs.StringVar(&o.to, "to", "", "")
+	fs.StringVar(&o.at, "at", "", "")
 	fs.Var(durationFlag{&o.window}, "window", "")
 	fs.StringVar(&o.selector, "selector", "", "")
 	fs.StringVar(&o.instance, "instance", "", "")
@@ -179,6 +182,8 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 		return usagef("give either --last D, or --from T (and --to T)", "--last does not go with --from or --to")
 	case set["to"] && !set["from"]:
 		return usagef("add --from T, or use --last D for a window ending now", "--to needs --from")
+	case set["at"] && (set["last"] || set["from"]):
+		return usagef("--at is the time of \"now\"; a past range has its own end (--to)", "--at does not go with --last or --from")
 	case set["window"] && (set["last"] || set["from"]):
 		return usagef("a past range is its own window: leave out --window", "--window sets the window of \"now\"; --last and --from give a range")
 	case set["last"] && o.last <= 0:
@@ -205,7 +210,14 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 			return usagef("--to must be after --from", "--from %s is not before --to %s", o.start.UTC().Format(time.RFC3339), o.end.UTC().Format(time.RFC3339))
 		}
 	default:
-		o.start = now.Add(-o.window)
+		if set["at"] {
+			t, err := parseTime(o.at, now)
+			if err != nil {
+				return usagef(hint, "--at %q: %v", o.at, err)
+			}
+			o.end = t
+		}
+		o.start = o.end.Add(-o.window)
 	}
 	if w := o.end.Sub(o.start); w > maxWindow {
 		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
@@ -284,8 +296,8 @@ func (o *fleetOptions) checkWatch(set map[string]bool) error {
 	case o.watch < minFleetWatch:
 		return usagef("use --watch "+units.Duration(minFleetWatch)+" or longer: each refresh queries the store",
 			"--watch %s is shorter than the fleet view refreshes (%s)", units.Duration(o.watch), units.Duration(minFleetWatch))
-	case set["last"] || set["from"]:
-		return usagef("watch the fleet now (--watch 30s), or read a past range once", "--watch does not go with a past range")
+	case set["last"] || set["from"] || set["at"]:
+		return usagef("watch the fleet now (--watch 30s), or read a past time once", "--watch does not go with a past range or --at")
 	}
 	return nil
 }

@@ -165,9 +165,25 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if c, ok := api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}
-	disc, err := discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To)
-	if err != nil {
-		return nil, err
+	r := &run{q: q, o: o, f: f}
+	// The end of the window is read while discovery runs: the longest
+	// query need not wait for the first.
+	var disc *discovery
+	var end *fetched
+	var derr, eerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		end, eerr = r.fetchState(ctx, o.To, true, nil)
+	}()
+	disc, derr = discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To)
+	wg.Wait()
+	switch {
+	case derr != nil:
+		return nil, derr
+	case eerr != nil:
+		return nil, eerr
 	}
 	if len(disc.groups) == 0 {
 		if len(disc.routerSeries) > 0 {
@@ -175,7 +191,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 		}
 		return nil, noSeries(ctx, q, o)
 	}
-	r := &run{q: q, o: o, disc: disc, f: f}
+	r.disc, r.endFetched = disc, end
 	if err := r.gather(ctx); err != nil {
 		return nil, err
 	}
@@ -234,6 +250,7 @@ type run struct {
 	meta *metadata
 
 	end, start *state
+	endFetched *fetched        // the end's state, read with discovery
 	resets     map[string]bool // group ids whose counters restarted
 	peaks      map[string][]point
 	raw        map[string]model.Matrix
@@ -267,9 +284,12 @@ func (r *run) gather(ctx context.Context) error {
 			}
 		}()
 	}
+	var start *fetched
+	var tsEnd, tsStart map[string]model.Time
 	do(func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return })
-	do(func(ctx context.Context) (err error) { r.end, err = r.stateAt(ctx, r.o.To, true); return })
-	do(func(ctx context.Context) (err error) { r.start, err = r.stateAt(ctx, r.o.From, false); return })
+	do(func(ctx context.Context) (err error) { start, err = r.fetchState(ctx, r.o.From, false, r.dialects()); return })
+	do(func(ctx context.Context) (err error) { tsEnd, err = r.timestamps(ctx, r.o.To); return })
+	do(func(ctx context.Context) (err error) { tsStart, err = r.timestamps(ctx, r.o.From); return })
 	do(func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return })
 	if r.o.Range {
 		do(func(ctx context.Context) (err error) { r.peaks, err = r.gaugePeaks(ctx); return })
@@ -278,6 +298,8 @@ func (r *run) gather(ctx context.Context) error {
 	if first != nil {
 		return first
 	}
+	r.end, r.start = r.routed(r.endFetched, tsEnd), r.routed(start, tsStart)
+	r.endFetched = nil
 	return r.fetchRaw(ctx)
 }
 

@@ -54,11 +54,11 @@ func (r *run) notes() []report.Note {
 		byState[in.State] = append(byState[in.State], in)
 	}
 	if ds := byState[Down]; len(ds) > 0 {
-		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; their figures end at their last sample",
+		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; figures end at the last sample",
 			count(len(ds), "instance"), listIDs(ds, lastSeen))
 	}
 	if gs := byState[Gone]; len(gs) > 0 {
-		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; their figures, and rates, end at their last sample",
+		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; figures and rates end at the last sample",
 			count(len(gs), "instance"), listIDs(gs, lastSeen))
 	}
 	if rs := byState[Restarted]; len(rs) > 0 {
@@ -66,7 +66,7 @@ func (r *run) notes() []report.Note {
 			count(len(rs), "instance"), listIDs(rs, restartedAt))
 	}
 	if ns := byState[New]; len(ns) > 0 {
-		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from their process start where it lies in the window, else from their first sample, and their rates are over that time, the totals' over the whole window",
+		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, the totals' over the whole window",
 			count(len(ns), "instance"), listIDs(ns, bornAt))
 	}
 	if us := byState[Unreadable]; len(us) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -65,110 +66,123 @@ func (r *run) dialects() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// stateAt reads every instance's series at one time: one query per
-// dialect, one for the targets' own series, and the newest sample time of
-// each instance. Without full, it leaves out the buckets of every
-// histogram but those the window's percentiles read (bucketsFor): what the
-// window's start needs, at a fifth of the series.
-func (r *run) stateAt(ctx context.Context, at time.Time, full bool) (*state, error) {
-	st := &state{at: at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: map[string]model.Time{}}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var first error
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first == nil {
-			first = err
-		}
+// fetched is what the state queries at one time answered, before it is
+// routed to instances.
+type fetched struct {
+	at      time.Time
+	series  model.Vector // the dialects' series
+	targets model.Vector // up, scrape_duration_seconds, process_start_time_seconds
+}
+
+// fetchState reads every instance's series at one time: the dialects'
+// series (two queries per dialect: histogram buckets apart from the rest,
+// which lets the store answer both at once) and each target's own series.
+// With full unset it leaves out the buckets of every histogram but those
+// the window's percentiles read (bucketsFor): what the window's start
+// needs, at a fifth of the series. dialects nil means every dialect: the
+// end of the window is read while discovery runs.
+func (r *run) fetchState(ctx context.Context, at time.Time, full bool, dialects []string) (*fetched, error) {
+	f := &fetched{at: at}
+	if dialects == nil {
+		dialects = dialect.Names()
 	}
-	type query struct{ purpose, text string }
+	type query struct {
+		purpose, text string
+		into          *model.Vector
+	}
 	var queries []query
-	for _, d := range r.dialects() {
+	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
+	for _, d := range dialects {
 		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialectPrefixes(d))})
 		if d == "vllm" {
 			sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
 		}
-		if full {
-			queries = append(queries, query{"state: every " + d + " series of every instance", sel.braces()})
-			continue
-		}
-		queries = append(queries, query{"window start: every " + d + " series but histogram buckets",
-			sel.With(Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces()})
-		if bs := r.bucketsFor(d); len(bs) > 0 {
-			sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)})
-			if d == "vllm" {
-				sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+		queries = append(queries, query{"state: every " + d + " series but histogram buckets",
+			sel.With(Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces(), &f.series})
+		switch {
+		case full:
+			queries = append(queries, query{"state: every " + d + " histogram bucket", sel.With(bucket).braces(), &f.series})
+		default:
+			if bs := r.bucketsFor(d); len(bs) > 0 {
+				sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)})
+				if d == "vllm" {
+					sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+				}
+				queries = append(queries, query{"window start: the buckets of the " + d + " histograms the percentiles read", sel.braces(), &f.series})
 			}
-			queries = append(queries, query{"window start: the buckets of the " + d + " histograms the percentiles read", sel.braces()})
 		}
 	}
+	tsel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)})
+	if r.disc != nil {
+		tsel = tsel.With(r.jobs())
+	}
+	queries = append(queries, query{"state: up, scrape_duration_seconds and process_start_time_seconds of every target", tsel.braces(), &f.targets})
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var first error
 	for _, qu := range queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			vec, err := r.q.instant(ctx, qu.purpose, qu.text, at)
-			if err != nil {
-				fail(err)
-				return
-			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, s := range vec {
-				if g := r.route(s.Metric); g != nil {
-					st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+			if err != nil {
+				if first == nil {
+					first = err
 				}
+				return
 			}
+			*qu.into = append(*qu.into, vec...)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)}, r.jobs())
-		vec, err := r.q.instant(ctx, "state: up, scrape_duration_seconds and process_start_time_seconds of every target", sel.braces(), at)
-		if err != nil {
-			fail(err)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range vec {
-			t := targetOf(s.Metric)
-			g := r.disc.byTarget[t]
-			if g == nil {
-				continue
-			}
-			switch s.Metric[model.MetricNameLabel] {
-			case "up":
-				st.up[t] = float64(s.Value)
-			case "scrape_duration_seconds":
-				st.waited[t] = float64(s.Value)
-			default:
-				st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
-			}
-		}
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		vec, err := r.q.batch(ctx, "state: the time of each instance's newest sample", r.covering(),
-			func(f string) string { return "timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + ")" }, at)
-		if err != nil {
-			fail(err)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range vec {
-			if g := r.route(s.Metric); g != nil {
-				if t := model.Time(float64(s.Value) * 1000); t > st.ts[g.id] {
-					st.ts[g.id] = t
-				}
-			}
-		}
-	}()
 	wg.Wait()
-	return st, first
+	return f, first
+}
+
+// routed sends what was fetched to the instances discovery found.
+func (r *run) routed(f *fetched, ts map[string]model.Time) *state {
+	st := &state{at: f.at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: ts}
+	for _, s := range f.series {
+		if g := r.route(s.Metric); g != nil {
+			st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+		}
+	}
+	for _, s := range f.targets {
+		t := targetOf(s.Metric)
+		g := r.disc.byTarget[t]
+		if g == nil {
+			continue
+		}
+		switch s.Metric[model.MetricNameLabel] {
+		case "up":
+			st.up[t] = float64(s.Value)
+		case "scrape_duration_seconds":
+			st.waited[t] = float64(s.Value)
+		default:
+			st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
+		}
+	}
+	return st
+}
+
+// timestamps reads the time of each instance's newest sample at or before
+// at: when it was last scraped.
+func (r *run) timestamps(ctx context.Context, at time.Time) (map[string]model.Time, error) {
+	vec, err := r.q.batch(ctx, "state: the time of each instance's newest sample", r.covering(),
+		func(f string) string { return "timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + ")" }, at)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]model.Time{}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil {
+			if t := model.Time(math.Round(float64(s.Value) * 1000)); t > out[g.id] {
+				out[g.id] = t
+			}
+		}
+	}
+	return out, nil
 }
 
 // rateHists are the canonical histograms the window's figures read: the

@@ -304,7 +304,7 @@ func (f *Fleet) tableLines(width int) []string {
 		out = append(out, strings.Repeat("─", min(width, total())), line(tot))
 	}
 	if len(left) > 0 {
-		out = append(out, fit("(too narrow for: "+strings.Join(left, ", ")+"; --width or --json show them)", width))
+		out = append(out, fit("(left out for the width: "+strings.Join(left, ", ")+")", width))
 	}
 	return out
 }
