@@ -287,7 +287,10 @@ func (r *run) gather(ctx context.Context) error {
 	var start *fetched
 	var tsEnd, tsStart map[string]model.Time
 	do(func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return })
-	do(func(ctx context.Context) (err error) { start, err = r.fetchState(ctx, r.o.From, false, r.dialects()); return })
+	do(func(ctx context.Context) (err error) {
+		start, err = r.fetchState(ctx, r.o.From, false, r.dialects())
+		return
+	})
 	do(func(ctx context.Context) (err error) { tsEnd, err = r.timestamps(ctx, r.o.To); return })
 	do(func(ctx context.Context) (err error) { tsStart, err = r.timestamps(ctx, r.o.From); return })
 	do(func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return })

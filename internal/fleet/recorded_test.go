@@ -28,9 +28,9 @@ var record = flag.Bool("record", false, "record the store's answers to testdata/
 // replay, so that grouping, totals and rendering are tested without a
 // store.
 type recording struct {
-	Backend  promapi.Backend              `json:"backend"`
+	Backend  promapi.Backend               `json:"backend"`
 	Metadata map[string][]promapi.Metadata `json:"metadata"`
-	Calls    []call                       `json:"calls"`
+	Calls    []call                        `json:"calls"`
 }
 
 type call struct {
@@ -44,7 +44,9 @@ type call struct {
 	ErrText string          `json:"error,omitempty"`
 }
 
-func (c call) key() string { return fmt.Sprintf("%s|%s|%d|%d|%d", c.Kind, c.Text, c.At, c.Start, c.End) }
+func (c call) key() string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d", c.Kind, c.Text, c.At, c.Start, c.End)
+}
 
 // recorder passes every call to a store and keeps its answer.
 type recorder struct {
