@@ -56,7 +56,8 @@ Flags:
   --header 'K: V'      an HTTP header for the store (repeatable): 'X-Scope-OrgID: team' for
                        Mimir; INFERSCOPE_BEARER_TOKEN sets Authorization: Bearer
   --dedup              ask a Thanos querier to merge HA replicas (dedup=true)
-  --replica-label L    Thanos' replica label (repeatable; implies --dedup)
+  --replica-label L    a label that tells HA replicas' copies apart (repeatable): dropped, one
+                       copy read; a Thanos querier is asked to deduplicate on it too
   --timeout D          how long one request to the store may take (default {timeout})
   --show-queries       write every query sent, and how long it took, to stderr
   --hist, --width, --columns, --no-color   as for inferscope itself
@@ -334,7 +335,8 @@ func parseHeaderFlag(h string) (string, string, error) {
 }
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
-	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model}
+	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+		ReplicaLabels: o.replicas}
 }
 
 func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {

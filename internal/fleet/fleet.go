@@ -76,6 +76,9 @@ type Options struct {
 	Hist, Raw bool
 	// Model reports one served model (dialect.Options.Model).
 	Model string
+	// ReplicaLabels are labels that tell HA replicas' copies of a series
+	// apart: dropped, and one copy kept.
+	ReplicaLabels []string
 }
 
 // Fleet is what the store said about every instance.
@@ -165,7 +168,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if c, ok := api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}
-	r := &run{q: q, o: o, f: f}
+	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}}
 	// The end of the window is read while discovery runs: the longest
 	// query need not wait for the first.
 	var disc *discovery
@@ -254,6 +257,9 @@ type run struct {
 	resets     map[string]bool // group ids whose counters restarted
 	peaks      map[string][]point
 	raw        map[string]model.Matrix
+	// replicaDups holds, by label, the instances whose series repeat
+	// under it.
+	replicaDups map[string]map[string]bool
 }
 
 // state is every instance's series at one time.

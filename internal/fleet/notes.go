@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +42,7 @@ const (
 	NoteNoMetadata = "fleet_metadata_missing"
 	NoteUnreadable = "fleet_unreadable"
 	NoteCoverage   = "fleet_totals_partial"
+	NoteReplicas   = "fleet_replica_copies"
 )
 
 // notes are the fleet's own notes: what no single instance's report can
@@ -91,6 +94,12 @@ func (r *run) notes() []report.Note {
 	if r.meta != nil && r.meta.missing {
 		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
 			r.f.Backend)
+	}
+	for _, l := range slices.Sorted(maps.Keys(r.replicaDups)) {
+		if n := len(r.replicaDups[l]); n > 0 {
+			add(NoteReplicas, report.Bad, "the series of %s repeat under the label %s (an HA pair read twice?): every count is added twice; read them once with --replica-label %s (or --dedup on a Thanos querier)",
+				count(n, "instance"), l, l)
+		}
 	}
 	if c := r.coverage(); c != "" {
 		add(NoteCoverage, report.Info, "%s", c)

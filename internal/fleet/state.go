@@ -163,7 +163,54 @@ func (r *run) routed(f *fetched, ts map[string]model.Time) *state {
 			st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
 		}
 	}
+	for id, pts := range st.points {
+		st.points[id] = r.dedup(id, pts)
+	}
 	return st
+}
+
+// dedup drops the replica labels the user named from an instance's
+// points, keeping one copy of each series they told apart; and, where none
+// was named, notes a label whose name says replica that does tell copies
+// apart (an HA pair, read twice).
+func (r *run) dedup(id string, pts []point) []point {
+	if len(r.o.ReplicaLabels) > 0 {
+		seen := map[uint64]bool{}
+		out := pts[:0]
+		for _, p := range pts {
+			for _, l := range r.o.ReplicaLabels {
+				delete(p.metric, model.LabelName(l))
+			}
+			if fp := p.metric.Fingerprint(); !seen[uint64(fp)] {
+				seen[uint64(fp)] = true
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, p := range pts {
+		for l := range p.metric {
+			if !strings.Contains(strings.ToLower(string(l)), "replica") {
+				continue
+			}
+			if r.replicaDups[string(l)] == nil {
+				r.replicaDups[string(l)] = map[string]bool{}
+			}
+			if r.replicaDups[string(l)][id] {
+				continue
+			}
+			// Another point equal but for l is a copy.
+			without := map[model.LabelName]struct{}{l: {}}
+			sig := model.SignatureWithoutLabels(p.metric, without)
+			for _, q := range pts {
+				if q.metric[l] != p.metric[l] && model.SignatureWithoutLabels(q.metric, without) == sig {
+					r.replicaDups[string(l)][id] = true
+					break
+				}
+			}
+		}
+	}
+	return pts
 }
 
 // timestamps reads the time of each instance's newest sample at or before
@@ -419,11 +466,18 @@ func (r *run) fetchRaw(ctx context.Context) error {
 				return
 			}
 			var kept model.Matrix
+			seen := map[model.Fingerprint]bool{}
 			for _, ss := range m {
 				if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
 					continue
 				}
-				kept = append(kept, ss)
+				for _, l := range r.o.ReplicaLabels {
+					delete(ss.Metric, model.LabelName(l))
+				}
+				if fp := ss.Metric.Fingerprint(); !seen[fp] {
+					seen[fp] = true
+					kept = append(kept, ss)
+				}
 			}
 			r.raw[g.id] = kept
 		}()
