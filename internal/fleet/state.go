@@ -476,6 +476,7 @@ func (r *run) fetchRaw(ctx context.Context) error {
 				}
 				if fp := ss.Metric.Fingerprint(); !seen[fp] {
 					seen[fp] = true
+					ss.Values = withoutNaN(ss.Values)
 					kept = append(kept, ss)
 				}
 			}
@@ -484,6 +485,19 @@ func (r *run) fetchRaw(ctx context.Context) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// withoutNaN drops NaN samples: VictoriaMetrics returns the staleness
+// markers it writes when a target's scrapes fail, and a NaN is no reading
+// (every dialect skips it).
+func withoutNaN(vs []model.SamplePair) []model.SamplePair {
+	out := vs[:0]
+	for _, v := range vs {
+		if !math.IsNaN(float64(v.Value)) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // metadata is what the store declared of each family.
