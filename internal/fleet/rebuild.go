@@ -297,25 +297,36 @@ func (b *builder) own(name string, typ dto.MetricType, p point) {
 
 // native adds a native histogram as the classic one it stands for: a
 // cumulative bucket at every bucket's upper bound (custom buckets' own
-// bounds; an exponential histogram's many), the +Inf bucket, sum and
-// count.
+// bounds; an exponential histogram's many), and at its lower bound where
+// the one before it ends lower (the store lists only buckets that hold
+// observations; without that bound a classic reading would spread them
+// down to the previous one), the +Inf bucket, sum and count.
 func (b *builder) native(name string, p point) {
 	h := b.part(name, dto.MetricType_HISTOGRAM, p, "le").Histogram
-	type ub struct{ upper, count float64 }
-	var bs []ub
+	type span struct{ lower, upper, count float64 }
+	var bs []span
 	for _, bk := range p.hist.Buckets {
 		if bk != nil {
-			bs = append(bs, ub{float64(bk.Upper), float64(bk.Count)})
+			bs = append(bs, span{float64(bk.Lower), float64(bk.Upper), float64(bk.Count)})
 		}
 	}
 	sort.Slice(bs, func(i, j int) bool { return bs[i].upper < bs[j].upper })
-	cum := 0.0
-	for i, bk := range bs {
-		cum += bk.count
-		if (i+1 < len(bs) && bs[i+1].upper == bk.upper) || math.IsInf(bk.upper, 1) {
-			continue
+	add := func(le, cum float64) {
+		if n := len(h.Bucket); n > 0 && h.Bucket[n-1].GetUpperBound() == le {
+			h.Bucket[n-1].CumulativeCountFloat = ptr(cum)
+			return
 		}
-		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(bk.upper), CumulativeCountFloat: ptr(cum)})
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(le), CumulativeCountFloat: ptr(cum)})
+	}
+	cum := 0.0
+	for _, bk := range bs {
+		if n := len(h.Bucket); (n == 0 || h.Bucket[n-1].GetUpperBound() < bk.lower) && !math.IsInf(bk.lower, -1) {
+			add(bk.lower, cum)
+		}
+		cum += bk.count
+		if !math.IsInf(bk.upper, 1) {
+			add(bk.upper, cum)
+		}
 	}
 	h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(math.Inf(1)), CumulativeCountFloat: ptr(float64(p.hist.Count))})
 	h.SampleSum = ptr(float64(p.hist.Sum))

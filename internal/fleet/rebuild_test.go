@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -156,10 +158,10 @@ func TestRebuildNative(t *testing.T) {
 		t.Fatalf("%v", f)
 	}
 	hm := f.GetMetric()[0].GetHistogram()
-	// Cumulative: 2 by 0.25, 7 by 1, 10 by 4 (and +Inf, which the parser
-	// keeps as the count).
-	want := []struct{ le, n float64 }{{0.25, 2}, {1, 7}, {4, 10}}
-	if len(hm.GetBucket()) < len(want) {
+	// Cumulative: 0 by 0 (the first bucket's lower bound), 2 by 0.25, 7
+	// by 1, 10 by 4, and +Inf.
+	want := []struct{ le, n float64 }{{0, 0}, {0.25, 2}, {1, 7}, {4, 10}, {math.Inf(1), 10}}
+	if len(hm.GetBucket()) != len(want) {
 		t.Fatalf("buckets %v", hm.GetBucket())
 	}
 	for i, w := range want {
@@ -170,6 +172,21 @@ func TestRebuildNative(t *testing.T) {
 	}
 	if histCount(hm) != 10 || hm.GetSampleSum() != 7.5 {
 		t.Errorf("count %v sum %v", histCount(hm), hm.GetSampleSum())
+	}
+	// Only buckets holding observations are listed: a gap keeps its lower
+	// bound, so that nothing is spread into it.
+	p.hist = &model.SampleHistogram{Count: 5, Sum: 9, Buckets: model.HistogramBuckets{
+		{Boundaries: 0, Lower: 0.5, Upper: 1, Count: 2}, {Boundaries: 0, Lower: 2, Upper: 4, Count: 3}}}
+	rb, err = rebuild([]point{p}, metaOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, b := range rb.fams[0].GetMetric()[0].GetHistogram().GetBucket() {
+		got = append(got, b.GetUpperBound(), cum(b))
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]float64{0.5, 0, 1, 2, 2, 2, 4, 5, math.Inf(1), 5}) {
+		t.Errorf("gapped buckets: %v", got)
 	}
 	// Where the store keeps the classic buckets too, those are read.
 	both := []point{p, pt("sglang:time_to_first_token_seconds_bucket", 10, "model_name", "m", "le", "+Inf"),
