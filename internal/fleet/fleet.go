@@ -257,6 +257,10 @@ type run struct {
 	resets     map[string]bool // group ids whose counters restarted
 	peaks      map[string][]point
 	raw        map[string]model.Matrix
+	// ends are the instances read at the window's end; how says where
+	// each one's window is read from (plan).
+	ends map[string]*reading
+	how  map[string]how
 	// replicaDups holds, by label, the instances whose series repeat
 	// under it.
 	replicaDups map[string]map[string]bool
@@ -309,6 +313,7 @@ func (r *run) gather(ctx context.Context) error {
 	}
 	r.end, r.start = r.routed(r.endFetched, tsEnd), r.routed(start, tsStart)
 	r.endFetched = nil
+	r.plan()
 	return r.fetchRaw(ctx)
 }
 

@@ -75,41 +75,40 @@ type fetched struct {
 }
 
 // fetchState reads every instance's series at one time: the dialects'
-// series (two queries per dialect: histogram buckets apart from the rest,
-// which lets the store answer both at once) and each target's own series.
-// With full unset it leaves out the buckets of every histogram but those
-// the window's percentiles read (bucketsFor): what the window's start
-// needs, at a fifth of the series. dialects nil means every dialect: the
-// end of the window is read while discovery runs.
+// series in two queries (histogram buckets apart from the rest, which lets
+// the store answer both at once), and each target's own series. With full
+// unset it leaves out the buckets of every histogram but those the
+// window's percentiles read (bucketsFor): what the window's start needs,
+// at a fifth of the series. dialects nil means every dialect: the end of
+// the window is read while discovery runs. vLLM's router copies are
+// dropped when routed.
 func (r *run) fetchState(ctx context.Context, at time.Time, full bool, dialects []string) (*fetched, error) {
 	f := &fetched{at: at}
 	if dialects == nil {
 		dialects = dialect.Names()
 	}
+	var prefixes []string
+	for _, d := range dialects {
+		prefixes = append(prefixes, dialectPrefixes(d)...)
+	}
+	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
+	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
 	type query struct {
 		purpose, text string
 		into          *model.Vector
 	}
-	var queries []query
-	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
-	for _, d := range dialects {
-		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialectPrefixes(d))})
-		if d == "vllm" {
-			sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+	queries := []query{{"state: every series but histogram buckets",
+		r.o.Selector.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces(), &f.series}}
+	if full {
+		queries = append(queries, query{"state: every histogram bucket", r.o.Selector.With(names, bucket).braces(), &f.series})
+	} else {
+		var bs []string
+		for _, d := range dialects {
+			bs = append(bs, r.bucketsFor(d)...)
 		}
-		queries = append(queries, query{"state: every " + d + " series but histogram buckets",
-			sel.With(Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces(), &f.series})
-		switch {
-		case full:
-			queries = append(queries, query{"state: every " + d + " histogram bucket", sel.With(bucket).braces(), &f.series})
-		default:
-			if bs := r.bucketsFor(d); len(bs) > 0 {
-				sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)})
-				if d == "vllm" {
-					sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
-				}
-				queries = append(queries, query{"window start: the buckets of the " + d + " histograms the percentiles read", sel.braces(), &f.series})
-			}
+		if len(bs) > 0 {
+			queries = append(queries, query{"window start: the buckets of the histograms the percentiles read",
+				r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces(), &f.series})
 		}
 	}
 	tsel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)})
@@ -432,59 +431,128 @@ func (r *run) gaugePeaks(ctx context.Context) (map[string][]point, error) {
 	return out, nil
 }
 
-// needsRaw reports why an instance's window cannot be read from its two
-// ends: it restarted, was born or went away inside it.
-func (r *run) needsRaw(g *group) bool {
-	return r.resets[g.id] || len(r.start.points[g.id]) == 0 || len(r.end.points[g.id]) == 0
+// how says where an instance's window is read from.
+type how int
+
+const (
+	// fromEnds: the two ends, the instance ran through the window.
+	fromEnds how = iota
+	// fromStart: the end alone, counted from its process start inside
+	// the window.
+	fromStart
+	// fromRaw: raw samples, histogram buckets but the percentiles' left
+	// out (the end's reading, whole, is the report's).
+	fromRaw
+	// fromRawAll: every raw sample: an instance gone before the end,
+	// whose last raw reading is its report.
+	fromRawAll
+)
+
+// plan reads each instance at the window's end and decides where its
+// window is read from: the two ends where it ran through the window; the
+// end alone where it was born inside the window (its process start after
+// the window's) and did not restart; raw samples where it restarted, went
+// away, or appeared without a start time to count from.
+func (r *run) plan() {
+	r.ends = map[string]*reading{}
+	r.how = map[string]how{}
+	for _, g := range r.disc.groups {
+		meta := r.meta.forGroup(g)
+		atStart, atEnd := len(r.start.points[g.id]) > 0, len(r.end.points[g.id]) > 0
+		var end *reading
+		if atEnd {
+			var err error
+			if end, err = r.reading(g, r.end, meta); err != nil {
+				r.ends[g.id] = &reading{err: err}
+				continue
+			}
+			r.ends[g.id] = end
+		}
+		switch {
+		case !atEnd:
+			r.how[g.id] = fromRawAll
+		case r.resets[g.id]:
+			r.how[g.id] = fromRaw
+		case !atStart:
+			st := end.snap.StartTime()
+			born := time.Unix(0, int64(st*1e9))
+			if st > 0 && !born.Before(r.o.From) && !born.After(end.at) {
+				end.born = born
+				r.how[g.id] = fromStart
+			} else {
+				r.how[g.id] = fromRaw
+			}
+		default:
+			r.how[g.id] = fromEnds
+		}
+	}
 }
 
-// fetchRaw reads the raw samples of every instance whose window its two
-// ends cannot tell, over the window and one lookback before it (the
-// reading the window starts from).
+// fetchRaw reads the raw samples of every instance whose window its ends
+// cannot tell, over the window and one lookback before it (the reading the
+// window starts from): for one still there at the end, every series but
+// the histogram buckets the percentiles do not read.
 func (r *run) fetchRaw(ctx context.Context) error {
 	r.raw = map[string]model.Matrix{}
-	span := promDuration(r.o.To.Sub(r.o.From) + Lookback)
-	names := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
+	span := "[" + promDuration(r.o.To.Sub(r.o.From)+Lookback) + "]"
+	all := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var first error
 	for _, g := range r.disc.groups {
-		if !r.needsRaw(g) {
+		how := r.how[g.id]
+		if how != fromRaw && how != fromRawAll {
 			continue
 		}
-		sel := r.o.Selector.With(g.match...).With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: names})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m, err := r.q.raw(ctx, "raw: the samples of an instance that restarted, was born or went away in the window", sel.braces()+"["+span+"]", r.o.To)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if first == nil {
-					first = err
-				}
-				return
+		sel := r.o.Selector.With(g.match...)
+		queries := []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all}).braces() + span}
+		if how == fromRaw {
+			queries = []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all},
+				Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces() + span}
+			if bs := r.bucketsFor(g.dialect); len(bs) > 0 {
+				queries = append(queries, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces()+span)
 			}
-			var kept model.Matrix
-			seen := map[model.Fingerprint]bool{}
-			for _, ss := range m {
-				if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
-					continue
+		}
+		for _, q := range queries {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m, err := r.q.raw(ctx, "raw: the samples of an instance that restarted, was born or went away in the window", q, r.o.To)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					if first == nil {
+						first = err
+					}
+					return
 				}
-				for _, l := range r.o.ReplicaLabels {
-					delete(ss.Metric, model.LabelName(l))
-				}
-				if fp := ss.Metric.Fingerprint(); !seen[fp] {
-					seen[fp] = true
-					ss.Values = withoutNaN(ss.Values)
-					kept = append(kept, ss)
-				}
-			}
-			r.raw[g.id] = kept
-		}()
+				r.raw[g.id] = append(r.raw[g.id], r.kept(m)...)
+			}()
+		}
 	}
 	wg.Wait()
 	return first
+}
+
+// kept are a raw answer's series but vLLM's router copies, each once
+// without the replica labels named, without NaN samples.
+func (r *run) kept(m model.Matrix) model.Matrix {
+	var out model.Matrix
+	seen := map[model.Fingerprint]bool{}
+	for _, ss := range m {
+		if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
+			continue
+		}
+		for _, l := range r.o.ReplicaLabels {
+			delete(ss.Metric, model.LabelName(l))
+		}
+		if fp := ss.Metric.Fingerprint(); !seen[fp] {
+			seen[fp] = true
+			ss.Values = withoutNaN(ss.Values)
+			out = append(out, ss)
+		}
+	}
+	return out
 }
 
 // withoutNaN drops NaN samples: VictoriaMetrics returns the staleness
