@@ -56,13 +56,13 @@ func columns(past bool) []column {
 	}
 	cols := []column{
 		{id: "instance", header: "instance", drop: 0, cell: func(in *Instance) string { return in.ID }},
-		{id: "dialect", header: "dialect", drop: 5, cell: func(in *Instance) string { return in.Dialect }},
+		{id: "dialect", header: "dialect", drop: 6, cell: func(in *Instance) string { return in.Dialect }},
 		{id: "model", header: "model", drop: 8, cell: modelCell},
 		{id: "state", header: "state", drop: 0, cell: func(in *Instance) string { return string(in.State) }},
 		{id: "kv", header: kv, right: true, drop: 3, cell: func(in *Instance) string { return pct(in.Figures.KV) },
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.KV) }},
 	}
-	drops := map[string]int{"requests": 0, "prompt_computed": 2, "generation": 1, "ttft_p50": 7, "ttft_p99": 0, "prefix_hit_ratio": 3, "prefill_share": 6}
+	drops := map[string]int{"requests": 0, "prompt_computed": 3, "generation": 1, "ttft_p50": 7, "ttft_p99": 0, "prefix_hit_ratio": 4, "prefill_share": 5}
 	for _, tr := range tableRates {
 		id := tr.id
 		cols = append(cols, column{id: id, header: tr.header, right: true, drop: drops[id],
@@ -79,7 +79,7 @@ func columns(past bool) []column {
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
 		})
 	}
-	cols = append(cols, column{id: "notes", header: "notes", drop: 4, cell: noteIDs})
+	cols = append(cols, column{id: "notes", header: "notes", drop: 2, cell: noteIDs})
 	return cols
 }
 
@@ -235,7 +235,7 @@ func (f *Fleet) tableLines(width int) []string {
 		}
 	}
 	// Cut the two free-text columns first, then leave columns out.
-	limit := map[string]int{"instance": 28, "model": 24, "notes": 40}
+	limit := map[string]int{"instance": 28, "model": 24, "notes": 30}
 	for i, c := range cols {
 		if l, ok := limit[c.id]; ok && widths[i] > l {
 			widths[i] = max(l, cells(c.header))
