@@ -324,5 +324,8 @@ func (r *run) route(m model.Metric) *group {
 	if dialect.Owner(name) == "vllm" && m[routerLabel] != "" {
 		return nil
 	}
-	return r.disc.byID[groupID(groupLabels(m, r.disc.by))]
+	if id, ok := r.disc.byKey[groupKey(m, r.disc.by)]; ok {
+		return r.disc.byID[id]
+	}
+	return nil
 }
