@@ -175,9 +175,36 @@ func (o *fleetOptions) checkStore() error {
 	return nil
 }
 
-// checkWindow reads --last, --from, --to and --window into the window.
+// timeHint is the hint of a time that cannot be read.
+const timeHint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds"
+
+// checkWindow reads --last, --from, --to, --at and --window into the
+// window.
 func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
-	const hint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds"
+	if err := o.checkWindowFlags(set); err != nil {
+		return err
+	}
+	o.end = now
+	var err error
+	switch {
+	case set["last"]:
+		o.start = now.Add(-o.last)
+	case set["from"]:
+		err = o.setRange(set["to"], now)
+	default:
+		err = o.setNow(set["at"], now)
+	}
+	if err != nil {
+		return err
+	}
+	if w := o.end.Sub(o.start); w > maxWindow {
+		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
+	}
+	return nil
+}
+
+// checkWindowFlags refuses window flags that do not go together.
+func (o *fleetOptions) checkWindowFlags(set map[string]bool) error {
 	switch {
 	case set["last"] && (set["from"] || set["to"]):
 		return usagef("give either --last D, or --from T (and --to T)", "--last does not go with --from or --to")
@@ -192,37 +219,37 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 	case o.window <= 0:
 		return usagef("use a positive duration such as --window 5m", "--window must be positive")
 	}
-	o.end = now
-	switch {
-	case set["last"]:
-		o.start = now.Add(-o.last)
-	case set["from"]:
-		t, err := parseTime(o.from, now)
+	return nil
+}
+
+// setRange reads --from and --to (now when not given).
+func (o *fleetOptions) setRange(to bool, now time.Time) error {
+	t, err := parseTime(o.from, now)
+	if err != nil {
+		return usagef(timeHint, "--from %q: %v", o.from, err)
+	}
+	o.start = t
+	if to {
+		if o.end, err = parseTime(o.to, now); err != nil {
+			return usagef(timeHint, "--to %q: %v", o.to, err)
+		}
+	}
+	if !o.end.After(o.start) {
+		return usagef("--to must be after --from", "--from %s is not before --to %s", o.start.UTC().Format(time.RFC3339), o.end.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// setNow reads --at, the end of "now" (now when not given).
+func (o *fleetOptions) setNow(at bool, now time.Time) error {
+	if at {
+		t, err := parseTime(o.at, now)
 		if err != nil {
-			return usagef(hint, "--from %q: %v", o.from, err)
+			return usagef(timeHint, "--at %q: %v", o.at, err)
 		}
-		o.start = t
-		if set["to"] {
-			if o.end, err = parseTime(o.to, now); err != nil {
-				return usagef(hint, "--to %q: %v", o.to, err)
-			}
-		}
-		if !o.end.After(o.start) {
-			return usagef("--to must be after --from", "--from %s is not before --to %s", o.start.UTC().Format(time.RFC3339), o.end.UTC().Format(time.RFC3339))
-		}
-	default:
-		if set["at"] {
-			t, err := parseTime(o.at, now)
-			if err != nil {
-				return usagef(hint, "--at %q: %v", o.at, err)
-			}
-			o.end = t
-		}
-		o.start = o.end.Add(-o.window)
+		o.end = t
 	}
-	if w := o.end.Sub(o.start); w > maxWindow {
-		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
-	}
+	o.start = o.end.Add(-o.window)
 	return nil
 }
 

@@ -48,47 +48,16 @@ func (r *run) instance(g *group) *Instance {
 	if end != nil && end.err != nil {
 		return r.failed(in, end.err)
 	}
-	var bs []boundary
-	var err error
-	fromZero, start := false, time.Time{}
-	switch how := r.how[g.id]; how {
-	case fromRaw, fromRawAll:
-		in.raw = true
-		bs, err = r.rawBoundaries(in, g, meta)
-		if err == nil && len(bs) > 0 && len(r.start.points[g.id]) == 0 {
-			// Born inside the window: from its process start when that
-			// lies between the window's start and its first reading.
-			st := bs[0].snap.StartTime()
-			s := time.Unix(0, int64(st*1e9))
-			in.bornAt = bs[0].at
-			if st > 0 && !s.Before(r.o.From) && !s.After(bs[0].at) {
-				fromZero, start, in.bornAt = true, s, s
-			}
-		}
-	case fromStart:
-		// Born inside the window, its start known and nothing restarted:
-		// all it counted is the window's, its end reading is enough.
-		bs = []boundary{{at: end.at, snap: end.snap}}
-		fromZero, start = true, end.born
-		in.bornAt = start
-	default:
-		var first *reading
-		if first, err = r.reading(g, r.start, meta); err == nil {
-			bs = []boundary{{at: first.at, snap: first.snap}, {at: end.at, snap: end.snap}}
-		}
-	}
-	var me *dialect.ModelError
+	w, err := r.window(in, g, meta, end)
 	switch {
-	case errors.As(err, &me):
-		return nil
 	case err != nil:
 		return r.failed(in, err)
-	case len(bs) == 0:
+	case len(w.bs) == 0:
 		// Listed by the series query without a sample in the window:
 		// VictoriaMetrics lists the series of whole days.
 		return nil
 	}
-	last := bs[len(bs)-1]
+	last := w.bs[len(w.bs)-1]
 	in.snap, in.lastAt = last.snap, last.at
 	if end != nil {
 		// The report reads the end of the window whole (raw samples may
@@ -96,7 +65,7 @@ func (r *run) instance(g *group) *Instance {
 		in.snap, in.native = end.snap, max(in.native, end.native)
 	}
 	in.snap.ScrapeSeconds = r.waited(g)
-	in.delta = deltaOver(bs, fromZero, start)
+	in.delta = deltaOver(w.bs, w.fromZero, w.start)
 	in.State = r.stateOf(in, g)
 	if pts := r.peaks[g.id]; len(pts) > 0 {
 		if rb, err := rebuild(pts, meta, histBases(g.families)...); err == nil {
@@ -106,6 +75,45 @@ func (r *run) instance(g *group) *Instance {
 	in.Report = r.report(in)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
 	return in
+}
+
+// readings are the readings an instance's window is counted over, and
+// whether it counts from zero at start (born inside the window).
+type readings struct {
+	bs       []boundary
+	fromZero bool
+	start    time.Time
+}
+
+// window reads an instance's readings as plan decided.
+func (r *run) window(in *Instance, g *group, meta metaFunc, end *reading) (readings, error) {
+	switch r.how[g.id] {
+	case fromRaw, fromRawAll:
+		in.raw = true
+		bs, err := r.rawBoundaries(in, g, meta)
+		w := readings{bs: bs}
+		if err == nil && len(bs) > 0 && len(r.start.points[g.id]) == 0 {
+			// Born inside the window: from its process start when that
+			// lies between the window's start and its first reading.
+			st := bs[0].snap.StartTime()
+			s := time.Unix(0, int64(st*1e9))
+			in.bornAt = bs[0].at
+			if st > 0 && !s.Before(r.o.From) && !s.After(bs[0].at) {
+				w.fromZero, w.start, in.bornAt = true, s, s
+			}
+		}
+		return w, err
+	case fromStart:
+		// Born inside the window, its start known and nothing restarted:
+		// all it counted is the window's, its end reading is enough.
+		in.bornAt = end.born
+		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: end.born}, nil
+	}
+	first, err := r.reading(g, r.start, meta)
+	if err != nil {
+		return readings{}, err
+	}
+	return readings{bs: []boundary{{at: first.at, snap: first.snap}, {at: end.at, snap: end.snap}}}, nil
 }
 
 // failed is an instance whose series a dialect could not read (nil: one

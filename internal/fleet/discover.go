@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -203,12 +202,4 @@ func majorityDialect(fams map[string]bool) string {
 		}
 	}
 	return best
-}
-
-// describeBy says how instances were grouped, for a header line.
-func describeBy(by []string) string {
-	if by == nil {
-		return fmt.Sprintf("instances by %s (else %s)", strings.Join(DefaultBy, ","), strings.Join(FallbackBy, ","))
-	}
-	return "instances by " + strings.Join(by, ",")
 }

@@ -52,29 +52,7 @@ func (r *run) notes() []report.Note {
 	add := func(id string, sev report.Severity, format string, a ...any) {
 		out = append(out, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, a...)})
 	}
-	byState := map[State][]*Instance{}
-	for _, in := range r.f.Instances {
-		byState[in.State] = append(byState[in.State], in)
-	}
-	if ds := byState[Down]; len(ds) > 0 {
-		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; figures end at the last sample",
-			count(len(ds), "instance"), listIDs(ds, lastSeen))
-	}
-	if gs := byState[Gone]; len(gs) > 0 {
-		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; figures and rates end at the last sample",
-			count(len(gs), "instance"), listIDs(gs, lastSeen))
-	}
-	if rs := byState[Restarted]; len(rs) > 0 {
-		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
-			count(len(rs), "instance"), listIDs(rs, restartedAt))
-	}
-	if ns := byState[New]; len(ns) > 0 {
-		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, the totals' over the whole window",
-			count(len(ns), "instance"), listIDs(ns, bornAt))
-	}
-	if us := byState[Unreadable]; len(us) > 0 {
-		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
-	}
+	r.stateNotes(add)
 	r.balance(add)
 	r.outliers(add)
 	if n := sum(r.disc.routerSeries); n > 0 {
@@ -105,6 +83,34 @@ func (r *run) notes() []report.Note {
 		add(NoteCoverage, report.Info, "%s", c)
 	}
 	return out
+}
+
+// stateNotes say which instances were down, gone, restarted, new or
+// unreadable.
+func (r *run) stateNotes(add func(string, report.Severity, string, ...any)) {
+	byState := map[State][]*Instance{}
+	for _, in := range r.f.Instances {
+		byState[in.State] = append(byState[in.State], in)
+	}
+	if ds := byState[Down]; len(ds) > 0 {
+		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; figures end at the last sample",
+			count(len(ds), "instance"), listIDs(ds, lastSeen))
+	}
+	if gs := byState[Gone]; len(gs) > 0 {
+		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; figures and rates end at the last sample",
+			count(len(gs), "instance"), listIDs(gs, lastSeen))
+	}
+	if rs := byState[Restarted]; len(rs) > 0 {
+		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
+			count(len(rs), "instance"), listIDs(rs, restartedAt))
+	}
+	if ns := byState[New]; len(ns) > 0 {
+		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, the totals' over the whole window",
+			count(len(ns), "instance"), listIDs(ns, bornAt))
+	}
+	if us := byState[Unreadable]; len(us) > 0 {
+		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
+	}
 }
 
 func count(n int, what string) string {

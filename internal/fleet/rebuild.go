@@ -122,26 +122,7 @@ type kind struct {
 // gauge or counter.
 func classify(names map[string]bool, meta metaFunc, known []string) map[string]kind {
 	out := make(map[string]kind, len(names))
-	hist := map[string]bool{}
-	for _, k := range known {
-		hist[k] = true
-	}
-	summary := map[string]bool{}
-	for n := range names {
-		base, ok := strings.CutSuffix(n, "_bucket")
-		if !ok {
-			continue
-		}
-		t, _ := meta(base)
-		if t == "histogram" || t == "gaugehistogram" || names[base+"_count"] || names[base+"_sum"] {
-			hist[base] = true
-		}
-	}
-	for n := range names {
-		if t, _ := meta(n); t == "summary" {
-			summary[n] = true
-		}
-	}
+	hist, summary := bases(names, meta, known)
 	for n := range names {
 		if base, ok := strings.CutSuffix(n, "_created"); ok && createdOf(base, names, hist, summary, meta) {
 			out[n] = kind{role: roleCreated}
@@ -155,20 +136,49 @@ func classify(names map[string]bool, meta metaFunc, known []string) map[string]k
 			out[n] = kind{role: roleSummaryPart, family: base}
 			continue
 		}
-		t, _ := meta(n)
-		if t == "" {
-			t, _ = meta(strings.TrimSuffix(n, "_total"))
-		}
-		switch {
-		case strings.HasSuffix(n, "_total") || t == "counter":
-			out[n] = kind{typ: dto.MetricType_COUNTER}
-		case t == "gauge":
-			out[n] = kind{typ: dto.MetricType_GAUGE}
-		default:
-			out[n] = kind{typ: dto.MetricType_UNTYPED}
-		}
+		out[n] = kind{typ: ownType(n, meta)}
 	}
 	return out
+}
+
+// bases finds the histograms (a _bucket series with its _count or _sum,
+// one the metadata calls a histogram, or one known) and the summaries
+// (the metadata says so) among names.
+func bases(names map[string]bool, meta metaFunc, known []string) (hist, summary map[string]bool) {
+	hist, summary = map[string]bool{}, map[string]bool{}
+	for _, k := range known {
+		hist[k] = true
+	}
+	for n := range names {
+		if t, _ := meta(n); t == "summary" {
+			summary[n] = true
+		}
+		base, ok := strings.CutSuffix(n, "_bucket")
+		if !ok {
+			continue
+		}
+		t, _ := meta(base)
+		if t == "histogram" || t == "gaugehistogram" || names[base+"_count"] || names[base+"_sum"] {
+			hist[base] = true
+		}
+	}
+	return hist, summary
+}
+
+// ownType is the type of a family of its own: a counter by its _total or
+// its metadata, a gauge by its metadata, else untyped.
+func ownType(n string, meta metaFunc) dto.MetricType {
+	t, _ := meta(n)
+	if t == "" {
+		t, _ = meta(strings.TrimSuffix(n, "_total"))
+	}
+	switch {
+	case strings.HasSuffix(n, "_total") || t == "counter":
+		return dto.MetricType_COUNTER
+	case t == "gauge":
+		return dto.MetricType_GAUGE
+	}
+	return dto.MetricType_UNTYPED
 }
 
 // createdOf reports whether base_created is the creation time OpenMetrics

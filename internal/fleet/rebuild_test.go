@@ -228,7 +228,7 @@ func TestRebuildLabelValues(t *testing.T) {
 func FuzzRebuild(f *testing.F) {
 	f.Add("vllm:num_requests_running", "m", 3.0)
 	f.Add("tabbyapi:requests_total", "a\"b\\c\nd", 1e300)
-	f.Add("sglang:token_usage", "", -0.0)
+	f.Add("sglang:token_usage", "", math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, name, value string, v float64) {
 		if !utf8.ValidString(value) || len(value) > 4096 || !model.LegacyValidation.IsValidMetricName(name) ||
 			strings.HasSuffix(name, "_created") || strings.HasSuffix(name, "_bucket") {

@@ -328,53 +328,59 @@ func (r *reader) escaped(start int) ([]byte, error) {
 			return out, nil
 		case c < 0x20:
 			return nil, r.fail("a control character in a string")
-		case c != '\\':
-			out = append(out, c)
-			r.i++
-			continue
-		}
-		if r.i+1 >= len(r.b) {
-			break
-		}
-		e := r.b[r.i+1]
-		r.i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			ru, err := r.hex4()
-			if err != nil {
+		case c == '\\':
+			var err error
+			if out, err = r.escape(out); err != nil {
 				return nil, err
 			}
-			if utf16.IsSurrogate(ru) {
-				ru2 := utf8.RuneError
-				if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
-					save := r.i
-					r.i += 2
-					if lo, err := r.hex4(); err == nil && utf16.DecodeRune(ru, lo) != utf8.RuneError {
-						ru2 = utf16.DecodeRune(ru, lo)
-					} else {
-						r.i = save
-					}
-				}
-				ru = ru2
-			}
-			out = utf8.AppendRune(out, ru)
 		default:
-			return nil, r.fail("a bad escape in a string")
+			out = append(out, c)
+			r.i++
 		}
 	}
 	return nil, r.fail("unterminated string")
+}
+
+// simpleEscapes are JSON's one-letter escapes.
+var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// escape reads the escape at the cursor onto out.
+func (r *reader) escape(out []byte) ([]byte, error) {
+	if r.i+1 >= len(r.b) {
+		return nil, r.fail("unterminated string")
+	}
+	e := r.b[r.i+1]
+	r.i += 2
+	if c, ok := simpleEscapes[e]; ok {
+		return append(out, c), nil
+	}
+	if e != 'u' {
+		return nil, r.fail("a bad escape in a string")
+	}
+	ru, err := r.hex4()
+	if err != nil {
+		return nil, err
+	}
+	if utf16.IsSurrogate(ru) {
+		ru = r.lowSurrogate(ru)
+	}
+	return utf8.AppendRune(out, ru), nil
+}
+
+// lowSurrogate completes a UTF-16 surrogate pair from the \u escape that
+// follows, or gives U+FFFD (as encoding/json does) leaving that escape
+// unread.
+func (r *reader) lowSurrogate(hi rune) rune {
+	if r.i+1 >= len(r.b) || r.b[r.i] != '\\' || r.b[r.i+1] != 'u' {
+		return utf8.RuneError
+	}
+	save := r.i
+	r.i += 2
+	if lo, err := r.hex4(); err == nil && utf16.DecodeRune(hi, lo) != utf8.RuneError {
+		return utf16.DecodeRune(hi, lo)
+	}
+	r.i = save
+	return utf8.RuneError
 }
 
 func (r *reader) hex4() (rune, error) {
@@ -413,35 +419,18 @@ func (r *reader) interned() (string, error) {
 func (r *reader) number() (float64, error) {
 	r.ws()
 	start := r.i
-	digits := func() int {
-		n := 0
-		for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
-	if r.i < len(r.b) && r.b[r.i] == '-' {
-		r.i++
-	}
-	switch {
-	case r.i < len(r.b) && r.b[r.i] == '0':
-		r.i++
-	case digits() == 0:
+	r.optional('-')
+	if !r.optional('0') && r.digits() == 0 {
 		return 0, r.fail("expected a number")
 	}
-	if r.i < len(r.b) && r.b[r.i] == '.' {
-		r.i++
-		if digits() == 0 {
-			return 0, r.fail("a bad number")
-		}
+	if r.optional('.') && r.digits() == 0 {
+		return 0, r.fail("a bad number")
 	}
-	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
-			r.i++
+	if r.optional('e') || r.optional('E') {
+		if !r.optional('+') {
+			r.optional('-')
 		}
-		if digits() == 0 {
+		if r.digits() == 0 {
 			return 0, r.fail("a bad number")
 		}
 	}
@@ -450,6 +439,25 @@ func (r *reader) number() (float64, error) {
 		return 0, r.fail("a bad number")
 	}
 	return f, nil
+}
+
+// optional reads c if it is next.
+func (r *reader) optional(c byte) bool {
+	if r.i < len(r.b) && r.b[r.i] == c {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// digits reads decimal digits and says how many.
+func (r *reader) digits() int {
+	n := 0
+	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+		r.i++
+		n++
+	}
+	return n
 }
 
 // skip reads past any value.
