@@ -297,4 +297,12 @@ func TestRecordedRange(t *testing.T) {
 	if err := f.Sort("speed"); err == nil {
 		t.Error("--sort speed: no error")
 	}
+	// --model: the instances that serve it, read for it alone.
+	f, err = Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, Model: "mistral"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Instances) != 1 || f.Instances[0].ID != "llm/vllm-c" || f.Instances[0].snap.Model != "mistral" {
+		t.Errorf("--model mistral: %v", keys(byID(f)))
+	}
 }
