@@ -43,6 +43,7 @@ Flags:
   --from T, --to T     a past range between two times (RFC 3339, such as 2026-12-01T02:00Z,
                        or Unix seconds; --to defaults to now)
   --window D           "now": the rates' window (default {window})
+  --at T               "now" as of a past time T (as --from takes it)
   --selector SEL       label matchers every query carries: '{namespace="llm"}'
   --instance SEL       one instance's full report: pod=vllm-7 (label=value pairs) or matchers
   --by LIST            labels that make an instance (default: namespace,pod where a series
@@ -55,7 +56,8 @@ Flags:
   --header 'K: V'      an HTTP header for the store (repeatable): 'X-Scope-OrgID: team' for
                        Mimir; INFERSCOPE_BEARER_TOKEN sets Authorization: Bearer
   --dedup              ask a Thanos querier to merge HA replicas (dedup=true)
-  --replica-label L    Thanos' replica label (repeatable; implies --dedup)
+  --replica-label L    a label that tells HA replicas' copies apart (repeatable): dropped, one
+                       copy read; a Thanos querier is asked to deduplicate on it too
   --timeout D          how long one request to the store may take (default {timeout})
   --show-queries       write every query sent, and how long it took, to stderr
   --hist, --width, --columns, --no-color   as for inferscope itself
@@ -86,6 +88,7 @@ type fleetOptions struct {
 	store       string
 	last        time.Duration
 	from, to    string
+	at          string
 	window      time.Duration
 	selector    string
 	instance    string
@@ -116,6 +119,7 @@ func (o *fleetOptions) flags() *flag.FlagSet {
 	fs.Var(durationFlag{&o.last}, "last", "")
 	fs.StringVar(&o.from, "from", "", "")
 	fs.StringVar(&o.to, "to", "", "")
+	fs.StringVar(&o.at, "at", "", "")
 	fs.Var(durationFlag{&o.window}, "window", "")
 	fs.StringVar(&o.selector, "selector", "", "")
 	fs.StringVar(&o.instance, "instance", "", "")
@@ -171,14 +175,43 @@ func (o *fleetOptions) checkStore() error {
 	return nil
 }
 
-// checkWindow reads --last, --from, --to and --window into the window.
+// timeHint is the hint of a time that cannot be read.
+const timeHint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds"
+
+// checkWindow reads --last, --from, --to, --at and --window into the
+// window.
 func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
-	const hint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds"
+	if err := o.checkWindowFlags(set); err != nil {
+		return err
+	}
+	o.end = now
+	var err error
+	switch {
+	case set["last"]:
+		o.start = now.Add(-o.last)
+	case set["from"]:
+		err = o.setRange(set["to"], now)
+	default:
+		err = o.setNow(set["at"], now)
+	}
+	if err != nil {
+		return err
+	}
+	if w := o.end.Sub(o.start); w > maxWindow {
+		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
+	}
+	return nil
+}
+
+// checkWindowFlags refuses window flags that do not go together.
+func (o *fleetOptions) checkWindowFlags(set map[string]bool) error {
 	switch {
 	case set["last"] && (set["from"] || set["to"]):
 		return usagef("give either --last D, or --from T (and --to T)", "--last does not go with --from or --to")
 	case set["to"] && !set["from"]:
 		return usagef("add --from T, or use --last D for a window ending now", "--to needs --from")
+	case set["at"] && (set["last"] || set["from"]):
+		return usagef("--at is the time of \"now\"; a past range has its own end (--to)", "--at does not go with --last or --from")
 	case set["window"] && (set["last"] || set["from"]):
 		return usagef("a past range is its own window: leave out --window", "--window sets the window of \"now\"; --last and --from give a range")
 	case set["last"] && o.last <= 0:
@@ -186,30 +219,37 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 	case o.window <= 0:
 		return usagef("use a positive duration such as --window 5m", "--window must be positive")
 	}
-	o.end = now
-	switch {
-	case set["last"]:
-		o.start = now.Add(-o.last)
-	case set["from"]:
-		t, err := parseTime(o.from, now)
+	return nil
+}
+
+// setRange reads --from and --to (now when not given).
+func (o *fleetOptions) setRange(to bool, now time.Time) error {
+	t, err := parseTime(o.from, now)
+	if err != nil {
+		return usagef(timeHint, "--from %q: %v", o.from, err)
+	}
+	o.start = t
+	if to {
+		if o.end, err = parseTime(o.to, now); err != nil {
+			return usagef(timeHint, "--to %q: %v", o.to, err)
+		}
+	}
+	if !o.end.After(o.start) {
+		return usagef("--to must be after --from", "--from %s is not before --to %s", o.start.UTC().Format(time.RFC3339), o.end.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// setNow reads --at, the end of "now" (now when not given).
+func (o *fleetOptions) setNow(at bool, now time.Time) error {
+	if at {
+		t, err := parseTime(o.at, now)
 		if err != nil {
-			return usagef(hint, "--from %q: %v", o.from, err)
+			return usagef(timeHint, "--at %q: %v", o.at, err)
 		}
-		o.start = t
-		if set["to"] {
-			if o.end, err = parseTime(o.to, now); err != nil {
-				return usagef(hint, "--to %q: %v", o.to, err)
-			}
-		}
-		if !o.end.After(o.start) {
-			return usagef("--to must be after --from", "--from %s is not before --to %s", o.start.UTC().Format(time.RFC3339), o.end.UTC().Format(time.RFC3339))
-		}
-	default:
-		o.start = now.Add(-o.window)
+		o.end = t
 	}
-	if w := o.end.Sub(o.start); w > maxWindow {
-		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
-	}
+	o.start = o.end.Add(-o.window)
 	return nil
 }
 
@@ -284,8 +324,8 @@ func (o *fleetOptions) checkWatch(set map[string]bool) error {
 	case o.watch < minFleetWatch:
 		return usagef("use --watch "+units.Duration(minFleetWatch)+" or longer: each refresh queries the store",
 			"--watch %s is shorter than the fleet view refreshes (%s)", units.Duration(o.watch), units.Duration(minFleetWatch))
-	case set["last"] || set["from"]:
-		return usagef("watch the fleet now (--watch 30s), or read a past range once", "--watch does not go with a past range")
+	case set["last"] || set["from"] || set["at"]:
+		return usagef("watch the fleet now (--watch 30s), or read a past time once", "--watch does not go with a past range or --at")
 	}
 	return nil
 }
@@ -322,7 +362,8 @@ func parseHeaderFlag(h string) (string, string, error) {
 }
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
-	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model}
+	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+		ReplicaLabels: o.replicas}
 }
 
 func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {

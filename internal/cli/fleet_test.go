@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	io2 "io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/storetest"
 )
 
 func TestFleetHelp(t *testing.T) {
@@ -183,3 +188,143 @@ func TestDemoFleet(t *testing.T) {
 		t.Errorf("stderr says nothing of the next step:\n%s", errb)
 	}
 }
+
+// liveStore is four simulated servers scraped every second by a real
+// VictoriaMetrics (it starts in a second), flushed as the test goes so
+// that fresh samples are searchable at once.
+func liveStore(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	servers, err := demo.StartFleet(ctx, 4, demo.Options{Speed: 50, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []storetest.Target
+	for _, s := range servers {
+		targets = append(targets, storetest.Target{Addr: s.Addr(), Job: "demo", Labels: map[string]string{"namespace": "demo", "pod": s.Pod()}})
+	}
+	s := storetest.VictoriaMetrics(t, storetest.Config{Targets: targets, ScrapeInterval: time.Second})
+	go func() {
+		for ctx.Err() == nil {
+			s.Flush()
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	s.WaitFor(t, `count(tabbyapi:requests_total)`, 20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"4"`) })
+	time.Sleep(2 * time.Second) // a few samples each
+	return s.URL
+}
+
+// The fleet command end to end against a real store: JSON, one
+// instance's report, --fail-on, --sort, and the watch.
+func TestFleetLive(t *testing.T) {
+	t.Parallel()
+	url := liveStore(t)
+	runFleetCLI := func(args ...string) (int, string, string) {
+		io, out, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"fleet", "--prometheus", url}, args...), io)
+		return code, out.String(), errb.String()
+	}
+	t.Run("json", func(t *testing.T) {
+		code, out, errs := runFleetCLI("--json")
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var doc struct {
+			Schema  int `json:"schema"`
+			Backend struct {
+				Kind string `json:"kind"`
+			} `json:"backend"`
+			At        string `json:"at"`
+			Instances []struct {
+				Instance map[string]string              `json:"instance"`
+				State    string                         `json:"state"`
+				Dialect  string                         `json:"dialect"`
+				Rates    map[string]map[string]*float64 `json:"rates"`
+				Sections []struct{ ID string }          `json:"sections"`
+			} `json:"instances"`
+			Totals struct {
+				Rates map[string]map[string]*float64 `json:"rates"`
+			} `json:"totals"`
+			Notes []struct{ ID string } `json:"notes"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if doc.Schema != 1 || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
+			t.Fatalf("document: %+v", doc)
+		}
+		sum := 0.0
+		for _, in := range doc.Instances {
+			r := in.Rates["5m"]["requests"]
+			if in.Instance["pod"] == "" || in.Dialect != "tabbyapi" || r == nil || *r <= 0 || in.Sections[0].ID != "rates" {
+				t.Errorf("instance %+v", in)
+				continue
+			}
+			sum += *r * *in.Rates["5m"]["elapsed_seconds"]
+		}
+		if tot := doc.Totals.Rates["5m"]["requests"]; tot == nil || !approxRel(*tot**doc.Totals.Rates["5m"]["elapsed_seconds"], sum) {
+			t.Errorf("totals' requests %v, want the instances' %v", tot, sum)
+		}
+		ids := ""
+		for _, n := range doc.Notes {
+			ids += n.ID + " "
+		}
+		if !strings.Contains(ids, "fleet_metadata_missing") {
+			t.Errorf("notes %s", ids)
+		}
+	})
+	t.Run("instance", func(t *testing.T) {
+		code, out, errs := runFleetCLI("--instance", "pod=chat-0", "--width", "100")
+		if code != ExitOK || !strings.HasPrefix(out, "inferscope · tabbyapi · {namespace=\"demo\",pod=\"chat-0\"}") ||
+			!strings.Contains(out, "Rates over the last 5m") || !strings.Contains(out, "requests /s") {
+			t.Errorf("exit %d, stderr %s\n%s", code, errs, out)
+		}
+	})
+	t.Run("fail-on", func(t *testing.T) {
+		// offload-thrash-3 thrashes its KV offload: warn notes.
+		code, out, _ := runFleetCLI("--fail-on", "warn", "--sort", "requests")
+		if code != ExitFailOn || !strings.Contains(out, "demo/offload-thrash-3") || !strings.Contains(out, "kv_offload") {
+			t.Errorf("exit %d\n%s", code, out)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		pr, pw := io2.Pipe()
+		io, _, errb := iostreams.Test("", false, 0)
+		io.Out = pw
+		done := make(chan int)
+		go func() {
+			done <- run(ctx, []string{"fleet", "--prometheus", url, "--watch", "5s", "--json"}, io)
+			pw.Close()
+		}()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var ats []string
+		for len(ats) < 2 && sc.Scan() {
+			var d struct{ At string }
+			if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+				t.Fatalf("a frame is not one JSON document per line: %v", err)
+			}
+			ats = append(ats, d.At)
+		}
+		cancel()
+		go io2.Copy(io2.Discard, pr)
+		if code := <-done; code != ExitInterrupted {
+			t.Errorf("exit %d, want %d: %s", code, ExitInterrupted, errb)
+		}
+		if len(ats) != 2 || ats[0] >= ats[1] {
+			t.Errorf("frames at %v, want two, later each", ats)
+		}
+	})
+	t.Run("watch fail-on", func(t *testing.T) {
+		code, out, _ := runFleetCLI("--watch", "5s", "--fail-on", "warn")
+		if code != ExitFailOn || strings.Count(out, "inferscope fleet ·") != 1 {
+			t.Errorf("exit %d after %d frames", code, strings.Count(out, "inferscope fleet ·"))
+		}
+	})
+}
+
+func approxRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -29,6 +29,8 @@ type FleetServer struct {
 	url      string
 	addr     string
 
+	hs *http.Server
+
 	mu     sync.Mutex
 	sim    *sim.Sim
 	m      *exporter.Metrics
@@ -87,6 +89,9 @@ func (s *FleetServer) Restart() error {
 	return nil
 }
 
+// Stop ends the server's HTTP service: a server down, whose scrapes fail.
+func (s *FleetServer) Stop() { s.hs.Close() }
+
 func (s *FleetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	m := s.m
@@ -139,6 +144,7 @@ func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
 		s.url = metricsURL(ln.Addr())
 		s.addr = strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/metrics")
 		hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+		s.hs = hs
 		wg.Add(2)
 		go func() {
 			defer wg.Done()

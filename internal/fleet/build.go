@@ -44,51 +44,87 @@ func (r *run) instance(g *group) *Instance {
 	}
 	sort.Slice(in.Targets, func(i, j int) bool { return in.Targets[i].String() < in.Targets[j].String() })
 	meta := r.meta.forGroup(g)
-	var bs []boundary
-	var err error
-	if r.needsRaw(g) {
-		in.raw = true
-		bs, err = r.rawBoundaries(in, g, meta)
-	} else {
-		bs, err = r.ends(in, g, meta)
+	end := r.ends[g.id]
+	if end != nil && end.err != nil {
+		return r.failed(in, end.err)
 	}
-	var me *dialect.ModelError
+	w, err := r.window(in, g, meta, end)
 	switch {
-	case errors.As(err, &me):
-		return nil
 	case err != nil:
-		in.State, in.Err = Unreadable, err
-		in.Report = unreadableReport(in, err)
-		return in
-	case len(bs) == 0:
+		return r.failed(in, err)
+	case len(w.bs) == 0:
 		// Listed by the series query without a sample in the window:
 		// VictoriaMetrics lists the series of whole days.
 		return nil
 	}
-	last := bs[len(bs)-1]
-	in.snap = last.snap
-	in.lastAt = last.at
-	in.snap.ScrapeSeconds = r.waited(g)
-	fromZero, start := false, time.Time{}
-	if in.raw && len(r.start.points[g.id]) == 0 {
-		// Born inside the window: from its process start when that lies
-		// between the window's start and its first reading.
-		st := bs[0].snap.StartTime()
-		s := time.Unix(0, int64(st*1e9))
-		in.bornAt = bs[0].at
-		if st > 0 && !s.Before(r.o.From) && !s.After(bs[0].at) {
-			fromZero, start, in.bornAt = true, s, s
-		}
+	last := w.bs[len(w.bs)-1]
+	in.snap, in.lastAt = last.snap, last.at
+	if end != nil {
+		// The report reads the end of the window whole (raw samples may
+		// leave out the buckets no window figure reads).
+		in.snap, in.native = end.snap, max(in.native, end.native)
 	}
-	in.delta = deltaOver(bs, fromZero, start)
+	in.snap.ScrapeSeconds = r.waited(g)
+	in.delta = deltaOver(w.bs, w.fromZero, w.start)
 	in.State = r.stateOf(in, g)
 	if pts := r.peaks[g.id]; len(pts) > 0 {
-		if rb, err := rebuild(pts, meta); err == nil {
+		if rb, err := rebuild(pts, meta, histBases(g.families)...); err == nil {
 			in.peak, _ = dialect.Map(rb.fams, dialect.Options{Model: r.o.Model})
 		}
 	}
 	in.Report = r.report(in)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
+	return in
+}
+
+// readings are the readings an instance's window is counted over, and
+// whether it counts from zero at start (born inside the window).
+type readings struct {
+	bs       []boundary
+	fromZero bool
+	start    time.Time
+}
+
+// window reads an instance's readings as plan decided.
+func (r *run) window(in *Instance, g *group, meta metaFunc, end *reading) (readings, error) {
+	switch r.how[g.id] {
+	case fromRaw, fromRawAll:
+		in.raw = true
+		bs, err := r.rawBoundaries(in, g, meta)
+		w := readings{bs: bs}
+		if err == nil && len(bs) > 0 && len(r.start.points[g.id]) == 0 {
+			// Born inside the window: from its process start when that
+			// lies between the window's start and its first reading.
+			st := bs[0].snap.StartTime()
+			s := time.Unix(0, int64(st*1e9))
+			in.bornAt = bs[0].at
+			if st > 0 && !s.Before(r.o.From) && !s.After(bs[0].at) {
+				w.fromZero, w.start, in.bornAt = true, s, s
+			}
+		}
+		return w, err
+	case fromStart:
+		// Born inside the window, its start known and nothing restarted:
+		// all it counted is the window's, its end reading is enough.
+		in.bornAt = end.born
+		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: end.born}, nil
+	}
+	first, err := r.reading(g, r.start, meta)
+	if err != nil {
+		return readings{}, err
+	}
+	return readings{bs: []boundary{{at: first.at, snap: first.snap}, {at: end.at, snap: end.snap}}}, nil
+}
+
+// failed is an instance whose series a dialect could not read (nil: one
+// that does not serve the model asked for).
+func (r *run) failed(in *Instance, err error) *Instance {
+	var me *dialect.ModelError
+	if errors.As(err, &me) {
+		return nil
+	}
+	in.State, in.Err = Unreadable, err
+	in.Report = unreadableReport(in, err)
 	return in
 }
 
@@ -125,27 +161,33 @@ func (r *run) stateOf(in *Instance, g *group) State {
 	return Up
 }
 
-// ends are an instance's two readings, at the window's start and end.
-func (r *run) ends(in *Instance, g *group, meta func(string) (string, string)) ([]boundary, error) {
-	var bs []boundary
-	for _, st := range []*state{r.start, r.end} {
-		at := st.at
-		if ts, ok := st.ts[g.id]; ok {
-			at = ts.Time()
-		}
-		s, native, err := r.snapshotOf(g, st.points[g.id], at, meta)
-		if err != nil {
-			return nil, err
-		}
-		in.native = max(in.native, native)
-		bs = append(bs, boundary{at: at, snap: s})
+// reading is an instance read at one time.
+type reading struct {
+	at     time.Time
+	snap   *snapshot.Snapshot
+	native int
+	err    error
+	// born is the process start where it lies in the window: the
+	// instance started there.
+	born time.Time
+}
+
+// reading reads an instance at one time from the state there.
+func (r *run) reading(g *group, st *state, meta metaFunc) (*reading, error) {
+	at := st.at
+	if ts, ok := st.ts[g.id]; ok {
+		at = ts.Time()
 	}
-	return bs, nil
+	s, native, err := r.snapshotOf(g, st.points[g.id], at, meta)
+	if err != nil {
+		return nil, err
+	}
+	return &reading{at: at, snap: s, native: native}, nil
 }
 
 // snapshotOf reads an instance's points as its dialect reads a scrape.
 func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
-	rb, err := rebuild(pts, meta)
+	rb, err := rebuild(pts, meta, histBases(g.families)...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -157,5 +158,25 @@ func TestMergeHist(t *testing.T) {
 	}
 	if m.Count != 10 || m.Sum != 5 {
 		t.Errorf("count %v sum %v", m.Count, m.Sum)
+	}
+}
+
+// rateHists are exactly the histograms the rates table reads: a snapshot
+// holding one canonical histogram has a percentile row iff it is listed.
+func TestRateHists(t *testing.T) {
+	for name, d := range map[string]bool{
+		snapshot.TimeToFirstTokenSeconds: true, snapshot.E2ERequestLatencySeconds: true,
+		snapshot.RequestQueueTimeSeconds: false, snapshot.InterTokenLatencySeconds: false, snapshot.RequestPromptTokens: false,
+		snapshot.RequestPrefillTimeSeconds: false, snapshot.RequestDecodeTimeSeconds: false, snapshot.RequestGenerationTokens: false,
+		snapshot.RequestTimePerOutputTokenSeconds: false, snapshot.SpecDecodeAcceptanceRate: false,
+	} {
+		s := &snapshot.Snapshot{Histograms: map[string]*histogram.Histogram{name: {}}}
+		listed := false
+		for _, h := range rateHists {
+			listed = listed || h == name
+		}
+		if has := len(rates.RowsFor(s)) > 0; has != listed || listed != d {
+			t.Errorf("%s: rows %v, listed %v", name, has, listed)
+		}
 	}
 }

@@ -54,6 +54,8 @@ type discovery struct {
 	by     []string
 	groups []*group
 	byID   map[string]*group
+	// byKey finds a group's id by groupKey, without building its labels.
+	byKey map[string]string
 	// byTarget finds the group of a series that carries only its
 	// target's labels (process_start_time_seconds, up).
 	byTarget map[Target]*group
@@ -83,7 +85,7 @@ func discover(ctx context.Context, q *querier, sel Selector, by []string, start,
 	if err != nil {
 		return nil, err
 	}
-	d := &discovery{by: by, routerSeries: map[string]int{}, series: len(sets)}
+	d := &discovery{by: by, routerSeries: map[string]int{}, series: len(sets), byKey: map[string]string{}}
 	byID := map[string]*group{}
 	for _, ls := range sets {
 		m := model.Metric(ls)
@@ -94,6 +96,7 @@ func discover(ctx context.Context, q *querier, sel Selector, by []string, start,
 		}
 		labels := groupLabels(m, by)
 		id := groupID(labels)
+		d.byKey[groupKey(m, by)] = id
 		if owner == "vllm" && m[routerLabel] != "" {
 			d.routerSeries[id]++
 			continue
@@ -140,6 +143,24 @@ func groupLabels(m model.Metric, by []string) map[string]string {
 		out[l] = string(m[model.LabelName(l)])
 	}
 	return out
+}
+
+// groupKey identifies m's instance as groupLabels does, in one string:
+// the values of the labels that decide it.
+func groupKey(m model.Metric, by []string) string {
+	if by == nil {
+		ns, pod := m["namespace"], m["pod"]
+		if ns != "" && pod != "" {
+			return "\x00" + string(ns) + "\x00" + string(pod)
+		}
+		return "\x01" + string(m[model.JobLabel]) + "\x00" + string(m[model.InstanceLabel])
+	}
+	var b strings.Builder
+	for _, l := range by {
+		b.WriteString(string(m[model.LabelName(l)]))
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // groupID joins an instance's label values in label order: "llm/vllm-7".

@@ -76,6 +76,9 @@ type Options struct {
 	Hist, Raw bool
 	// Model reports one served model (dialect.Options.Model).
 	Model string
+	// ReplicaLabels are labels that tell HA replicas' copies of a series
+	// apart: dropped, and one copy kept.
+	ReplicaLabels []string
 }
 
 // Fleet is what the store said about every instance.
@@ -165,9 +168,25 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if c, ok := api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}
-	disc, err := discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To)
-	if err != nil {
-		return nil, err
+	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}}
+	// The end of the window is read while discovery runs: the longest
+	// query need not wait for the first.
+	var disc *discovery
+	var end *fetched
+	var derr, eerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		end, eerr = r.fetchState(ctx, o.To, true, nil)
+	}()
+	disc, derr = discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To)
+	wg.Wait()
+	switch {
+	case derr != nil:
+		return nil, derr
+	case eerr != nil:
+		return nil, eerr
 	}
 	if len(disc.groups) == 0 {
 		if len(disc.routerSeries) > 0 {
@@ -175,7 +194,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 		}
 		return nil, noSeries(ctx, q, o)
 	}
-	r := &run{q: q, o: o, disc: disc, f: f}
+	r.disc, r.endFetched = disc, end
 	if err := r.gather(ctx); err != nil {
 		return nil, err
 	}
@@ -234,9 +253,17 @@ type run struct {
 	meta *metadata
 
 	end, start *state
+	endFetched *fetched        // the end's state, read with discovery
 	resets     map[string]bool // group ids whose counters restarted
 	peaks      map[string][]point
 	raw        map[string]model.Matrix
+	// ends are the instances read at the window's end; how says where
+	// each one's window is read from (plan).
+	ends map[string]*reading
+	how  map[string]how
+	// replicaDups holds, by label, the instances whose series repeat
+	// under it.
+	replicaDups map[string]map[string]bool
 }
 
 // state is every instance's series at one time.
@@ -267,9 +294,15 @@ func (r *run) gather(ctx context.Context) error {
 			}
 		}()
 	}
+	var start *fetched
+	var tsEnd, tsStart map[string]model.Time
 	do(func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return })
-	do(func(ctx context.Context) (err error) { r.end, err = r.stateAt(ctx, r.o.To); return })
-	do(func(ctx context.Context) (err error) { r.start, err = r.stateAt(ctx, r.o.From); return })
+	do(func(ctx context.Context) (err error) {
+		start, err = r.fetchState(ctx, r.o.From, false, r.dialects())
+		return
+	})
+	do(func(ctx context.Context) (err error) { tsEnd, err = r.timestamps(ctx, r.o.To); return })
+	do(func(ctx context.Context) (err error) { tsStart, err = r.timestamps(ctx, r.o.From); return })
 	do(func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return })
 	if r.o.Range {
 		do(func(ctx context.Context) (err error) { r.peaks, err = r.gaugePeaks(ctx); return })
@@ -278,6 +311,9 @@ func (r *run) gather(ctx context.Context) error {
 	if first != nil {
 		return first
 	}
+	r.end, r.start = r.routed(r.endFetched, tsEnd), r.routed(start, tsStart)
+	r.endFetched = nil
+	r.plan()
 	return r.fetchRaw(ctx)
 }
 
@@ -288,5 +324,8 @@ func (r *run) route(m model.Metric) *group {
 	if dialect.Owner(name) == "vllm" && m[routerLabel] != "" {
 		return nil
 	}
-	return r.disc.byID[groupID(groupLabels(m, r.disc.by))]
+	if id, ok := r.disc.byKey[groupKey(m, r.disc.by)]; ok {
+		return r.disc.byID[id]
+	}
+	return nil
 }

@@ -24,7 +24,7 @@ func TestLiveFleet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	t0 := time.Now().Add(-2 * time.Second)
-	servers, err := demo.StartFleet(ctx, 3, demo.Options{Speed: 50, Seed: 7})
+	servers, err := demo.StartFleet(ctx, 4, demo.Options{Speed: 50, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestLiveFleet(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := start(t, cfg)
-			s.WaitFor(t, `count(tabbyapi:requests_total)`, 20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"3"`) })
+			s.WaitFor(t, `count(tabbyapi:requests_total)`, 20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"4"`) })
 			mu.Lock()
 			stores = append(stores, s)
 			mu.Unlock()
@@ -67,6 +67,10 @@ func TestLiveFleet(t *testing.T) {
 	for _, s := range servers {
 		s.Freeze()
 	}
+	// The fourth goes down: its scrapes fail from now on.
+	down := servers[3]
+	down.Stop()
+	servers = servers[:3]
 	time.Sleep(1600 * time.Millisecond)
 	end := time.Now()
 	final := make([]sim.Totals, len(servers))
@@ -89,6 +93,10 @@ func TestLiveFleet(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := byID(f)
+			if in := got["demo/"+down.Pod()]; in == nil || in.State != Down {
+				t.Errorf("the stopped server: %+v, want state down", in)
+			}
+			checkNotes(t, f, NoteDown)
 			for i, s := range servers {
 				in := got["demo/"+s.Pod()]
 				if in == nil {
@@ -133,6 +141,12 @@ func TestLiveFleet(t *testing.T) {
 				if in.State != wantState {
 					t.Errorf("%s: state %s, want %s", s.Pod(), in.State, wantState)
 				}
+			}
+			// The stopped server's requests up to its last good scrape.
+			if in := got["demo/"+down.Pod()]; in == nil || in.State != Down || in.delta.Counters[snapshot.RequestsTotal] <= 0 {
+				t.Errorf("the stopped server: %+v, want state down with requests", in)
+			} else {
+				sum += in.delta.Counters[snapshot.RequestsTotal]
 			}
 			if v := f.Totals.Figures.value("requests"); v == nil || !approx(*v*end.Sub(t0).Seconds(), sum) {
 				t.Errorf("totals: %v requests/s over %v, want %v requests", deref(v), end.Sub(t0), sum)

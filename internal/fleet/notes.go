@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +42,7 @@ const (
 	NoteNoMetadata = "fleet_metadata_missing"
 	NoteUnreadable = "fleet_unreadable"
 	NoteCoverage   = "fleet_totals_partial"
+	NoteReplicas   = "fleet_replica_copies"
 )
 
 // notes are the fleet's own notes: what no single instance's report can
@@ -49,29 +52,7 @@ func (r *run) notes() []report.Note {
 	add := func(id string, sev report.Severity, format string, a ...any) {
 		out = append(out, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, a...)})
 	}
-	byState := map[State][]*Instance{}
-	for _, in := range r.f.Instances {
-		byState[in.State] = append(byState[in.State], in)
-	}
-	if ds := byState[Down]; len(ds) > 0 {
-		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; their figures end at their last sample",
-			count(len(ds), "instance"), listIDs(ds, lastSeen))
-	}
-	if gs := byState[Gone]; len(gs) > 0 {
-		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; their figures end at their last sample",
-			count(len(gs), "instance"), listIDs(gs, lastSeen))
-	}
-	if rs := byState[Restarted]; len(rs) > 0 {
-		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
-			count(len(rs), "instance"), listIDs(rs, restartedAt))
-	}
-	if ns := byState[New]; len(ns) > 0 {
-		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from their process start where it lies in the window, else from their first sample",
-			count(len(ns), "instance"), listIDs(ns, bornAt))
-	}
-	if us := byState[Unreadable]; len(us) > 0 {
-		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
-	}
+	r.stateNotes(add)
 	r.balance(add)
 	r.outliers(add)
 	if n := sum(r.disc.routerSeries); n > 0 {
@@ -92,10 +73,44 @@ func (r *run) notes() []report.Note {
 		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
 			r.f.Backend)
 	}
+	for _, l := range slices.Sorted(maps.Keys(r.replicaDups)) {
+		if n := len(r.replicaDups[l]); n > 0 {
+			add(NoteReplicas, report.Bad, "the series of %s repeat under the label %s (an HA pair read twice?): every count is added twice; read them once with --replica-label %s (or --dedup on a Thanos querier)",
+				count(n, "instance"), l, l)
+		}
+	}
 	if c := r.coverage(); c != "" {
 		add(NoteCoverage, report.Info, "%s", c)
 	}
 	return out
+}
+
+// stateNotes say which instances were down, gone, restarted, new or
+// unreadable.
+func (r *run) stateNotes(add func(string, report.Severity, string, ...any)) {
+	byState := map[State][]*Instance{}
+	for _, in := range r.f.Instances {
+		byState[in.State] = append(byState[in.State], in)
+	}
+	if ds := byState[Down]; len(ds) > 0 {
+		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; figures end at the last sample",
+			count(len(ds), "instance"), listIDs(ds, lastSeen))
+	}
+	if gs := byState[Gone]; len(gs) > 0 {
+		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; figures and rates end at the last sample",
+			count(len(gs), "instance"), listIDs(gs, lastSeen))
+	}
+	if rs := byState[Restarted]; len(rs) > 0 {
+		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
+			count(len(rs), "instance"), listIDs(rs, restartedAt))
+	}
+	if ns := byState[New]; len(ns) > 0 {
+		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, the totals' over the whole window",
+			count(len(ns), "instance"), listIDs(ns, bornAt))
+	}
+	if us := byState[Unreadable]; len(us) > 0 {
+		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
+	}
 }
 
 func count(n int, what string) string {

@@ -20,7 +20,7 @@ func backfilled(t *testing.T) map[string]*storetest.Store {
 	}
 }
 
-func client(t *testing.T, s *storetest.Store) *promapi.Client {
+func client(t testing.TB, s *storetest.Store) *promapi.Client {
 	t.Helper()
 	c, err := promapi.New(promapi.Options{URL: s.URL})
 	if err != nil {

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -85,9 +86,9 @@ func TestRebuildOpenMetricsScrape(t *testing.T) {
 		t.Fatalf("ttft = %v", h)
 	}
 	hm := h.GetMetric()[0].GetHistogram()
-	if hm.GetSampleCount() != 100 || hm.GetSampleSum() != 80.5 || len(hm.GetBucket()) != 3 ||
-		hm.GetBucket()[0].GetUpperBound() != 0.5 || hm.GetBucket()[0].GetCumulativeCount() != 10 ||
-		hm.GetBucket()[1].GetCumulativeCount() != 60 {
+	if histCount(hm) != 100 || hm.GetSampleSum() != 80.5 || len(hm.GetBucket()) != 3 ||
+		hm.GetBucket()[0].GetUpperBound() != 0.5 || cum(hm.GetBucket()[0]) != 10 ||
+		cum(hm.GetBucket()[1]) != 60 {
 		t.Errorf("ttft histogram = %v", hm)
 	}
 	// The labels the store added stay on every series.
@@ -157,20 +158,35 @@ func TestRebuildNative(t *testing.T) {
 		t.Fatalf("%v", f)
 	}
 	hm := f.GetMetric()[0].GetHistogram()
-	// Cumulative: 2 by 0.25, 7 by 1, 10 by 4 (and +Inf, which the parser
-	// keeps as the count).
-	want := []struct{ le, n float64 }{{0.25, 2}, {1, 7}, {4, 10}}
-	if len(hm.GetBucket()) < len(want) {
+	// Cumulative: 0 by 0 (the first bucket's lower bound), 2 by 0.25, 7
+	// by 1, 10 by 4, and +Inf.
+	want := []struct{ le, n float64 }{{0, 0}, {0.25, 2}, {1, 7}, {4, 10}, {math.Inf(1), 10}}
+	if len(hm.GetBucket()) != len(want) {
 		t.Fatalf("buckets %v", hm.GetBucket())
 	}
 	for i, w := range want {
 		b := hm.GetBucket()[i]
-		if b.GetUpperBound() != w.le || float64(b.GetCumulativeCount()) != w.n {
+		if b.GetUpperBound() != w.le || cum(b) != w.n {
 			t.Errorf("bucket %d = %v, want le %v count %v", i, b, w.le, w.n)
 		}
 	}
-	if hm.GetSampleCount() != 10 || hm.GetSampleSum() != 7.5 {
-		t.Errorf("count %d sum %v", hm.GetSampleCount(), hm.GetSampleSum())
+	if histCount(hm) != 10 || hm.GetSampleSum() != 7.5 {
+		t.Errorf("count %v sum %v", histCount(hm), hm.GetSampleSum())
+	}
+	// Only buckets holding observations are listed: a gap keeps its lower
+	// bound, so that nothing is spread into it.
+	p.hist = &model.SampleHistogram{Count: 5, Sum: 9, Buckets: model.HistogramBuckets{
+		{Boundaries: 0, Lower: 0.5, Upper: 1, Count: 2}, {Boundaries: 0, Lower: 2, Upper: 4, Count: 3}}}
+	rb, err = rebuild([]point{p}, metaOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, b := range rb.fams[0].GetMetric()[0].GetHistogram().GetBucket() {
+		got = append(got, b.GetUpperBound(), cum(b))
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]float64{0.5, 0, 1, 2, 2, 2, 4, 5, math.Inf(1), 5}) {
+		t.Errorf("gapped buckets: %v", got)
 	}
 	// Where the store keeps the classic buckets too, those are read.
 	both := []point{p, pt("sglang:time_to_first_token_seconds_bucket", 10, "model_name", "m", "le", "+Inf"),
@@ -180,6 +196,13 @@ func TestRebuildNative(t *testing.T) {
 		t.Errorf("classic and native: native %d, err %v", rb.native, err)
 	}
 }
+
+// histCount and cum read a histogram's counts as dialect.Hist does: the
+// integer and float fields added.
+func histCount(h *dto.Histogram) float64 {
+	return float64(h.GetSampleCount()) + h.GetSampleCountFloat()
+}
+func cum(b *dto.Bucket) float64 { return float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat() }
 
 // Label values come back exactly, whatever they hold.
 func TestRebuildLabelValues(t *testing.T) {
@@ -220,7 +243,7 @@ func FuzzRebuild(f *testing.F) {
 		}
 		m := rb.fams[0].GetMetric()[0]
 		for _, lp := range m.GetLabel() {
-			if lp.GetName() == "model_name" && lp.GetValue() != strings.ReplaceAll(value, "\x00", "\uFFFD") {
+			if lp.GetName() == "model_name" && lp.GetValue() != value {
 				t.Errorf("label %q came back %q", value, lp.GetValue())
 			}
 		}

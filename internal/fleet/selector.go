@@ -87,35 +87,51 @@ func (p *selParser) parse() (Selector, error) {
 	}
 	var out Selector
 	for {
-		p.space()
-		if p.pos == len(p.in) {
-			if braced {
-				return nil, p.fail("missing }")
-			}
-			return out, nil
-		}
-		if braced && p.in[p.pos] == '}' {
-			p.pos++
-			p.space()
-			if p.pos != len(p.in) {
-				return nil, p.fail("text after }")
-			}
-			return out, nil
+		done, err := p.end(braced)
+		if done || err != nil {
+			return out, err
 		}
 		m, err := p.matcher()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
-		p.space()
-		if p.pos < len(p.in) && p.in[p.pos] == ',' {
-			p.pos++
-			continue
-		}
-		if p.pos < len(p.in) && !(braced && p.in[p.pos] == '}') {
-			return nil, p.fail("expected , between matchers")
+		if err := p.comma(braced); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// end reads the end of the selector, if it is next: the end of the text,
+// or the closing brace and nothing after it.
+func (p *selParser) end(braced bool) (bool, error) {
+	p.space()
+	switch {
+	case p.pos == len(p.in) && braced:
+		return true, p.fail("missing }")
+	case p.pos == len(p.in):
+		return true, nil
+	case braced && p.in[p.pos] == '}':
+		p.pos++
+		p.space()
+		if p.pos != len(p.in) {
+			return true, p.fail("text after }")
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// comma reads the comma between two matchers, where one is due.
+func (p *selParser) comma(braced bool) error {
+	p.space()
+	switch {
+	case p.pos < len(p.in) && p.in[p.pos] == ',':
+		p.pos++
+	case p.pos < len(p.in) && !(braced && p.in[p.pos] == '}'):
+		return p.fail("expected , between matchers")
+	}
+	return nil
 }
 
 func (p *selParser) matcher() (Matcher, error) {

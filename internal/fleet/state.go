@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // targetSeries are the series a store keeps per scrape target that a
@@ -63,92 +66,226 @@ func (r *run) dialects() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// stateAt reads every instance's series at one time: one query per
-// dialect, one for the targets' own series, and the newest sample time of
-// each instance.
-func (r *run) stateAt(ctx context.Context, at time.Time) (*state, error) {
-	st := &state{at: at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: map[string]model.Time{}}
+// fetched is what the state queries at one time answered, before it is
+// routed to instances.
+type fetched struct {
+	at      time.Time
+	series  model.Vector // the dialects' series
+	targets model.Vector // up, scrape_duration_seconds, process_start_time_seconds
+}
+
+// fetchState reads every instance's series at one time: the dialects'
+// series in two queries (histogram buckets apart from the rest, which lets
+// the store answer both at once), and each target's own series. With full
+// unset it leaves out the buckets of every histogram but those the
+// window's percentiles read (bucketsFor): what the window's start needs,
+// at a fifth of the series. dialects nil means every dialect: the end of
+// the window is read while discovery runs. vLLM's router copies are
+// dropped when routed.
+func (r *run) fetchState(ctx context.Context, at time.Time, full bool, dialects []string) (*fetched, error) {
+	f := &fetched{at: at}
+	if dialects == nil {
+		dialects = dialect.Names()
+	}
+	var prefixes []string
+	for _, d := range dialects {
+		prefixes = append(prefixes, dialectPrefixes(d)...)
+	}
+	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
+	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
+	type query struct {
+		purpose, text string
+		into          *model.Vector
+	}
+	queries := []query{{"state: every series but histogram buckets",
+		r.o.Selector.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces(), &f.series}}
+	if full {
+		queries = append(queries, query{"state: every histogram bucket", r.o.Selector.With(names, bucket).braces(), &f.series})
+	} else {
+		var bs []string
+		for _, d := range dialects {
+			bs = append(bs, r.bucketsFor(d)...)
+		}
+		if len(bs) > 0 {
+			queries = append(queries, query{"window start: the buckets of the histograms the percentiles read",
+				r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces(), &f.series})
+		}
+	}
+	tsel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)})
+	if r.disc != nil {
+		tsel = tsel.With(r.jobs())
+	}
+	queries = append(queries, query{"state: up, scrape_duration_seconds and process_start_time_seconds of every target", tsel.braces(), &f.targets})
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var first error
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first == nil {
-			first = err
-		}
-	}
-	for _, d := range r.dialects() {
-		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialectPrefixes(d))})
-		if d == "vllm" {
-			sel = sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
-		}
+	for _, qu := range queries {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vec, err := r.q.instant(ctx, "state: every "+d+" series of every instance", sel.braces(), at)
-			if err != nil {
-				fail(err)
-				return
-			}
+			vec, err := r.q.instant(ctx, qu.purpose, qu.text, at)
 			mu.Lock()
 			defer mu.Unlock()
-			for _, s := range vec {
-				if g := r.route(s.Metric); g != nil {
-					st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+			if err != nil {
+				if first == nil {
+					first = err
 				}
+				return
 			}
+			*qu.into = append(*qu.into, vec...)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(targetSeries)}, r.jobs())
-		vec, err := r.q.instant(ctx, "state: up, scrape_duration_seconds and process_start_time_seconds of every target", sel.braces(), at)
-		if err != nil {
-			fail(err)
-			return
+	wg.Wait()
+	return f, first
+}
+
+// routed sends what was fetched to the instances discovery found.
+func (r *run) routed(f *fetched, ts map[string]model.Time) *state {
+	st := &state{at: f.at, points: map[string][]point{}, up: map[Target]float64{}, waited: map[Target]float64{}, ts: ts}
+	for _, s := range f.series {
+		if g := r.route(s.Metric); g != nil {
+			st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range vec {
-			t := targetOf(s.Metric)
-			g := r.disc.byTarget[t]
-			if g == nil {
+	}
+	for _, s := range f.targets {
+		t := targetOf(s.Metric)
+		g := r.disc.byTarget[t]
+		if g == nil {
+			continue
+		}
+		switch s.Metric[model.MetricNameLabel] {
+		case "up":
+			st.up[t] = float64(s.Value)
+		case "scrape_duration_seconds":
+			st.waited[t] = float64(s.Value)
+		default:
+			st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
+		}
+	}
+	for id, pts := range st.points {
+		st.points[id] = r.dedup(id, pts)
+	}
+	return st
+}
+
+// dedup drops the replica labels the user named from an instance's
+// points, keeping one copy of each series they told apart; and, where none
+// was named, notes a label whose name says replica that does tell copies
+// apart (an HA pair, read twice).
+func (r *run) dedup(id string, pts []point) []point {
+	if len(r.o.ReplicaLabels) > 0 {
+		seen := map[uint64]bool{}
+		out := pts[:0]
+		for _, p := range pts {
+			for _, l := range r.o.ReplicaLabels {
+				delete(p.metric, model.LabelName(l))
+			}
+			if fp := p.metric.Fingerprint(); !seen[uint64(fp)] {
+				seen[uint64(fp)] = true
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, p := range pts {
+		for l := range p.metric {
+			if !strings.Contains(strings.ToLower(string(l)), "replica") {
 				continue
 			}
-			switch s.Metric[model.MetricNameLabel] {
-			case "up":
-				st.up[t] = float64(s.Value)
-			case "scrape_duration_seconds":
-				st.waited[t] = float64(s.Value)
-			default:
-				st.points[g.id] = append(st.points[g.id], point{metric: s.Metric, value: float64(s.Value)})
+			if r.replicaDups[string(l)] == nil {
+				r.replicaDups[string(l)] = map[string]bool{}
 			}
-		}
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		vec, err := r.q.batch(ctx, "state: the time of each instance's newest sample", r.covering(),
-			func(f string) string { return "timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + ")" }, at)
-		if err != nil {
-			fail(err)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range vec {
-			if g := r.route(s.Metric); g != nil {
-				if t := model.Time(float64(s.Value) * 1000); t > st.ts[g.id] {
-					st.ts[g.id] = t
+			if r.replicaDups[string(l)][id] {
+				continue
+			}
+			// Another point equal but for l is a copy.
+			without := map[model.LabelName]struct{}{l: {}}
+			sig := model.SignatureWithoutLabels(p.metric, without)
+			for _, q := range pts {
+				if q.metric[l] != p.metric[l] && model.SignatureWithoutLabels(q.metric, without) == sig {
+					r.replicaDups[string(l)][id] = true
+					break
 				}
 			}
 		}
-	}()
-	wg.Wait()
-	return st, first
+	}
+	return pts
 }
+
+// timestamps reads the time of each instance's newest sample at or before
+// at: when it was last scraped.
+func (r *run) timestamps(ctx context.Context, at time.Time) (map[string]model.Time, error) {
+	vec, err := r.q.batch(ctx, "state: the time of each instance's newest sample", r.covering(),
+		func(f string) string { return "timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + ")" }, at)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]model.Time{}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil {
+			if t := model.Time(math.Round(float64(s.Value) * 1000)); t > out[g.id] {
+				out[g.id] = t
+			}
+		}
+	}
+	return out, nil
+}
+
+// rateHists are the canonical histograms the window's figures read: the
+// rates table's percentiles (TestRateHists keeps the list in step with
+// package rates).
+var rateHists = []string{snapshot.TimeToFirstTokenSeconds, snapshot.E2ERequestLatencySeconds}
+
+// histBases are the histograms among a group's families: a base whose
+// _count and _sum are there (a summary's base has series of its own).
+func histBases(fams map[string]bool) []string {
+	var out []string
+	for f := range fams {
+		base, ok := strings.CutSuffix(f, "_count")
+		if ok && fams[base+"_sum"] && !fams[base] {
+			out = append(out, base)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// bucketsFor lists the bucket series names of dialect d's histograms that
+// its reading maps onto rateHists. Each histogram is tried on its own: a
+// one-bucket exposition of it, read by the dialect.
+func (r *run) bucketsFor(d string) []string {
+	bases := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for _, b := range histBases(g.families) {
+			if dialect.Owner(b) == d {
+				bases[b] = true
+			}
+		}
+	}
+	var out []string
+	for _, b := range slices.Sorted(maps.Keys(bases)) {
+		m := func(name string) model.Metric { return model.Metric{model.MetricNameLabel: model.LabelValue(name)} }
+		inf := m(b + "_bucket")
+		inf["le"] = "+Inf"
+		rb, err := rebuild([]point{{metric: inf, value: 1}, {metric: m(b + "_count"), value: 1}, {metric: m(b + "_sum"), value: 1}}, noMeta)
+		if err != nil {
+			continue
+		}
+		s, err := dialect.Map(rb.fams, dialect.Options{Dialect: d})
+		if err != nil {
+			continue
+		}
+		for _, h := range rateHists {
+			if s.Hist(h) != nil {
+				out = append(out, b+"_bucket")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func noMeta(string) (string, string) { return "", "" }
 
 func nameIs(f string) Matcher { return Matcher{Name: model.MetricNameLabel, Op: "=", Value: f} }
 
@@ -294,51 +431,141 @@ func (r *run) gaugePeaks(ctx context.Context) (map[string][]point, error) {
 	return out, nil
 }
 
-// needsRaw reports why an instance's window cannot be read from its two
-// ends: it restarted, was born or went away inside it.
-func (r *run) needsRaw(g *group) bool {
-	return r.resets[g.id] || len(r.start.points[g.id]) == 0 || len(r.end.points[g.id]) == 0
+// how says where an instance's window is read from.
+type how int
+
+const (
+	// fromEnds: the two ends, the instance ran through the window.
+	fromEnds how = iota
+	// fromStart: the end alone, counted from its process start inside
+	// the window.
+	fromStart
+	// fromRaw: raw samples, histogram buckets but the percentiles' left
+	// out (the end's reading, whole, is the report's).
+	fromRaw
+	// fromRawAll: every raw sample: an instance gone before the end,
+	// whose last raw reading is its report.
+	fromRawAll
+)
+
+// plan reads each instance at the window's end and decides where its
+// window is read from: the two ends where it ran through the window; the
+// end alone where it was born inside the window (its process start after
+// the window's) and did not restart; raw samples where it restarted, went
+// away, or appeared without a start time to count from.
+func (r *run) plan() {
+	r.ends = map[string]*reading{}
+	r.how = map[string]how{}
+	for _, g := range r.disc.groups {
+		meta := r.meta.forGroup(g)
+		atStart, atEnd := len(r.start.points[g.id]) > 0, len(r.end.points[g.id]) > 0
+		var end *reading
+		if atEnd {
+			var err error
+			if end, err = r.reading(g, r.end, meta); err != nil {
+				r.ends[g.id] = &reading{err: err}
+				continue
+			}
+			r.ends[g.id] = end
+		}
+		switch {
+		case !atEnd:
+			r.how[g.id] = fromRawAll
+		case r.resets[g.id]:
+			r.how[g.id] = fromRaw
+		case !atStart:
+			st := end.snap.StartTime()
+			born := time.Unix(0, int64(st*1e9))
+			if st > 0 && !born.Before(r.o.From) && !born.After(end.at) {
+				end.born = born
+				r.how[g.id] = fromStart
+			} else {
+				r.how[g.id] = fromRaw
+			}
+		default:
+			r.how[g.id] = fromEnds
+		}
+	}
 }
 
-// fetchRaw reads the raw samples of every instance whose window its two
-// ends cannot tell, over the window and one lookback before it (the
-// reading the window starts from).
+// fetchRaw reads the raw samples of every instance whose window its ends
+// cannot tell, over the window and one lookback before it (the reading the
+// window starts from): for one still there at the end, every series but
+// the histogram buckets the percentiles do not read.
 func (r *run) fetchRaw(ctx context.Context) error {
 	r.raw = map[string]model.Matrix{}
-	span := promDuration(r.o.To.Sub(r.o.From) + Lookback)
-	names := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
+	span := "[" + promDuration(r.o.To.Sub(r.o.From)+Lookback) + "]"
+	all := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var first error
 	for _, g := range r.disc.groups {
-		if !r.needsRaw(g) {
+		how := r.how[g.id]
+		if how != fromRaw && how != fromRawAll {
 			continue
 		}
-		sel := r.o.Selector.With(g.match...).With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: names})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m, err := r.q.raw(ctx, "raw: the samples of an instance that restarted, was born or went away in the window", sel.braces()+"["+span+"]", r.o.To)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if first == nil {
-					first = err
-				}
-				return
+		sel := r.o.Selector.With(g.match...)
+		queries := []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all}).braces() + span}
+		if how == fromRaw {
+			queries = []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all},
+				Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces() + span}
+			if bs := r.bucketsFor(g.dialect); len(bs) > 0 {
+				queries = append(queries, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces()+span)
 			}
-			var kept model.Matrix
-			for _, ss := range m {
-				if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
-					continue
+		}
+		for _, q := range queries {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m, err := r.q.raw(ctx, "raw: the samples of an instance that restarted, was born or went away in the window", q, r.o.To)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					if first == nil {
+						first = err
+					}
+					return
 				}
-				kept = append(kept, ss)
-			}
-			r.raw[g.id] = kept
-		}()
+				r.raw[g.id] = append(r.raw[g.id], r.kept(m)...)
+			}()
+		}
 	}
 	wg.Wait()
 	return first
+}
+
+// kept are a raw answer's series but vLLM's router copies, each once
+// without the replica labels named, without NaN samples.
+func (r *run) kept(m model.Matrix) model.Matrix {
+	var out model.Matrix
+	seen := map[model.Fingerprint]bool{}
+	for _, ss := range m {
+		if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
+			continue
+		}
+		for _, l := range r.o.ReplicaLabels {
+			delete(ss.Metric, model.LabelName(l))
+		}
+		if fp := ss.Metric.Fingerprint(); !seen[fp] {
+			seen[fp] = true
+			ss.Values = withoutNaN(ss.Values)
+			out = append(out, ss)
+		}
+	}
+	return out
+}
+
+// withoutNaN drops NaN samples: VictoriaMetrics returns the staleness
+// markers it writes when a target's scrapes fail, and a NaN is no reading
+// (every dialect skips it).
+func withoutNaN(vs []model.SamplePair) []model.SamplePair {
+	out := vs[:0]
+	for _, v := range vs {
+		if !math.IsNaN(float64(v.Value)) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // metadata is what the store declared of each family.

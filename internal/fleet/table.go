@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,13 +57,13 @@ func columns(past bool) []column {
 	}
 	cols := []column{
 		{id: "instance", header: "instance", drop: 0, cell: func(in *Instance) string { return in.ID }},
-		{id: "dialect", header: "dialect", drop: 4, cell: func(in *Instance) string { return in.Dialect }},
-		{id: "model", header: "model", drop: 6, cell: modelCell},
+		{id: "dialect", header: "dialect", drop: 6, cell: func(in *Instance) string { return in.Dialect }},
+		{id: "model", header: "model", drop: 8, cell: modelCell},
 		{id: "state", header: "state", drop: 0, cell: func(in *Instance) string { return string(in.State) }},
 		{id: "kv", header: kv, right: true, drop: 3, cell: func(in *Instance) string { return pct(in.Figures.KV) },
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.KV) }},
 	}
-	drops := map[string]int{"requests": 0, "prompt_computed": 2, "generation": 1, "ttft_p50": 5, "ttft_p99": 0, "prefix_hit_ratio": 3, "prefill_share": 5}
+	drops := map[string]int{"requests": 0, "prompt_computed": 3, "generation": 1, "ttft_p50": 7, "ttft_p99": 0, "prefix_hit_ratio": 4, "prefill_share": 5}
 	for _, tr := range tableRates {
 		id := tr.id
 		cols = append(cols, column{id: id, header: tr.header, right: true, drop: drops[id],
@@ -79,7 +80,7 @@ func columns(past bool) []column {
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
 		})
 	}
-	cols = append(cols, column{id: "notes", header: "notes", drop: 7, cell: noteIDs})
+	cols = append(cols, column{id: "notes", header: "notes", drop: 2, cell: noteIDs})
 	return cols
 }
 
@@ -209,99 +210,119 @@ func (f *Fleet) title() []string {
 
 // tableLines lays the table out within width: columns the width cannot
 // hold are left out (the least needed first, said under the table), and
-// the instance and notes columns are cut with ….
+// the instance, model and notes columns are cut with ….
 func (f *Fleet) tableLines(width int) []string {
-	cols := columns(f.Range)
-	rows := make([][]string, 0, len(f.Instances)+1)
+	g := newGrid(columns(f.Range), f)
+	left := g.fit(width)
+	hdr := make([]string, len(g.cols))
+	for i, c := range g.cols {
+		hdr[i] = c.header
+	}
+	out := []string{g.line(hdr)}
+	for _, r := range g.rows {
+		out = append(out, g.line(r))
+	}
+	if g.totals != nil {
+		out = append(out, strings.Repeat("─", min(width, g.width())), g.line(g.totals))
+	}
+	if len(left) > 0 {
+		out = append(out, fit("(left out for the width: "+strings.Join(left, ", ")+")", width))
+	}
+	return out
+}
+
+// grid is the table's cells and the layout chosen for them.
+type grid struct {
+	cols   []column
+	rows   [][]string
+	totals []string
+	widths []int
+	shown  []bool
+}
+
+// cellLimit caps the free-text columns: longer text is cut with ….
+var cellLimit = map[string]int{"instance": 28, "model": 24, "notes": 30}
+
+func newGrid(cols []column, f *Fleet) *grid {
+	g := &grid{cols: cols, widths: make([]int, len(cols)), shown: make([]bool, len(cols))}
 	for _, in := range f.Instances {
-		rows = append(rows, cellsOf(cols, in))
+		g.rows = append(g.rows, cellsOf(cols, in))
 	}
-	var tot []string
 	if f.Totals != nil {
-		tot = cellsOf(cols, f.Totals)
-		tot[0], tot[1], tot[2], tot[3] = "totals", "", "", ""
+		t := cellsOf(cols, f.Totals)
+		t[0], t[1], t[2], t[3], t[len(t)-1] = "totals", "", "", "", ""
 		if len(f.Instances) > 0 {
-			tot[3] = fmt.Sprintf("%d up", countUp(f.Instances))
+			t[3] = fmt.Sprintf("%d up", countUp(f.Instances))
 		}
-		tot[len(tot)-1] = ""
+		g.totals = t
 	}
-	widths := make([]int, len(cols))
 	for i, c := range cols {
-		widths[i] = cells(c.header)
-		for _, r := range append(rows, tot) {
+		g.widths[i] = cells(c.header)
+		for _, r := range append(g.rows, g.totals) {
 			if i < len(r) {
-				widths[i] = max(widths[i], cells(r[i]))
+				g.widths[i] = max(g.widths[i], cells(r[i]))
 			}
 		}
+		if l, ok := cellLimit[c.id]; ok && g.widths[i] > l {
+			g.widths[i] = max(l, cells(c.header))
+		}
+		// A column no instance has anything in (no model labels, no
+		// notes) is left out without a word.
+		g.shown[i] = c.drop == 0 || slices.ContainsFunc(g.rows, func(r []string) bool { return r[i] != "" && r[i] != units.Missing })
 	}
-	// Cut the two free-text columns first, then leave columns out.
-	limit := map[string]int{"instance": 28, "model": 24, "notes": 40}
-	for i, c := range cols {
-		if l, ok := limit[c.id]; ok && widths[i] > l {
-			widths[i] = max(l, cells(c.header))
+	return g
+}
+
+// width is the shown columns' width with the gaps between them.
+func (g *grid) width() int {
+	t := 0
+	for i := range g.cols {
+		if g.shown[i] {
+			t += g.widths[i] + 2
 		}
 	}
-	shown := make([]bool, len(cols))
-	for i := range shown {
-		shown[i] = true
-	}
-	total := func() int {
-		t := 0
-		for i := range cols {
-			if shown[i] {
-				t += widths[i] + 2
-			}
-		}
-		return t - 2
-	}
+	return t - 2
+}
+
+// fit leaves columns out, the least needed first, until the table fits
+// width, and returns their headers.
+func (g *grid) fit(width int) []string {
 	var left []string
-	for total() > width {
+	for g.width() > width {
 		worst := -1
-		for i, c := range cols {
-			if shown[i] && c.drop > 0 && (worst < 0 || c.drop > cols[worst].drop) {
+		for i, c := range g.cols {
+			if g.shown[i] && c.drop > 0 && (worst < 0 || c.drop > g.cols[worst].drop) {
 				worst = i
 			}
 		}
 		if worst < 0 {
 			break
 		}
-		shown[worst] = false
-		left = append(left, cols[worst].header)
+		g.shown[worst] = false
+		left = append(left, g.cols[worst].header)
 	}
-	line := func(cs []string) string {
-		var b strings.Builder
-		for i, c := range cols {
-			if !shown[i] {
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteString("  ")
-			}
-			s := fit(termsafe.Text(cs[i]), widths[i])
-			pad := strings.Repeat(" ", widths[i]-cells(s))
-			if c.right {
-				b.WriteString(pad + s)
-			} else {
-				b.WriteString(s + pad)
-			}
+	return left
+}
+
+// line writes one row's shown cells, each padded to its column.
+func (g *grid) line(cs []string) string {
+	var b strings.Builder
+	for i, c := range g.cols {
+		if !g.shown[i] {
+			continue
 		}
-		return b.String()
+		if b.Len() > 0 {
+			b.WriteString("  ")
+		}
+		s := fit(termsafe.Text(cs[i]), g.widths[i])
+		pad := strings.Repeat(" ", g.widths[i]-cells(s))
+		if c.right {
+			b.WriteString(pad + s)
+		} else {
+			b.WriteString(s + pad)
+		}
 	}
-	hdr := make([]string, len(cols))
-	for i, c := range cols {
-		hdr[i] = c.header
-	}
-	out := []string{line(hdr)}
-	for _, r := range rows {
-		out = append(out, line(r))
-	}
-	if tot != nil {
-		out = append(out, strings.Repeat("─", min(width, total())), line(tot))
-	}
-	if len(left) > 0 {
-		out = append(out, fit("(too narrow for: "+strings.Join(left, ", ")+"; --width or --json show them)", width))
-	}
-	return out
+	return b.String()
 }
 
 func countUp(ins []*Instance) int {

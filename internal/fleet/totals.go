@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -56,16 +57,18 @@ func paired(name string) (string, bool) {
 // the totals divide sums, never average ratios.
 func totals(f *Fleet, o Options) *Instance {
 	var snaps []*snapshot.Snapshot
+	var live []bool
 	var deltas []rates.Delta
 	for _, in := range f.Instances {
 		if in.snap == nil {
 			continue
 		}
 		snaps = append(snaps, in.snap)
+		live = append(live, in.State != Gone && in.State != Down)
 		deltas = append(deltas, in.delta.Delta)
 	}
 	t := &Instance{ID: "totals", State: Up}
-	s := mergeSnapshots(snaps)
+	s := mergeSnapshots(snaps, live)
 	s.ScrapedAt = o.To.UTC()
 	s.TimeSource = "scrape"
 	s.Source = fmt.Sprintf("totals of %d instances", len(snaps))
@@ -86,33 +89,19 @@ func totals(f *Fleet, o Options) *Instance {
 	return t
 }
 
-// mergeSnapshots adds snapshots as the totals read them.
-func mergeSnapshots(snaps []*snapshot.Snapshot) *snapshot.Snapshot {
+// mergeSnapshots adds snapshots as the totals read them: counters and
+// histograms of every instance, extensive gauges of those there at the
+// window's end (live; nil: all).
+func mergeSnapshots(snaps []*snapshot.Snapshot, live []bool) *snapshot.Snapshot {
 	out := &snapshot.Snapshot{Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{}, Extra: map[string]float64{}}
-	dialects := map[string]bool{}
-	models := map[string]bool{}
-	caching := map[string]bool{}
 	hists := map[string][]histogram.Histogram{}
-	for _, s := range snaps {
-		dialects[s.Dialect] = true
-		caching[s.PrefixCaching] = true
-		for _, m := range s.Models {
-			models[m] = true
+	var alive []*snapshot.Snapshot
+	for i, s := range snaps {
+		here := live == nil || live[i]
+		if here {
+			alive = append(alive, s)
 		}
-		for name, v := range s.Scalars {
-			n, ok := snapshot.Declared(name)
-			if !ok || !finite(v) {
-				continue
-			}
-			if partner, ok := paired(name); ok {
-				if _, has := s.Scalar(partner); !has {
-					continue
-				}
-			}
-			if n.Kind == snapshot.Counter || extensive[name] {
-				out.Scalars[name] += v
-			}
-		}
+		addScalars(out, s, here)
 		for name, v := range s.Extra {
 			if n, ok := snapshot.Declared(name); ok && n.Kind == snapshot.Counter && finite(v) {
 				out.Extra[name] += v
@@ -128,15 +117,47 @@ func mergeSnapshots(snaps []*snapshot.Snapshot) *snapshot.Snapshot {
 		m := mergeHist(hs)
 		out.Histograms[name] = &m
 	}
-	// The largest prompt and generation any instance saw.
-	for _, name := range []string{snapshot.NTokensMax, snapshot.TokensPredictedMax} {
-		for _, s := range snaps {
-			if v, ok := s.Scalar(name); ok && v > out.Scalars[name] {
-				out.Scalars[name] = v
+	kvUse(out, alive)
+	describe(out, snaps)
+	return out
+}
+
+// addScalars adds one snapshot's counters (a pair only where both halves
+// are there) and, where gauges is set, its extensive gauges; the largest
+// prompt and generation are the largest any instance saw.
+func addScalars(out, s *snapshot.Snapshot, gauges bool) {
+	for name, v := range s.Scalars {
+		n, ok := snapshot.Declared(name)
+		if !ok || !finite(v) {
+			continue
+		}
+		if partner, ok := paired(name); ok {
+			if _, has := s.Scalar(partner); !has {
+				continue
 			}
 		}
+		switch {
+		case name == snapshot.NTokensMax || name == snapshot.TokensPredictedMax:
+			out.Scalars[name] = math.Max(out.Scalars[name], v)
+		case n.Kind == snapshot.Counter, gauges && extensive[name]:
+			out.Scalars[name] += v
+		}
 	}
-	kvUse(out, snaps)
+}
+
+// describe sets what the totals are of: the dialect (its advice where the
+// fleet is one dialect), the models, whether prefix caching is on.
+func describe(out *snapshot.Snapshot, snaps []*snapshot.Snapshot) {
+	dialects := map[string]bool{}
+	models := map[string]bool{}
+	caching := map[string]bool{}
+	for _, s := range snaps {
+		dialects[s.Dialect] = true
+		caching[s.PrefixCaching] = true
+		for _, m := range s.Models {
+			models[m] = true
+		}
+	}
 	if len(dialects) == 1 {
 		out.Dialect = snaps[0].Dialect
 		out.Advice = snaps[0].Advice
@@ -147,7 +168,6 @@ func mergeSnapshots(snaps []*snapshot.Snapshot) *snapshot.Snapshot {
 		out.PrefixCaching = snaps[0].PrefixCaching
 	}
 	out.Models = slices.Sorted(maps.Keys(models))
-	return out
 }
 
 // kvUse sets the totals' KV use: the tokens in use over the capacity,

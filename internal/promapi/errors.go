@@ -136,38 +136,39 @@ func classify(e *Error, ae *v1.Error) {
 		e.Status, _ = strconv.Atoi(m[1] + m[2] + m[3])
 		e.Type, e.Msg = "", bodyMessage(ae.Detail)
 	}
-	switch ae.Type {
-	case v1.ErrBadData, v1.ErrExec, v1.ErrTimeout, v1.ErrCanceled:
-		if e.Status == 0 {
+	if e.Status == 0 {
+		// An API error without its status: the one Prometheus sends.
+		switch ae.Type {
+		case v1.ErrBadData:
+			e.Status = 400
+		case v1.ErrExec, v1.ErrTimeout, v1.ErrCanceled:
 			e.Status = 422
-			if ae.Type == v1.ErrBadData {
-				e.Status = 400
-			}
-		}
-	case v1.ErrBadResponse:
-		e.Kind, e.Msg = BadAnswer, clip(ae.Msg)
-		if e.Status == 0 {
-			return
 		}
 	}
+	e.Kind = kindOf(e, ae)
+	e.Msg = clip(e.Msg)
+}
+
+// kindOf is what an API error says went wrong.
+func kindOf(e *Error, ae *v1.Error) Kind {
 	low := strings.ToLower(e.Msg + " " + ae.Detail)
 	switch {
+	case ae.Type == v1.ErrBadResponse && e.Status == 0:
+		return BadAnswer
 	case tooMuch(low):
-		e.Kind = TooMuchData
+		return TooMuchData
 	case strings.Contains(low, "org id") || strings.Contains(low, "tenant"):
-		e.Kind = NoTenant
+		return NoTenant
 	case e.Status == 401 || e.Status == 403:
-		e.Kind = Unauthorized
+		return Unauthorized
 	case ae.Type == v1.ErrTimeout:
-		e.Kind = Timeout
+		return Timeout
+	case ae.Type == v1.ErrBadResponse:
+		return BadAnswer
 	case e.Status == 0 || e.Status == 400 || e.Status == 422:
-		if e.Kind != BadAnswer {
-			e.Kind = Query
-		}
-	default:
-		e.Kind = Status
+		return Query
 	}
-	e.Msg = clip(e.Msg)
+	return Status
 }
 
 // tooMuch recognises each store's words for a query over its limits.

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,24 +253,17 @@ func (c *Client) within(ctx context.Context) (context.Context, context.CancelFun
 
 // Query evaluates an instant query at at.
 func (c *Client) Query(ctx context.Context, query string, at time.Time) (model.Value, error) {
-	ctx, cancel := c.within(ctx)
-	defer cancel()
-	v, warn, _, err := c.api.Query(ctx, query, at, v1.WithTimeout(c.timeout))
-	c.addWarnings(warn)
-	if err != nil {
-		return nil, c.wrap(ctx, "/api/v1/query", query, err)
-	}
-	return v, nil
+	args := url.Values{"query": {query}, "time": {formatTime(at)}}
+	return c.query(ctx, "/api/v1/query", args)
 }
 
 // QueryRange evaluates a query at every step from start to end.
 func (c *Client) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
-	ctx, cancel := c.within(ctx)
-	defer cancel()
-	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, v1.WithTimeout(c.timeout))
-	c.addWarnings(warn)
+	args := url.Values{"query": {query}, "start": {formatTime(start)}, "end": {formatTime(end)},
+		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
+	v, err := c.query(ctx, "/api/v1/query_range", args)
 	if err != nil {
-		return nil, c.wrap(ctx, "/api/v1/query_range", query, err)
+		return nil, err
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
@@ -278,17 +272,90 @@ func (c *Client) QueryRange(ctx context.Context, query string, start, end time.T
 	return m, nil
 }
 
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
+}
+
+// query sends a query as a form and decodes the answer with decodeAnswer.
+func (c *Client) query(ctx context.Context, endpoint string, args url.Values) (model.Value, error) {
+	ctx, cancel := c.within(ctx)
+	defer cancel()
+	args.Set("timeout", c.timeout.String())
+	q := args.Get("query")
+	resp, body, err := c.post(ctx, endpoint, args)
+	if err != nil {
+		return nil, c.wrap(ctx, endpoint, q, err)
+	}
+	a, derr := decodeAnswer(body)
+	if err := c.refused(ctx, endpoint, q, resp.StatusCode, body, a, derr); err != nil {
+		return nil, err
+	}
+	if a.value == nil {
+		return nil, &Error{Kind: BadAnswer, Endpoint: endpoint, URL: c.URL(), Query: q, Msg: "the answer has no result"}
+	}
+	return a.value, nil
+}
+
+// post sends a form, as a GET where the store refuses POST (as
+// client_golang does).
+func (c *Client) post(ctx context.Context, endpoint string, args url.Values) (*http.Response, []byte, error) {
+	u := c.raw.URL(endpoint, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(args.Encode()))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body, err := c.raw.Do(ctx, req)
+	if err == nil && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		u.RawQuery = args.Encode()
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil); err != nil {
+			return nil, nil, err
+		}
+		resp, body, err = c.raw.Do(ctx, req)
+	}
+	return resp, body, err
+}
+
+// refused turns an answer that is not a success into an *Error: the
+// store's own error where it sent one, else the HTTP status.
+func (c *Client) refused(ctx context.Context, endpoint, q string, code int, body []byte, a *answer, derr error) error {
+	if code/100 != 2 {
+		ae := &v1.Error{Type: v1.ErrClient, Msg: fmt.Sprintf("client error: %d", code), Detail: string(body)}
+		if code/100 == 5 {
+			ae.Type, ae.Msg = v1.ErrServer, fmt.Sprintf("server error: %d", code)
+		}
+		if (code == http.StatusBadRequest || code == http.StatusUnprocessableEntity) && derr == nil && a.status == "error" {
+			ae = &v1.Error{Type: v1.ErrorType(a.errorType), Msg: a.err}
+		}
+		return c.wrap(ctx, endpoint, q, ae)
+	}
+	if derr != nil {
+		return &Error{Kind: BadAnswer, Endpoint: endpoint, URL: c.URL(), Query: q, Msg: clip(derr.Error())}
+	}
+	c.addWarnings(a.warnings)
+	if a.status != "success" {
+		return c.wrap(ctx, endpoint, q, &v1.Error{Type: v1.ErrorType(a.errorType), Msg: a.err})
+	}
+	return nil
+}
+
 // Series lists the label sets of the series matching any of matches with
-// samples between start and end.
+// samples between start and end, decoded as queries are (decodeSeries).
 func (c *Client) Series(ctx context.Context, matches []string, start, end time.Time) ([]model.LabelSet, error) {
 	ctx, cancel := c.within(ctx)
 	defer cancel()
-	v, warn, _, err := c.api.Series(ctx, matches, start, end)
-	c.addWarnings(warn)
+	const endpoint = "/api/v1/series"
+	args := url.Values{"match[]": matches, "start": {formatTime(start)}, "end": {formatTime(end)}}
+	q := strings.Join(matches, " ")
+	resp, body, err := c.post(ctx, endpoint, args)
 	if err != nil {
-		return nil, c.wrap(ctx, "/api/v1/series", strings.Join(matches, " "), err)
+		return nil, c.wrap(ctx, endpoint, q, err)
 	}
-	return v, nil
+	a, sets, derr := decodeSeries(body)
+	if err := c.refused(ctx, endpoint, q, resp.StatusCode, body, a, derr); err != nil {
+		return nil, err
+	}
+	return sets, nil
 }
 
 // LabelValues lists a label's values among the series matching matches.

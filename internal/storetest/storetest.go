@@ -54,6 +54,9 @@ type Config struct {
 	// with promtool tsdb create-blocks-from openmetrics for Prometheus,
 	// through /api/v1/import/prometheus for VictoriaMetrics.
 	Backfill string
+	// DataDir, when set, is a Prometheus data directory to serve (and
+	// keep): a fixture backfilled once and read by many runs.
+	DataDir string
 	// Flags are added to the server's command line.
 	Flags []string
 }
@@ -95,6 +98,9 @@ func Prometheus(t testing.TB, cfg Config) *Store {
 	bin := Need(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	if cfg.DataDir != "" {
+		data = cfg.DataDir
+	}
 	if cfg.Backfill != "" {
 		promtool := Need(t, "promtool", "prometheus")
 		out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", cfg.Backfill, data).CombinedOutput()
@@ -368,15 +374,22 @@ func OpenMetricsToText(path string) ([]byte, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: no timestamp", path, n)
+		// The series, then exactly a value and a timestamp.
+		series := line
+		if j := strings.LastIndexByte(line, '}'); j >= 0 {
+			series = line[:j+1]
+		} else if j := strings.IndexByte(line, ' '); j >= 0 {
+			series = line[:j]
 		}
-		ts, err := strconv.ParseFloat(line[i+1:], 64)
+		fields := strings.Fields(line[len(series):])
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("%s:%d: want a value and a timestamp after the series", path, n)
+		}
+		ts, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: timestamp %q: %v", path, n, line[i+1:], err)
+			return nil, fmt.Errorf("%s:%d: timestamp %q: %v", path, n, fields[1], err)
 		}
-		fmt.Fprintf(&out, "%s %d\n", line[:i], int64(ts*1000+0.5))
+		fmt.Fprintf(&out, "%s %s %d\n", series, fields[0], int64(ts*1000+0.5))
 	}
 	return out.Bytes(), sc.Err()
 }
