@@ -28,6 +28,28 @@ type answer struct {
 	value     model.Value
 }
 
+// envelope reads one of the fields every API answer carries around its
+// data: its status, error and warnings.
+func (r *reader) envelope(key string, a *answer) error {
+	if key == "warnings" {
+		return r.array(func() error {
+			s, err := r.str()
+			a.warnings = append(a.warnings, s)
+			return err
+		})
+	}
+	s, err := r.str()
+	switch key {
+	case "status":
+		a.status = s
+	case "errorType":
+		a.errorType = s
+	case "error":
+		a.err = s
+	}
+	return err
+}
+
 // decodeAnswer reads the JSON of /api/v1/query or /api/v1/query_range.
 func decodeAnswer(b []byte) (*answer, error) {
 	r := &reader{b: b, intern: map[string]string{}}
@@ -36,24 +58,8 @@ func decodeAnswer(b []byte) (*answer, error) {
 	var raw []byte
 	err := r.object(func(key string) error {
 		switch key {
-		case "status":
-			s, err := r.str()
-			a.status = s
-			return err
-		case "errorType":
-			s, err := r.str()
-			a.errorType = s
-			return err
-		case "error":
-			s, err := r.str()
-			a.err = s
-			return err
-		case "warnings":
-			return r.array(func() error {
-				s, err := r.str()
-				a.warnings = append(a.warnings, s)
-				return err
-			})
+		case "status", "errorType", "error", "warnings":
+			return r.envelope(key, a)
 		case "data":
 			return r.object(func(key string) error {
 				switch key {
@@ -136,24 +142,8 @@ func decodeSeries(b []byte) (*answer, []model.LabelSet, error) {
 	var sets []model.LabelSet
 	err := r.object(func(key string) error {
 		switch key {
-		case "status":
-			s, err := r.str()
-			a.status = s
-			return err
-		case "errorType":
-			s, err := r.str()
-			a.errorType = s
-			return err
-		case "error":
-			s, err := r.str()
-			a.err = s
-			return err
-		case "warnings":
-			return r.array(func() error {
-				s, err := r.str()
-				a.warnings = append(a.warnings, s)
-				return err
-			})
+		case "status", "errorType", "error", "warnings":
+			return r.envelope(key, a)
 		case "data":
 			if r.peek() == 'n' {
 				return r.skip() // null: none
