@@ -3,14 +3,13 @@ package dashboard_test
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	testdata "github.com/inferscope/inferscope/internal/fixtures"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	gdash "github.com/grafana/grafana-foundation-sdk/go/dashboard"
@@ -18,8 +17,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/inferscope/internal/dashboard"
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/promql/promqltest"
@@ -339,36 +336,10 @@ type fixture struct {
 func fixtures(t *testing.T) []fixture {
 	t.Helper()
 	var out []fixture
-	for _, dir := range []string{"../../testdata/dialects", "../../testdata/real", "../../testdata/tabbyapi/busy.prom"} {
-		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-			if err != nil || !strings.HasSuffix(path, ".prom") {
-				return err
-			}
-			body, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			format, err := exposition.DetectFormat("", body)
-			if err != nil {
-				return nil
-			}
-			fams, err := exposition.Parse(body, format)
-			if err != nil {
-				return nil
-			}
-			s, err := dialect.Map(fams, dialect.Options{})
-			if err != nil || len(s.Invalid) > 0 {
-				return nil
-			}
-			out = append(out, fixture{path, fams, s})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	for _, fx := range testdata.All(t, 20, "testdata/dialects", "testdata/real", "testdata/tabbyapi/busy.prom") {
+		if len(fx.Snap.Invalid) == 0 {
+			out = append(out, fixture{fx.Path, fx.Fams, fx.Snap})
 		}
-	}
-	if len(out) < 20 {
-		t.Fatalf("read %d fixtures: the testdata moved", len(out))
 	}
 	return out
 }

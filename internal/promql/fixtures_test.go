@@ -2,19 +2,16 @@ package promql_test
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	testdata "github.com/inferscope/inferscope/internal/fixtures"
+
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/promql/promtool"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -32,36 +29,8 @@ type fixture struct {
 func fixtures(t *testing.T) []fixture {
 	t.Helper()
 	var out []fixture
-	for _, dir := range []string{"../../testdata/tabbyapi", "../../testdata/dialects", "../../testdata/real"} {
-		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-			if err != nil || !strings.HasSuffix(path, ".prom") {
-				return err
-			}
-			body, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			format, err := exposition.DetectFormat("", body)
-			if err != nil {
-				return nil
-			}
-			fams, err := exposition.Parse(body, format)
-			if err != nil {
-				return nil
-			}
-			s, err := dialect.Map(fams, dialect.Options{})
-			if err != nil {
-				return nil
-			}
-			out = append(out, fixture{path: path, fams: fams, snap: s})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(out) < 40 {
-		t.Fatalf("read %d fixtures: the testdata moved", len(out))
+	for _, fx := range testdata.All(t, 40) {
+		out = append(out, fixture{path: fx.Path, fams: fx.Fams, snap: fx.Snap})
 	}
 	return out
 }

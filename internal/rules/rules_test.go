@@ -3,7 +3,6 @@ package rules_test
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	testdata "github.com/inferscope/inferscope/internal/fixtures"
 
 	dto "github.com/prometheus/client_model/go"
 	"go.yaml.in/yaml/v3"
@@ -54,33 +55,8 @@ func sources(t *testing.T) []source {
 		}
 		out = append(out, source{name: "newest-" + d, dialect: d, advice: s.Advice})
 	}
-	for _, dir := range []string{"../../testdata/tabbyapi", "../../testdata/dialects", "../../testdata/real"} {
-		err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-			if err != nil || !strings.HasSuffix(path, ".prom") {
-				return err
-			}
-			body, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			format, err := exposition.DetectFormat("", body)
-			if err != nil {
-				return nil
-			}
-			fams, err := exposition.Parse(body, format)
-			if err != nil {
-				return nil
-			}
-			s, err := dialect.Map(fams, dialect.Options{})
-			if err != nil {
-				return nil
-			}
-			out = append(out, source{name: path, dialect: s.Dialect, fams: fams, advice: s.Advice})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, fx := range testdata.All(t, 40) {
+		out = append(out, source{name: fx.Path, dialect: fx.Snap.Dialect, fams: fx.Fams, advice: fx.Snap.Advice})
 	}
 	return out
 }
