@@ -864,20 +864,29 @@ func (a *analyzer) cappedRow(capped, usage float64, loss checkpointLoss) report.
 
 // --- Latency and size ------------------------------------------------------
 
-var latencyRows = []struct{ id, hist, label string }{
-	{"ttft", snapshot.TimeToFirstTokenSeconds, "time to first token"},
-	{"queue", snapshot.RequestQueueTimeSeconds, "queue wait"},
-	{"prefill", snapshot.RequestPrefillTimeSeconds, "prefill time"},
-	{"decode", snapshot.RequestDecodeTimeSeconds, "decode time"},
-	{"itl", snapshot.InterTokenLatencySeconds, "inter-token latency"},
-	// Each request's own mean (TGI's includes its prefill, vLLM's does not).
-	{"tpot", snapshot.RequestTimePerOutputTokenSeconds, "time per output token"},
-	{"e2e", snapshot.E2ERequestLatencySeconds, "end-to-end"},
+// HistRow is one row of the report's Latency or Size section: the
+// histogram it reads, the row's label, and the title of its distribution
+// (--hist). Generated rules and dashboards name their figures by it too.
+type HistRow struct {
+	ID, Hist, Label, Title string
 }
 
-var sizeRows = []struct{ id, hist, label string }{
-	{"prompt", snapshot.RequestPromptTokens, "prompt size"},
-	{"generation", snapshot.RequestGenerationTokens, "generation size"},
+// LatencyRows are the Latency section's rows, in order.
+var LatencyRows = []HistRow{
+	{"ttft", snapshot.TimeToFirstTokenSeconds, "time to first token", "time to first token"},
+	{"queue", snapshot.RequestQueueTimeSeconds, "queue wait", "queue wait"},
+	{"prefill", snapshot.RequestPrefillTimeSeconds, "prefill time", "prefill time"},
+	{"decode", snapshot.RequestDecodeTimeSeconds, "decode time", "decode time"},
+	{"itl", snapshot.InterTokenLatencySeconds, "inter-token latency", "inter-token latency"},
+	// Each request's own mean (TGI's includes its prefill, vLLM's does not).
+	{"tpot", snapshot.RequestTimePerOutputTokenSeconds, "time per output token", "time per output token (per-request mean)"},
+	{"e2e", snapshot.E2ERequestLatencySeconds, "end-to-end", "end-to-end latency"},
+}
+
+// SizeRows are the Size section's rows, in order.
+var SizeRows = []HistRow{
+	{"prompt", snapshot.RequestPromptTokens, "prompt size", "prompt size (tokens)"},
+	{"generation", snapshot.RequestGenerationTokens, "generation size", "generation size (tokens)"},
 }
 
 // quantiles is p50, p90 and p99 as the report states them.
@@ -955,18 +964,18 @@ func (a *analyzer) caveatNotes(c histCaveats, what string) {
 func (a *analyzer) latency() {
 	var rows []report.Row
 	var c histCaveats
-	for _, l := range latencyRows {
-		h := a.hist(l.hist)
+	for _, l := range LatencyRows {
+		h := a.hist(l.Hist)
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		b := a.q[l.hist]
+		b := a.q[l.Hist]
 		vals := []string{units.Seconds(h.Mean())}
 		for _, e := range b {
 			vals = append(vals, stated(e, units.Seconds))
 		}
-		c.add(l.label, h, b)
-		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: count(h)})
+		c.add(l.Label, h, b)
+		rows = append(rows, report.Row{ID: l.ID, Label: l.Label, Value: joinDot(vals), Note: count(h)})
 	}
 	if len(rows) == 0 {
 		return
@@ -983,23 +992,23 @@ func (a *analyzer) latency() {
 func (a *analyzer) size() {
 	var rows []report.Row
 	var c histCaveats
-	for _, l := range sizeRows {
-		h := a.hist(l.hist)
+	for _, l := range SizeRows {
+		h := a.hist(l.Hist)
 		if h == nil || h.Total() <= 0 {
 			continue
 		}
-		b := a.q[l.hist]
-		pk, hasPeak := a.peak(l.hist)
+		b := a.q[l.Hist]
+		pk, hasPeak := a.peak(l.Hist)
 		vals := []string{tokens(h.Mean())}
 		for _, e := range b {
 			vals = append(vals, stated(e, tokens))
 		}
-		c.add(l.label, h, b)
+		c.add(l.Label, h, b)
 		note := count(h)
 		if hasPeak {
 			note += ", peak " + units.Count(pk)
 		}
-		rows = append(rows, report.Row{ID: l.id, Label: l.label, Value: joinDot(vals), Note: note})
+		rows = append(rows, report.Row{ID: l.ID, Label: l.Label, Value: joinDot(vals), Note: note})
 	}
 	if len(rows) == 0 {
 		return
@@ -1031,18 +1040,12 @@ func (a *analyzer) unavailable() {
 
 // --- Distributions ---------------------------------------------------------
 
-var distOrder = []struct{ hist, label string }{
-	{snapshot.TimeToFirstTokenSeconds, "time to first token"},
-	{snapshot.RequestQueueTimeSeconds, "queue wait"},
-	{snapshot.RequestPrefillTimeSeconds, "prefill time"},
-	{snapshot.RequestDecodeTimeSeconds, "decode time"},
-	{snapshot.InterTokenLatencySeconds, "inter-token latency"},
-	{snapshot.RequestTimePerOutputTokenSeconds, "time per output token (per-request mean)"},
-	{snapshot.E2ERequestLatencySeconds, "end-to-end latency"},
-	{snapshot.RequestPromptTokens, "prompt size (tokens)"},
-	{snapshot.RequestGenerationTokens, "generation size (tokens)"},
-	{snapshot.SpecDecodeAcceptanceRate, "per-request draft acceptance"},
-}
+// distOrder is the order of the distributions: the latency and size rows,
+// then the per-request draft acceptance.
+var distOrder = func() []HistRow {
+	rows := append(append([]HistRow{}, LatencyRows...), SizeRows...)
+	return append(rows, HistRow{Hist: snapshot.SpecDecodeAcceptanceRate, Title: "per-request draft acceptance"})
+}()
 
 // exactSeconds writes a bucket bound as the server chose it: "5 ms",
 // "0.25 s", "2.5 s", "2 min" when it is whole minutes, else seconds
@@ -1144,7 +1147,7 @@ func (a *analyzer) distributions() {
 		a.r.Sections = append(a.r.Sections, report.Section{ID: "dist_" + name, Title: "Distribution: " + label, Wide: true, Rows: rows})
 	}
 	for _, d := range distOrder {
-		emit(d.hist, d.label)
+		emit(d.Hist, d.Title)
 	}
 	var rest []string
 	for name := range a.s.Histograms {

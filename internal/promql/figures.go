@@ -3,6 +3,7 @@ package promql
 import (
 	"strings"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -150,23 +151,6 @@ func share(reason string) func(*Library) (string, bool) {
 	}
 }
 
-// latencies are the report's latency rows and the histograms they read;
-// sizes its size rows.
-var latencies = []struct{ id, hist, title string }{
-	{"ttft", snapshot.TimeToFirstTokenSeconds, "time to first token"},
-	{"queue", snapshot.RequestQueueTimeSeconds, "queue wait"},
-	{"prefill", snapshot.RequestPrefillTimeSeconds, "prefill time"},
-	{"decode", snapshot.RequestDecodeTimeSeconds, "decode time"},
-	{"itl", snapshot.InterTokenLatencySeconds, "inter-token latency"},
-	{"tpot", snapshot.RequestTimePerOutputTokenSeconds, "time per output token (per-request mean)"},
-	{"e2e", snapshot.E2ERequestLatencySeconds, "end-to-end latency"},
-}
-
-var sizes = []struct{ id, hist, title string }{
-	{"prompt", snapshot.RequestPromptTokens, "prompt size"},
-	{"generation", snapshot.RequestGenerationTokens, "generation size"},
-}
-
 // failedTotal keys every failed request whatever its reason (TGI).
 const failedTotal = snapshot.ExtraFailedReason + "*"
 
@@ -228,11 +212,13 @@ var figureDefs = func() []figureDef {
 				func(l *Library) (string, bool) { return l.quantile(hist, q.q) }})
 		}
 	}
-	for _, r := range latencies {
-		quantiles("latency/"+r.id, r.hist, r.title, "inferscope_"+r.hist, Seconds)
+	// The report's rows: latencies titled as their distributions, sizes
+	// as their rows.
+	for _, r := range analysis.LatencyRows {
+		quantiles("latency/"+r.ID, r.Hist, r.Title, "inferscope_"+r.Hist, Seconds)
 	}
-	for _, r := range sizes {
-		quantiles("size/"+r.id, r.hist, r.title, "inferscope_"+r.hist, Tokens)
+	for _, r := range analysis.SizeRows {
+		quantiles("size/"+r.ID, r.Hist, r.Label, "inferscope_"+r.Hist, Tokens)
 	}
 	return defs
 }()
