@@ -326,13 +326,13 @@ func (r *run) covering() []string {
 	return slices.Sorted(maps.Keys(chosen))
 }
 
-// counterFamilies are the families whose fall means a restart: counters
-// by their _total and histograms by their _count.
-func (r *run) counterFamilies() []string {
+// familiesWhere lists, sorted, the families any instance publishes that
+// keep accepts.
+func (r *run) familiesWhere(keep func(family string) bool) []string {
 	seen := map[string]bool{}
 	for _, g := range r.disc.groups {
 		for f := range g.families {
-			if strings.HasSuffix(f, "_total") || strings.HasSuffix(f, "_count") {
+			if keep(f) {
 				seen[f] = true
 			}
 		}
@@ -340,17 +340,17 @@ func (r *run) counterFamilies() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
+// counterFamilies are the families whose fall means a restart: counters
+// by their _total and histograms by their _count.
+func (r *run) counterFamilies() []string {
+	return r.familiesWhere(func(f string) bool {
+		return strings.HasSuffix(f, "_total") || strings.HasSuffix(f, "_count")
+	})
+}
+
 // startFamilies are the families that hold a process start time.
 func (r *run) startFamilies() []string {
-	seen := map[string]bool{}
-	for _, g := range r.disc.groups {
-		for f := range g.families {
-			if strings.HasSuffix(f, startTimeSeries) {
-				seen[f] = true
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	return r.familiesWhere(func(f string) bool { return strings.HasSuffix(f, startTimeSeries) })
 }
 
 // restarts finds the instances whose counters restarted inside the
@@ -399,18 +399,14 @@ func (r *run) restarts(ctx context.Context) (map[string]bool, error) {
 // gaugeFamilies are the families that are neither counters nor parts of a
 // histogram: what a past range reports the largest value of.
 func (r *run) gaugeFamilies() []string {
-	seen := map[string]bool{}
-	for _, g := range r.disc.groups {
-		for f := range g.families {
-			switch {
-			case strings.HasSuffix(f, "_total"), strings.HasSuffix(f, "_count"), strings.HasSuffix(f, "_sum"),
-				strings.HasSuffix(f, "_created"), strings.HasSuffix(f, "_info"), strings.HasSuffix(f, startTimeSeries):
-				continue
+	return r.familiesWhere(func(f string) bool {
+		for _, sfx := range []string{"_total", "_count", "_sum", "_created", "_info", startTimeSeries} {
+			if strings.HasSuffix(f, sfx) {
+				return false
 			}
-			seen[f] = true
 		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+		return true
+	})
 }
 
 // gaugePeaks reads each gauge's largest value over a past range.
