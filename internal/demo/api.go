@@ -278,17 +278,24 @@ func (o *openaiAnswer) finish(p sim.Progress) string {
 	return "stop"
 }
 
-// whole answers once the generation is complete.
-func (o *openaiAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job) {
+// wholeText waits for the job to finish and returns its progress and the
+// whole text it generated (an answer that is not streamed).
+func wholeText(r *http.Request, j *sim.Job) (sim.Progress, string, error) {
 	var text strings.Builder
 	p, err := wait(r, j, func(from, to int) error {
 		text.WriteString(filler(from, to))
 		return nil
 	})
+	return p, text.String(), err
+}
+
+// whole answers once the generation is complete.
+func (o *openaiAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job) {
+	p, text, err := wholeText(r, j)
 	if err != nil {
 		return // the client went away
 	}
-	b := o.body(o.object, []any{o.choice(text.String(), o.finish(p), false)})
+	b := o.body(o.object, []any{o.choice(text, o.finish(p), false)})
 	b["usage"] = usage(p)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(b)
@@ -433,16 +440,12 @@ func (o *ollamaAnswer) final(p sim.Progress, text string) *ollamaLine {
 
 // whole answers once the generation is complete ("stream": false).
 func (o *ollamaAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job) {
-	var text strings.Builder
-	p, err := wait(r, j, func(from, to int) error {
-		text.WriteString(filler(from, to))
-		return nil
-	})
+	p, text, err := wholeText(r, j)
 	if err != nil {
 		return // the client went away
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(o.final(p, text.String()))
+	json.NewEncoder(w).Encode(o.final(p, text))
 }
 
 // stream answers line by line as the simulation produces tokens.
