@@ -195,25 +195,5 @@ func (l *Library) Quantities() []string {
 // Counters lists the series names the library reads as counters (a rate
 // or an increase), sorted: what a store must hold as rising totals.
 func (l *Library) Counters() []string {
-	seen := map[string]bool{}
-	for _, s := range l.src {
-		for _, t := range s.terms {
-			switch s.kind {
-			case snapshot.Counter:
-				for _, n := range t.ref.storedNames(s.kind) {
-					seen[n] = true
-				}
-			case snapshot.Histogram:
-				for _, n := range t.ref.storedNames(s.kind) {
-					seen[n] = true
-				}
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return l.stored(func(k snapshot.Kind) bool { return k == snapshot.Counter || k == snapshot.Histogram })
 }

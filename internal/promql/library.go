@@ -3,9 +3,9 @@ package promql
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -79,15 +79,10 @@ func reader(name string) (dialectReader, error) {
 // quantity is read from the series that scrape carries, under the name it
 // carries it by.
 func New(fams []*dto.MetricFamily, dialect string, o Options) (*Library, error) {
-	r, err := reader(dialect)
+	l, err := build(dialect, o, func(r dialectReader) scrape { return scrapeOf(fams) })
 	if err != nil {
 		return nil, err
 	}
-	l, err := newLibrary(dialect, o)
-	if err != nil {
-		return nil, err
-	}
-	l.src = halfRatios(r.read(scrapeOf(fams)))
 	if len(l.src) == 0 {
 		return nil, fmt.Errorf("no %s series in the scrape that this library reads", dialect)
 	}
@@ -97,6 +92,11 @@ func New(fams []*dto.MetricFamily, dialect string, o Options) (*Library, error) 
 // Newest builds a dialect's library from the names of the newest version
 // it knows ([NewestExposition]), for rules written before any scrape.
 func Newest(dialect string, o Options) (*Library, error) {
+	return build(dialect, o, func(r dialectReader) scrape { return r.newest() })
+}
+
+// build is a dialect's library over the scrape of gives its reader.
+func build(dialect string, o Options, of func(dialectReader) scrape) (*Library, error) {
 	r, err := reader(dialect)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func Newest(dialect string, o Options) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.src = halfRatios(r.read(r.newest()))
+	l.src = halfRatios(r.read(of(r)))
 	return l, nil
 }
 
@@ -184,20 +184,24 @@ func (l *Library) Has(name string) bool { _, ok := l.src[name]; return ok }
 // Series lists every series name the library's expressions read, sorted:
 // what a store must hold for them to return anything.
 func (l *Library) Series() []string {
+	return l.stored(func(snapshot.Kind) bool { return true })
+}
+
+// stored lists, sorted, the series names the library reads for quantities
+// of the kinds keep accepts.
+func (l *Library) stored(keep func(snapshot.Kind) bool) []string {
 	seen := map[string]bool{}
 	for _, s := range l.src {
+		if !keep(s.kind) {
+			continue
+		}
 		for _, t := range s.terms {
 			for _, n := range t.ref.storedNames(s.kind) {
 				seen[n] = true
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // --- How a quantity is read --------------------------------------------------
