@@ -249,19 +249,8 @@ func incomplete(h *histogram.Histogram) []string {
 
 var quantileNames = [3]string{"p50", "p90", "p99"}
 
-func kindName(k histogram.Kind) string {
-	switch k {
-	case histogram.Exact:
-		return "exact"
-	case histogram.Interpolated:
-		return "interpolated"
-	case histogram.AtMost:
-		return "at_most"
-	case histogram.AtLeast:
-		return "at_least"
-	}
-	return "unknown"
-}
+// kindName is a Kind as JSON spells it ("at_most").
+func kindName(k histogram.Kind) string { return strings.ReplaceAll(k.String(), " ", "_") }
 
 // stated writes an estimate as the text shows it: a bound with ≤ or ≥,
 // anything else plainly, a dash when nothing can be said.
