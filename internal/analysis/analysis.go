@@ -133,10 +133,7 @@ func (a *analyzer) header() {
 		a.r.Header = append(a.r.Header, "measured by "+a.s.Via+": the API's own counts and timings, no engine state")
 	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
-		why := "the server was slow to answer"
-		if a.s.Advice.SlowScrape != "" {
-			why = a.s.Advice.SlowScrape
-		}
+		why := a.s.Advice.WhySlow()
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
 		a.judge(nil, scrapeSlow, "the scrape waited %s (%s), so figures are as of the end of that wait", units.Seconds(a.s.ScrapeSeconds), why)
 	}

@@ -95,6 +95,15 @@ type Problem struct {
 	Reason string // what is wrong with it, lower case, no period
 }
 
+// WhySlow says why a scrape of this server waited: the server's own reason
+// where the dialect knows one, else that it was slow to answer.
+func (a Advice) WhySlow() string {
+	if a.SlowScrape != "" {
+		return a.SlowScrape
+	}
+	return "the server was slow to answer"
+}
+
 // Advice is one server's wording for the notes that depend on the server:
 // why something happens there and the knobs to turn. A dialect fills what
 // applies to the series it reads; an empty field makes the note say it in

@@ -132,10 +132,7 @@ func (s *session) report(now time.Time) *report.Report {
 		head = append(head, "counters reset "+ago(now.Sub(s.h.ResetAt))+" (model reload?): counted from zero, as rate() does")
 	}
 	if s.waited > SlowScrape && !mentions(r.Header, "waited") {
-		why := "the server was slow to answer"
-		if s.last.Advice.SlowScrape != "" {
-			why = s.last.Advice.SlowScrape
-		}
+		why := s.last.Advice.WhySlow()
 		head = append(head, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(s.waited.Seconds()), why))
 	}
 	r.Header = append(head, r.Header...)
