@@ -42,6 +42,9 @@ type Sample struct {
 	// resets counts the counter resets since the history began, so that
 	// a window knows whether it spans one.
 	resets int
+	// sampled counts the scrapes since the history began that read the
+	// running gauge, and those that found a request running.
+	sampled Sampling
 }
 
 // History is the samples of one server's scrapes over a session, thinned
@@ -142,10 +145,28 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if fold(smp, prev, s) && ev == Appended {
 		h.ResetAt, ev = at, Reset
 	}
+	smp.sample(prev, s)
 	h.rows = supported(s)
+	if h.Len()+1 < MinSampled {
+		h.rows &^= sampledRows // no window can hold enough scrapes yet
+	}
 	h.recent = append(h.recent, smp)
 	h.thin(at)
 	return ev
+}
+
+// sample counts the scrape s in the running tallies of scrapes that read
+// the running gauge and found a request running.
+func (smp *Sample) sample(prev *Sample, s *snapshot.Snapshot) {
+	if prev != nil {
+		smp.sampled = prev.sampled
+	}
+	if v, ok := s.Scalar(snapshot.RequestsProcessing); ok {
+		smp.sampled.Scrapes++
+		if v > 0 {
+			smp.sampled.Busy++
+		}
+	}
 }
 
 // tokenChanged reports a restart seen only in the start header's raw value,
@@ -341,6 +362,7 @@ func delta(b, n *Sample) Delta {
 		Seconds:  n.At.Sub(b.At).Seconds(),
 		Counters: make(map[string]float64, nCounters),
 		Reset:    n.resets != b.resets,
+		Sampled:  Sampling{Busy: n.sampled.Busy - b.sampled.Busy, Scrapes: n.sampled.Scrapes - b.sampled.Scrapes},
 	}
 	for c, name := range counterNames {
 		if b.has[c] && n.has[c] {
