@@ -60,8 +60,12 @@ type History struct {
 	rows rowSet
 
 	// RestartedAt is when the server last restarted within this session
-	// (its new process start time); zero when it has not.
-	RestartedAt time.Time
+	// (its new process start time); zero when it has not. Where the new
+	// process has no start time that can be one (a changed start header
+	// that is no clock, as llama.cpp's), RestartUnknown is set and
+	// RestartedAt is only the scrape that saw it.
+	RestartedAt    time.Time
+	RestartUnknown bool
 	// ResetAt is when counters last fell without a restart (a model reload
 	// recreates the engine's counters); zero when they have not.
 	ResetAt time.Time
@@ -105,7 +109,7 @@ func (h *History) Newest() *Sample {
 func (h *History) Reset() {
 	n := h.Newest()
 	h.old, h.recent = nil, nil
-	h.RestartedAt, h.ResetAt = time.Time{}, time.Time{}
+	h.RestartedAt, h.ResetAt, h.RestartUnknown = time.Time{}, time.Time{}, false
 	if n != nil {
 		h.recent = []*Sample{n}
 	}
@@ -135,6 +139,7 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 		h.old, h.recent = nil, nil
 		h.ResetAt = time.Time{}
 		h.RestartedAt = time.Unix(0, int64(smp.Start*1e9))
+		h.RestartUnknown = smp.Start <= 0
 		if smp.Start <= 0 || h.RestartedAt.After(at) {
 			// No start time (a changed start token), or the server's clock
 			// runs ahead of ours: it restarted at the latest by now.
