@@ -310,7 +310,7 @@ var declared = map[string]Kind{
 	PrefixCacheQueries: Counter, PrefixCacheHits: Counter, PromptSecondsTotal: Counter,
 	TokensPredictedTotal: Counter, TokensPredictedSecondsTotal: Counter, RequestsTotal: Counter,
 	EngineBusySecondsTotal: Counter,
-	NTokensMax: Counter, TokensPredictedMax: Counter,
+	NTokensMax:             Counter, TokensPredictedMax: Counter,
 	PredictedTokensSeconds: Gauge, PromptTokensSeconds: Gauge,
 
 	RequestsProcessing: Gauge, RequestsDeferred: Gauge, ProcessStartTimeSeconds: Gauge,
