@@ -308,9 +308,8 @@ func (k Kind) String() string {
 var declared = map[string]Kind{
 	PromptTokensTotal: Counter, PromptTokensAll: Counter, CachedTokensTotal: Counter,
 	PrefixCacheQueries: Counter, PrefixCacheHits: Counter, PromptSecondsTotal: Counter,
-	TokensPredictedTotal: Counter, TokensPredictedSecondsTotal: Counter, RequestsTotal: Counter,
-	EngineBusySecondsTotal: Counter,
-	NTokensMax:             Counter, TokensPredictedMax: Counter,
+	TokensPredictedTotal: Counter, TokensPredictedSecondsTotal: Counter, RequestsTotal: Counter, EngineBusySecondsTotal: Counter,
+	NTokensMax: Counter, TokensPredictedMax: Counter,
 	PredictedTokensSeconds: Gauge, PromptTokensSeconds: Gauge,
 
 	RequestsProcessing: Gauge, RequestsDeferred: Gauge, ProcessStartTimeSeconds: Gauge,
