@@ -208,20 +208,29 @@ func (r *ranked) place(e Estimate, plain float64, noSum bool) Estimate {
 			e.Kind = Interpolated
 		}
 	default:
-		e.Value, e.Kind = plain, Interpolated
-		useSum := !noSum && !e.Inconsistent
-		bunched := 0
-		if useSum {
-			bunched = r.bunched()
-		}
-		if bunched == 0 && r.count(r.i) < NearlyAll*r.n {
-			break
-		}
-		e.Projected, e.NoEstimate = plain, true
-		e.Value, e.Kind = e.Hi, AtMost
-		if bunched > 0 || (bunched == 0 && useSum && r.meanAbove()) {
-			e.Value, e.Kind = e.Lo, AtLeast
-		}
+		e = r.inside(e, plain, !noSum && !e.Inconsistent)
+	}
+	return e
+}
+
+// inside states a quantile whose interpolation, plain, lies inside
+// [e.Lo, e.Hi]: plain, as an estimate, unless the rank's bucket holds
+// nearly all the observations or (useSum: the sum is one of the facts
+// kept) the sum puts them near one end of it; then the bound on the side
+// interpolation errs to.
+func (r *ranked) inside(e Estimate, plain float64, useSum bool) Estimate {
+	e.Value, e.Kind = plain, Interpolated
+	bunched := 0
+	if useSum {
+		bunched = r.bunched()
+	}
+	if bunched == 0 && r.count(r.i) < NearlyAll*r.n {
+		return e
+	}
+	e.Projected, e.NoEstimate = plain, true
+	e.Value, e.Kind = e.Hi, AtMost
+	if bunched > 0 || (bunched == 0 && useSum && r.meanAbove()) {
+		e.Value, e.Kind = e.Lo, AtLeast
 	}
 	return e
 }

@@ -138,9 +138,12 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if prev != nil && (restarted(prev.Start, smp.Start) || tokenChanged(prev, smp)) {
 		h.old, h.recent = nil, nil
 		h.ResetAt = time.Time{}
-		h.RestartedAt = time.Unix(0, int64(smp.Start*1e9))
-		h.RestartUnknown = smp.Start <= 0
-		if smp.Start <= 0 || h.RestartedAt.After(at) {
+		// When it restarted is the new start, where that is a time this
+		// process can have started at (llama.cpp's header is no clock).
+		start, _ := s.Start()
+		h.RestartedAt = time.Unix(0, int64(start*1e9))
+		h.RestartUnknown = start <= 0
+		if start <= 0 || h.RestartedAt.After(at) {
 			// No start time (a changed start token), or the server's clock
 			// runs ahead of ours: it restarted at the latest by now.
 			h.RestartedAt = at

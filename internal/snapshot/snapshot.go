@@ -51,6 +51,9 @@ type Snapshot struct {
 	// ("inferscope proxy": the upstream API's own timings and counts, and
 	// none of the engine's state); "" for the server's own /metrics.
 	Via string
+	// Upstream names the server behind that proxy, as a dialect name
+	// ("llamacpp"), when its answers said what it is; "" otherwise.
+	Upstream string
 	// Models lists the models the scrape serves when a dialect labels them.
 	Models []string
 	// Model names the model the report covers ("" = all together).
@@ -80,13 +83,16 @@ func (s *Snapshot) Hist(name string) *histogram.Histogram {
 	return s.Histograms[name]
 }
 
-// StartTime is the process start in Unix seconds: the
-// process_start_time_seconds series, else the Process-Start-Time-Unix header,
-// where it can be the start of this process ([Snapshot.Start]); else 0
-// (unknown).
+// StartTime is the process start as published: the
+// process_start_time_seconds series, else the Process-Start-Time-Unix
+// header, else 0. A change of it says the server restarted, whatever clock
+// it is on; as a time (an uptime, when a restart happened) only
+// [Snapshot.Start] may be used.
 func (s *Snapshot) StartTime() float64 {
-	v, _ := s.Start()
-	return v
+	if v, ok := s.Scalar(ProcessStartTimeSeconds); ok && v > 0 {
+		return v
+	}
+	return s.HeaderStart
 }
 
 // FirstStart is 2015-01-01T00:00:00Z: no server inferscope reads ran
