@@ -133,11 +133,11 @@ func bar(f float64) *report.Number {
 func (a *analyzer) header() {
 	if a.s.Via != "" {
 		a.r.SourceKind = "proxy"
-		behind := "the server"
+		by := "measured by " + a.s.Via
 		if a.s.Upstream != "" {
-			behind = a.s.Upstream
+			by += " in front of " + a.s.Upstream
 		}
-		a.r.Header = append(a.r.Header, "measured by "+a.s.Via+" in front of "+behind+": the API's own counts and timings, no engine state")
+		a.r.Header = append(a.r.Header, by+": the API's counts and timings, no engine state")
 	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
@@ -479,6 +479,9 @@ func (a *analyzer) promptAllNote() string {
 	q, okQ := a.s.Scalar(snapshot.PrefixCacheQueries)
 	h, okH := a.s.Scalar(snapshot.PrefixCacheHits)
 	if !okQ || !okH || q <= 0 || h < 0 || h > q {
+		if a.s.Via != "" {
+			return "cache hits included; the API does not say how many"
+		}
 		return "cache hits included; this server does not say how many"
 	}
 	return "includes the prefix cache's " + units.Count(h) + " hits: ≈" + units.Count(q-h) + " computed (looked up − hit)"
