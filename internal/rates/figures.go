@@ -180,18 +180,19 @@ func seriesOf(rows []Row) (counters, hists []string) {
 		case kSampled:
 			continue
 		}
-		for _, c := range r.counters() {
-			counters = appendNew(counters, c)
+		for _, group := range r.counters() {
+			for _, c := range group {
+				counters = appendNew(counters, c)
+			}
 		}
 	}
 	return counters, hists
 }
 
-// counters are the counters a rate or ratio row reads.
-func (r Row) counters() []string {
-	out := append([]string{r.num}, r.add...)
-	out = append(out, r.sub...)
-	return append(out, r.den...)
+// counters are the counters a rate or ratio row reads, in groups (none
+// allocated: supported runs on every scrape).
+func (r Row) counters() [4][]string {
+	return [4][]string{{r.num}, r.add, r.sub, r.den}
 }
 
 func appendNew(names []string, name string) []string {
@@ -238,9 +239,11 @@ func supported(s *snapshot.Snapshot) rowSet {
 		case kSampled:
 			_, ok = s.Scalar(snapshot.RequestsProcessing)
 		default:
-			ok = r.unless == "" || !counted(s, r.unless)
-			for _, c := range r.counters() {
-				ok = ok && counted(s, c)
+			ok = (r.unless == "" || !counted(s, r.unless)) && counted(s, r.num)
+			for _, group := range [...][]string{r.add, r.sub, r.den} {
+				for _, c := range group {
+					ok = ok && counted(s, c)
+				}
 			}
 		}
 		if ok {
@@ -283,11 +286,13 @@ func Compute(d Delta, rows []Row) []Figure {
 func (r Row) figure(d Delta) Figure {
 	switch r.kind {
 	case kRate:
-		inc, ok := sumOf(d, append([]string{r.num}, r.add...))
+		inc, ok := d.Counters[r.num]
+		more, okAdd := sumOf(d, r.add)
 		less, okSub := sumOf(d, r.sub)
-		if !ok || !okSub {
+		if !ok || !okAdd || !okSub {
 			return Figure{}
 		}
+		inc += more
 		return Figure{Value: ptr(math.Max(inc-less, 0) / d.Seconds)}
 	case kRatio:
 		num, ok := d.Counters[r.num]
