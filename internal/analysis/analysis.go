@@ -256,19 +256,13 @@ var quantileNames = [3]string{"p50", "p90", "p99"}
 // kindName is a Kind as JSON spells it ("at_most").
 func kindName(k histogram.Kind) string { return strings.ReplaceAll(k.String(), " ", "_") }
 
-// stated writes an estimate as the text shows it: a bound with ≤ or ≥,
-// anything else plainly, a dash when nothing can be said.
+// stated writes an estimate as every view does (histogram.Estimate.Say),
+// a dash when nothing can be said.
 func stated(e histogram.Estimate, format func(float64) string) string {
-	v := format(e.Value)
-	switch e.Kind {
-	case histogram.AtMost:
-		return "≤" + v
-	case histogram.AtLeast:
-		return "≥" + v
-	case histogram.Unknown:
-		return units.Missing
+	if v := e.Say(format); v != "" {
+		return v
 	}
-	return v
+	return units.Missing
 }
 
 func formatLE(v float64) string {
