@@ -97,12 +97,22 @@ func TestAbsentInputsLeaveFiguresOut(t *testing.T) {
 		{
 			name:    "all prompt tokens with the cached share unknown are not prefill work",
 			s:       snap(map[string]float64{snapshot.PromptTokensAll: 507000, "tokens_predicted_total": 1000, "requests_total": 10}),
-			section: "throughput", id: "prompt_tokens", wantRow: true, value: "507K", note: "cached share unknown",
+			section: "throughput", id: "prompt_tokens", wantRow: true, value: "507K", note: "cache hits included; this server does not say how many",
 			check: func(t *testing.T, r *report.Report) {
 				if _, ok := findRow(r, "throughput", "prefill_work"); ok {
 					t.Error("a prefill work row from tokens that include cache hits")
 				}
 			},
+		},
+		{
+			// vLLM before 0.16 (and the llm-d simulator): every prompt
+			// token, and the prefix cache's lookups and hits: the hits are
+			// among the prompt tokens, and lookups less hits estimate the
+			// computed ones (23.5K − 17.9K = 5.6K), said as an estimate.
+			name: "all prompt tokens beside the prefix cache's counts: how they relate",
+			s: snap(map[string]float64{snapshot.PromptTokensAll: 23300, "prefix_cache_queries": 23500, "prefix_cache_hits": 17900,
+				"tokens_predicted_total": 1000, "requests_total": 10}),
+			section: "throughput", id: "prompt_tokens", wantRow: true, value: "23.3K", note: "includes the prefix cache's 17.9K hits: ≈5.6K computed (looked up − hit)",
 		},
 		{
 			name:    "two populations: prefill work of those that said what was cached, the rest apart",
@@ -253,20 +263,23 @@ func TestFileTimeImplausible(t *testing.T) {
 		s := snap(base)
 		s.TimeSource = tt.source
 		r := Analyze(s, Options{Now: tt.now})
-		if got := r.Figures.Utilization != nil; got != tt.wantUtil {
-			t.Errorf("%s at %v: utilization present = %v, want %v", tt.source, tt.now, got, tt.wantUtil)
+		if got := r.Figures.MeanInFlight != nil; got != tt.wantUtil {
+			t.Errorf("%s at %v: requests in flight present = %v, want %v", tt.source, tt.now, got, tt.wantUtil)
+		}
+		if r.Figures.Utilization != nil {
+			t.Errorf("%s at %v: utilization from request time", tt.source, tt.now)
 		}
 		if got := hasNote(r, "file_time_not_scrape_time"); got == tt.wantUtil {
 			t.Errorf("%s at %v: file-time note = %v, want %v", tt.source, tt.now, got, !tt.wantUtil)
 		}
 		if !tt.wantUtil {
-			// 696 s of engine time in 5 h up is 3.9%: the hand-worked figure
-			// is only right with the real scrape time.
+			// 696 s of request time in 5 h up is 0.039 in flight: the
+			// hand-worked figure is only right with the real scrape time.
 			continue
 		}
 		if tt.now.Equal(scrapedAt) {
-			if u := float64(*r.Figures.Utilization); math.Abs(u-696.0/18000) > 1e-9 {
-				t.Errorf("utilization = %v, want 696/18000", u)
+			if u := float64(*r.Figures.MeanInFlight); math.Abs(u-696.0/18000) > 1e-9 || r.Figures.BusyAtMost == nil || float64(*r.Figures.BusyAtMost) != u {
+				t.Errorf("in flight = %v, busy at most %v, want 696/18000 both", u, r.Figures.BusyAtMost)
 			}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // Schema is the version of the report's JSON form.
-const Schema = 1
+const Schema = 2
 
 // Options tune one analysis.
 type Options struct {
@@ -52,6 +52,8 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 		Schema:        Schema,
 		Source:        s.Source,
 		Dialect:       s.Dialect,
+		SourceKind:    "server",
+		Upstream:      s.Upstream,
 		ScrapedAt:     report.Time{Time: s.ScrapedAt},
 		TimeSource:    s.TimeSource,
 		ScrapeSeconds: report.Number(s.ScrapeSeconds),
@@ -130,7 +132,12 @@ func bar(f float64) *report.Number {
 
 func (a *analyzer) header() {
 	if a.s.Via != "" {
-		a.r.Header = append(a.r.Header, "measured by "+a.s.Via+": the API's own counts and timings, no engine state")
+		a.r.SourceKind = "proxy"
+		by := "measured by " + a.s.Via
+		if a.s.Upstream != "" {
+			by += " in front of " + a.s.Upstream
+		}
+		a.r.Header = append(a.r.Header, by+": the API's counts and timings, no engine state")
 	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
@@ -249,19 +256,13 @@ var quantileNames = [3]string{"p50", "p90", "p99"}
 // kindName is a Kind as JSON spells it ("at_most").
 func kindName(k histogram.Kind) string { return strings.ReplaceAll(k.String(), " ", "_") }
 
-// stated writes an estimate as the text shows it: a bound with ≤ or ≥,
-// anything else plainly, a dash when nothing can be said.
+// stated writes an estimate as every view does (histogram.Estimate.Say),
+// a dash when nothing can be said.
 func stated(e histogram.Estimate, format func(float64) string) string {
-	v := format(e.Value)
-	switch e.Kind {
-	case histogram.AtMost:
-		return "≤" + v
-	case histogram.AtLeast:
-		return "≥" + v
-	case histogram.Unknown:
-		return units.Missing
+	if v := e.Say(format); v != "" {
+		return v
 	}
-	return v
+	return units.Missing
 }
 
 func formatLE(v float64) string {
@@ -433,13 +434,7 @@ func (a *analyzer) throughput() {
 		rows = append(rows, report.Row{ID: "prefill_work", Label: "prefill work", Value: val, Note: note})
 	}
 	if v, ok := a.s.Scalar(snapshot.PromptTokensAll); ok {
-		// The server counts cached and computed tokens together and does
-		// not say how many were cached: this is not prefill work.
-		note := "cached share unknown"
-		if a.has(snapshot.PromptTokensTotal) {
-			note = "more, from requests whose cached share is unknown"
-		}
-		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: note})
+		rows = append(rows, report.Row{ID: "prompt_tokens", Label: "prompt tokens", Value: units.Count(v), Note: a.promptAllNote()})
 	}
 	if v, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok {
 		val := units.Count(v) + " generated"
@@ -463,121 +458,27 @@ func (a *analyzer) throughput() {
 	a.section("throughput", "Throughput (cumulative)", rows)
 }
 
-// --- Where the time goes ---------------------------------------------------
-
-func (a *analyzer) phases() {
-	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
-	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
-	// Seconds below zero are no time (only a histogram with negative
-	// bounds can sum to them): the shares below are then fractions 0..1.
-	if !okP || !okD || pre < 0 || dec < 0 || pre+dec <= 0 {
-		return
+// promptAllNote says what a count of every prompt token, cached and
+// computed alike, holds (vLLM before 0.16, the llm-d simulator, SGLang
+// without its cached counter): the prefix cache's hits are among them,
+// and where the server counts its lookups and hits, lookups less hits
+// estimate the computed part. The two counts are not the same tokens:
+// lookups are counted as requests are scheduled (again after a
+// preemption), prompt tokens as prefills finish.
+func (a *analyzer) promptAllNote() string {
+	if a.has(snapshot.PromptTokensTotal) {
+		// The proxy: some APIs said what was cached, these did not.
+		return "more, from requests whose cached share is unknown"
 	}
-	f := &a.r.Figures
-	e := pre + dec
-	f.EngineSeconds = num(e)
-
-	busy := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(e)}
-	if start := a.s.StartTime(); start > 0 {
-		up := float64(a.o.Now.UnixNano())/1e9 - start
-		if up > 0 {
-			busy.Value = units.Seconds(e) + " of " + units.Seconds(up) + " up"
-			util := math.Min(e, up) / up
-			if a.timeGuessed() && util < implausibleUtil && a.get(snapshot.RequestsTotal) > 0 {
-				// A capture copied long after it was taken: its file time
-				// makes a busy server look idle. No advice from that.
-				busy.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
-				a.judge(&busy, fileTimeNotScrapeTime, "utilization would read %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-					units.Percent(util), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
-				a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
-				return
-			}
-			f.Utilization = num(util)
-			f.Overlapped = ptr(e > up)
-			if e > up {
-				busy.Note = "overlapped: requests ran concurrently"
-				a.judge(&busy, utilizationOverlapped, "summed request time (%s) exceeds uptime (%s): requests overlapped, so utilization reads as overlapped rather than over 100%%", units.Seconds(e), units.Seconds(up))
-			} else {
-				busy.Note = units.Percent(util) + " utilization"
-			}
-		} else {
-			busy.Note = "start time is after the scrape: no utilization"
+	q, okQ := a.s.Scalar(snapshot.PrefixCacheQueries)
+	h, okH := a.s.Scalar(snapshot.PrefixCacheHits)
+	if !okQ || !okH || q <= 0 || h < 0 || h > q {
+		if a.s.Via != "" {
+			return "cache hits included; the API does not say how many"
 		}
-	} else {
-		busy.Note = "start time unknown: no utilization"
+		return "cache hits included; this server does not say how many"
 	}
-	a.section("phases", "Where the time goes", a.phaseRows(pre, dec, busy))
-}
-
-// timeGuessed reports a scrape time that is only the file's modification
-// time or the moment stdin was read.
-func (a *analyzer) timeGuessed() bool {
-	return a.s.TimeSource == "mtime" || a.s.TimeSource == "now"
-}
-
-func (a *analyzer) timeSourceWords() string {
-	if a.s.TimeSource == "now" {
-		return "the moment it was read"
-	}
-	return "the file's modification time"
-}
-
-// phaseRows is the phase split after the engine-busy row.
-func (a *analyzer) phaseRows(pre, dec float64, busy report.Row) []report.Row {
-	f := &a.r.Figures
-	e := pre + dec
-	rows := []report.Row{busy}
-	ps, ds := pre/e, dec/e
-	f.PrefillShare, f.DecodeShare = num(ps), num(ds)
-	rows = append(rows,
-		report.Row{ID: "prefill_share", Label: "prefill", Value: units.Percent(ps), Bar: bar(ps), Note: units.Seconds(pre)},
-		report.Row{ID: "decode_share", Label: "decode", Value: units.Percent(ds), Bar: bar(ds), Note: units.Seconds(dec)},
-	)
-	if q := a.hist(snapshot.RequestQueueTimeSeconds); q != nil && q.Total() > 0 && !q.NoSum {
-		rows = append(rows, report.Row{ID: "queued", Label: "queued behind others", Value: units.Seconds(q.Sum), Note: "not engine time"})
-	}
-
-	win, lose, hi, lo := "prefill", "decode", ps, ds
-	if ds > ps {
-		win, lose, hi, lo = "decode", "prefill", ds, ps
-	}
-	f.DominantPhase = ptr(win)
-	if lo == 0 {
-		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate", Value: win + " is all of it", Note: lose + " costs nothing"})
-	} else {
-		rate := hi / lo
-		f.ExchangeRate = num(rate)
-		rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate",
-			Value: "1% off " + win + " pays for " + exchangePercent(rate) + " onto " + lose,
-			Note:  units.Percent(hi) + " vs " + units.Percent(lo)})
-		f.BreakEven = []report.BreakEven{}
-		for _, factor := range []float64{1.5, 2} {
-			// hi ≤ 1 and factor ≥ 1.5, so 1 − hi/factor ≥ 1/3: every
-			// factor has a floor.
-			floor := lo / (1 - hi/factor)
-			f.BreakEven = append(f.BreakEven, report.BreakEven{Factor: report.Number(factor), Floor: report.Number(floor)})
-			row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
-				Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}
-			if floor >= 1 {
-				row.Note = lose + " cannot give up anything"
-				a.judge(&row, breakEvenNone, "")
-			} else {
-				row.Note = lose + " may fall " + units.Factor(1/floor)
-				a.judge(&row, breakEvenPays, "")
-			}
-			rows = append(rows, row)
-		}
-	}
-	return rows
-}
-
-// exchangePercent formats hi/lo as a percentage: one decimal below 100,
-// whole with thousands separators from 100 up.
-func exchangePercent(rate float64) string {
-	if rate < 99.95 {
-		return strconv.FormatFloat(rate, 'f', 1, 64) + "%"
-	}
-	return units.Integer(rate) + "%"
+	return "includes the prefix cache's " + units.Count(h) + " hits: ≈" + units.Count(q-h) + " computed (looked up − hit)"
 }
 
 // --- Speculative decode ----------------------------------------------------
@@ -966,9 +867,9 @@ func (a *analyzer) latency() {
 	if len(rows) == 0 {
 		return
 	}
-	foot := "estimated from buckets, within what each mean allows"
+	foot := legendEstimates + "mean allows"
 	if c.bounds {
-		foot += "; ≤ and ≥ are bounds where the buckets cannot say more"
+		foot += legendBounds
 	}
 	rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: foot})
 	a.caveatNotes(c, "")
@@ -1000,11 +901,18 @@ func (a *analyzer) size() {
 		return
 	}
 	if c.bounds {
-		rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: "within what each mean and peak allow; ≤ and ≥ are bounds where the buckets cannot say more"})
+		rows = append(rows, report.Row{ID: "estimated", Severity: report.Dim, Note: legendEstimates + "mean and peak allow" + legendBounds})
 	}
 	a.caveatNotes(c, "")
 	a.section("size", "Size in tokens (mean · p50 · p90 · p99)", rows)
 }
+
+// The legend under the latency and size rows: how a quantile is stated
+// (histogram.Estimate, the same in every view).
+const (
+	legendEstimates = "estimates from buckets, within what each "
+	legendBounds    = "; ≤ and ≥ are bounds, where interpolation would only show a bucket's shape (one bucket holds nearly all, or the mean sits at its edge) or the buckets end too soon"
+)
 
 // tokens formats a token count estimate as whole tokens.
 func tokens(v float64) string { return units.Count(math.Round(v)) }

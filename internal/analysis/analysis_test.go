@@ -68,24 +68,28 @@ func TestWorkedExamples(t *testing.T) {
 		fixture, section, id, field, want string
 	}{
 		// 93 s prefill, 7 s decode: 93/7 = 13.29 → "13.3%".
-		{"split-93-7", "phases", "exchange_rate", "value", "1% off prefill pays for 13.3% onto decode"},
-		{"split-93-7", "phases", "exchange_rate", "note", "93.0% vs 7.0%"},
+		{"split-93-7", "phases", "exchange_rate", "value", "1% prefill ≈ 13.3% decode"},
+		{"split-93-7", "phases", "exchange_rate", "note", "prefill is 93.0% of request time: 1% less prefill time pays for 13.3% more decode time"},
 		// At 2× prefill: floor = 0.07 / (1 − 0.93/2) = 0.1308; 1/floor = 7.64.
-		{"split-93-7", "phases", "break_even_2", "note", "decode may fall 7.6x"},
+		{"split-93-7", "phases", "break_even_2", "note", "a layout that makes prefill 2× faster wins even if decode gets 7.6× slower"},
 		// 50/50: 1% off one pays for exactly 1.0% onto the other.
-		{"split-50-50", "phases", "exchange_rate", "value", "1% off prefill pays for 1.0% onto decode"},
+		{"split-50-50", "phases", "exchange_rate", "value", "1% prefill ≈ 1.0% decode"},
 		// 2× prefill at 50/50: floor = 0.5 / 0.75 = 66.7%, may fall 1/0.667 = 1.5x.
 		{"split-50-50", "phases", "break_even_2", "value", "66.7% decode speed"},
-		{"split-50-50", "phases", "break_even_2", "note", "decode may fall 1.5x"},
+		{"split-50-50", "phases", "break_even_2", "note", "a layout that makes prefill 2× faster wins even if decode gets 1.5× slower"},
 		// 1.5× prefill at 50/50: floor = 0.5 / (1 − 0.5/1.5) = 0.75 → 1.3x.
 		{"split-50-50", "phases", "break_even_1.5", "value", "75.0% decode speed"},
+		{"split-50-50", "phases", "break_even_1.5", "note", "a layout that makes prefill 1.5× faster wins even if decode gets 1.3× slower"},
 		{"prefill-only", "phases", "exchange_rate", "value", "prefill is all of it"},
-		{"prefill-only", "phases", "exchange_rate", "note", "decode costs nothing"},
-		// 20 requests of 4 s in an hour: 80 / 3600 = 2.2%.
-		{"utilization", "phases", "engine_busy", "note", "2.2% utilization"},
-		{"utilization", "phases", "engine_busy", "value", "1.3 min of 1.0 h up"},
-		// 400 requests × 31.3 s of engine time in one hour: overlapped.
-		{"overlap", "phases", "engine_busy", "note", "overlapped: requests ran concurrently"},
+		{"prefill-only", "phases", "exchange_rate", "note", "all request time is prefill: only prefill speed matters"},
+		// 20 requests of 4 s in an hour: 80 s / 3600 s = 0.022 in flight
+		// on average, so the engine was busy 2.2% of the time at most.
+		{"utilization", "phases", "request_time", "note", "mean 0.02 in flight: busy at most 2.2%"},
+		{"utilization", "phases", "request_time", "value", "1.3 min over 1.0 h up"},
+		// 400 requests, 320 s of prefill and 12,000 s of decode in one
+		// hour: 12,320 / 3600 = 3.42 in flight on average. No busy share.
+		{"overlap", "phases", "request_time", "note", "mean 3.42 in flight: requests overlap, so no busy share"},
+		{"overlap", "phases", "decode_share", "note", "3.3 h of request time"},
 		{"busy", "live", "state", "value", "6 generating, 3 queued"},
 		// Every drafter request waited 0 s: the sum bounds every quantile.
 		{"drafter", "latency", "queue", "value", "0 s · 0 s · 0 s · 0 s"},
@@ -183,7 +187,7 @@ func TestNotes(t *testing.T) {
 		"hybrid-kv-constraint": {"recurrent_kv_constraint"},
 		"hybrid-not-budget":    {"recurrent_not_budget"},
 		"hybrid-negligible":    nil,
-		"overlap":              {"utilization_overlapped"},
+		"overlap":              nil,
 		"prefill-only":         nil,
 		"long-context":         nil,
 		"split-93-7":           nil,
@@ -236,7 +240,7 @@ func TestFiguresAgainstTruth(t *testing.T) {
 			q := tr["prompt"] + tr["cached"]
 			check("prefix_cache_hit_ratio", f.PrefixCacheHitRatio, tr["cached"]/q, q > 0)
 			e := tr["pseconds"] + tr["dseconds"]
-			check("engine_seconds", f.EngineSeconds, e, e > 0)
+			check("request_seconds", f.RequestSeconds, e, e > 0)
 			check("prefill_share", f.PrefillShare, tr["pseconds"]/e, e > 0)
 			check("spec_decode_acceptance", f.SpecDecodeAcceptance, tr["acc"]/tr["draft"], tr["draft"] > 0)
 			check("spec_decode_tokens_per_step", f.SpecDecodeTokensPerStep, 1+tr["acc"]/tr["steps"], tr["steps"] > 0)
@@ -261,7 +265,7 @@ func TestAbsentSectionsAndNulls(t *testing.T) {
 		}
 	}
 	f := r.Figures
-	if f.PrefixCacheHitRatio != nil || f.EngineSeconds != nil || f.Utilization != nil || f.KVOffloadPayback != nil || f.BreakEven != nil {
+	if f.PrefixCacheHitRatio != nil || f.RequestSeconds != nil || f.MeanInFlight != nil || f.Utilization != nil || f.KVOffloadPayback != nil || f.BreakEven != nil {
 		t.Errorf("figures must be null without data: %+v", f)
 	}
 	if !hasSection(r, "live") {
@@ -302,11 +306,18 @@ func TestMissingStartTime(t *testing.T) {
 	s := load(t, "utilization")
 	delete(s.Scalars, "process_start_time_seconds")
 	r := Analyze(s, Options{})
-	if r.Figures.Utilization != nil {
-		t.Fatal("utilization without a start time")
+	if r.Figures.MeanInFlight != nil || r.Figures.BusyAtMost != nil {
+		t.Fatal("requests in flight without a start time")
 	}
-	if got := row(t, r, "phases", "engine_busy").Note; got != "start time unknown: no utilization" {
+	if got := row(t, r, "phases", "request_time").Note; got != "start time unknown: no mean in flight" {
 		t.Fatalf("note %q", got)
+	}
+	// A start gauge that is no time of this process is unknown too, and
+	// says why.
+	s.Scalars["process_start_time_seconds"] = 1.2e9
+	r = Analyze(s, Options{})
+	if got := row(t, r, "phases", "request_time").Note; r.Figures.MeanInFlight != nil || got != "start time unknown (process_start_time_seconds is before 2015, so not a wall-clock time): no mean in flight" {
+		t.Fatalf("a start in 2008: note %q, in flight %v", got, r.Figures.MeanInFlight)
 	}
 }
 

@@ -27,7 +27,10 @@ const (
 	cappedNegligible = 0.05 // recurrent capped share at most this
 	recurrentFull    = 0.9  // recurrent cache usage above this, with evictions
 	abortShare       = 0.05 // finished requests aborted above this share
-	implausibleUtil  = 0.01 // utilization below this from a guessed scrape time
+	// implausibleInFlight: requests in flight averaging below this, from a
+	// guessed scrape time, with requests finished: the time is not the
+	// scrape's.
+	implausibleInFlight = 0.01
 )
 
 // A judgement is one band of a figure: the colour of the row it judges and
@@ -65,7 +68,6 @@ const (
 	queueStalled
 	kvOffloadOverCapacity
 	fileTimeNotScrapeTime
-	utilizationOverlapped
 	breakEvenPays
 	breakEvenNone
 	draftAcceptanceGood
@@ -107,8 +109,7 @@ var judgements = [bands]judgement{
 	queueStalled:          {rows: []string{"live/state"}, note: "queue_stalled"},
 	kvOffloadOverCapacity: {rows: []string{"live/kv_offload", "kv_offload/ram"}, limits: []float64{1}, colour: report.Warn, note: "kv_offload_over_capacity"},
 
-	fileTimeNotScrapeTime: {rows: []string{"phases/engine_busy"}, limits: []float64{implausibleUtil}, note: "file_time_not_scrape_time"},
-	utilizationOverlapped: {rows: []string{"phases/engine_busy"}, limits: []float64{1}, note: "utilization_overlapped"},
+	fileTimeNotScrapeTime: {rows: []string{"phases/request_time"}, limits: []float64{implausibleInFlight}, note: "file_time_not_scrape_time"},
 	breakEvenPays:         {rows: []string{"phases/break_even_1.5", "phases/break_even_2"}, limits: []float64{1}, colour: report.Good},
 	breakEvenNone:         {rows: []string{"phases/break_even_1.5", "phases/break_even_2"}, limits: []float64{1}},
 

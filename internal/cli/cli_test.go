@@ -95,16 +95,17 @@ func TestJSONSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"schema", "source", "dialect", "scraped_at", "scrape_seconds", "scalars", "histograms", "figures", "sections", "notes"} {
+	for _, k := range []string{"schema", "source", "dialect", "source_kind", "scraped_at", "scrape_seconds", "scalars", "histograms", "figures", "sections", "notes"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
-	if doc["schema"] != 1.0 || doc["dialect"] != "tabbyapi" || doc["scraped_at"] != "2026-11-30T12:00:00Z" {
+	if doc["schema"] != 2.0 || doc["dialect"] != "tabbyapi" || doc["source_kind"] != "server" || doc["scraped_at"] != "2026-11-30T12:00:00Z" {
 		t.Errorf("header fields: %v %v %v", doc["schema"], doc["dialect"], doc["scraped_at"])
 	}
 	figs := doc["figures"].(map[string]any)
-	for _, k := range []string{"prefix_cache_hit_ratio", "engine_seconds", "prefill_share", "decode_share", "utilization", "overlapped",
+	for _, k := range []string{"prefix_cache_hit_ratio", "request_seconds", "mean_in_flight", "busy_at_most", "engine_busy_seconds", "utilization",
+		"prefill_share", "decode_share",
 		"dominant_phase", "exchange_rate", "break_even", "spec_decode_acceptance", "spec_decode_tokens_per_step",
 		"kv_offload_hit_share", "kv_offload_payback", "recurrent_capped_share"} {
 		if _, ok := figs[k]; !ok {

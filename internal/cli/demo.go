@@ -220,7 +220,7 @@ func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
 	}
 	o.target = srv.URL()
 	if d.sim.Speed != 1 {
-		o.header = []string{fmt.Sprintf("simulated at %gx speed: request times and rates run %gx faster than the wall clock, so utilization reads overlapped", d.sim.Speed, d.sim.Speed)}
+		o.header = []string{fmt.Sprintf("simulated at %gx speed: request times and rates run %gx faster than the wall clock, so requests in flight read %gx too many", d.sim.Speed, d.sim.Speed, d.sim.Speed)}
 	}
 	// The demo's own server: no user headers, no token.
 	so := scrape.Options{Timeout: o.timeout, MaxBytes: o.maxBytes, UserAgent: userAgent()}

@@ -124,8 +124,8 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	// The report says it is the proxy's, in its title and header line.
 	o.view.target = metricsURL
-	o.view.header = []string{"through inferscope proxy to " + redact(up) + ": requests as the proxy saw them; the server's own state (KV cache, queue) is not published"}
 	so := scrape.Options{Timeout: o.view.timeout, MaxBytes: o.view.maxBytes, UserAgent: userAgent()}
 	return o.view.runWatch(ctx, io, so)
 }

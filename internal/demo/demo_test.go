@@ -220,13 +220,14 @@ func TestOnceReport(t *testing.T) {
 			snap := parse(t, body)
 			snap.ScrapedAt = now
 			r := analysis.Analyze(snap, analysis.Options{Now: now})
-			// Uptime is the simulated ten minutes, so utilization is
-			// summed engine time over 600 s, clamped.
-			if r.Figures.Utilization == nil || r.Figures.EngineSeconds == nil {
-				t.Fatal("no utilization")
+			// Uptime is the simulated ten minutes, so requests in flight
+			// average summed request time over 600 s; the simulator
+			// publishes no engine busy time, so no utilization.
+			if r.Figures.MeanInFlight == nil || r.Figures.RequestSeconds == nil || r.Figures.Utilization != nil {
+				t.Fatalf("in flight %v, request time %v, utilization %v", r.Figures.MeanInFlight, r.Figures.RequestSeconds, r.Figures.Utilization)
 			}
-			if want := math.Min(float64(*r.Figures.EngineSeconds), 600) / 600; math.Abs(float64(*r.Figures.Utilization)-want) > 1e-9 {
-				t.Errorf("utilization %v, want %v", *r.Figures.Utilization, want)
+			if want := float64(*r.Figures.RequestSeconds) / 600; math.Abs(float64(*r.Figures.MeanInFlight)-want) > 1e-9 {
+				t.Errorf("in flight %v, want %v", *r.Figures.MeanInFlight, want)
 			}
 			tc.check(t, r)
 		})

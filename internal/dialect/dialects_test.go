@@ -197,6 +197,9 @@ var sglangNewScalars = map[string]float64{
 	"kv_cache_usage_ratio":   (0.2457 + 0.2883) / 2, // 0.267
 	"kv_cache_tokens":        101234 + 118766,
 	"kv_cache_max_tokens":    412000 + 412000,
+	// gpu_execution_seconds_total: each DP scheduler's forward modes
+	// added, the two schedulers averaged (issue 18).
+	"engine_busy_seconds_total": ((2210.5 + 8800.25) + (2150.75 + 9010.5)) / 2,
 }
 
 var sglangNewHists = map[string]float64{
@@ -808,6 +811,11 @@ sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_ran
 sglang:queue_time_seconds_bucket{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1",le="+Inf"} 9.0
 sglang:queue_time_seconds_count{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 9.0
 sglang:queue_time_seconds_sum{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 4.0
+# TYPE sglang:gpu_execution_seconds_total counter
+sglang:gpu_execution_seconds_total{category="forward_extend",engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 30.0
+sglang:gpu_execution_seconds_total{category="forward_extend",engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 29.5
+sglang:gpu_execution_seconds_total{category="forward_decode",engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 90.0
+sglang:gpu_execution_seconds_total{category="forward_decode",engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="1"} 90.5
 `
 	s, err := Map(parse(t, body), Options{})
 	if err != nil {
@@ -818,6 +826,9 @@ sglang:queue_time_seconds_sum{engine_type="unified",model_name="m",moe_ep_rank="
 		"requests_deferred":    3,    // the later of two readings of one queue: the larger
 		"kv_cache_tokens":      5000, // not 10,000
 		"kv_cache_usage_ratio": 0.5,
+		// One scheduler's busy time, read by both its ranks: each mode's
+		// larger reading, added (30 + 90.5), never the ranks' sum.
+		"engine_busy_seconds_total": 120.5,
 	})
 	if h := s.Histograms["request_queue_time_seconds"]; h == nil || h.Count != 10 || h.Sum != 4.5 {
 		t.Errorf("queue histogram = %+v, want the fuller replica (10 observations, sum 4.5)", h)

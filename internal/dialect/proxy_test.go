@@ -1,6 +1,11 @@
 package dialect
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/inferscope/inferscope/internal/proxy"
+)
 
 // The exporter's per-model series (as `inferscope proxy` publishes them)
 // list their models and --model keeps one; the proxy's own family says the
@@ -43,5 +48,37 @@ inferscope_proxy_requests_total{endpoint="/api/chat",outcome="finished"} 8
 	own, err := Map(parse(t, "# TYPE tabbyapi:requests_total counter\ntabbyapi:requests_total 3\n"), Options{})
 	if err != nil || own.Via != "" || own.Advice.SlowScrape == "" {
 		t.Errorf("tabbyAPI's own: via %q, advice %+v (%v)", own.Via, own.Advice, err)
+	}
+}
+
+// The proxy's upstream info names the server behind it, from the kinds the
+// proxy publishes; a name that is no dialect, or no proxy, says nothing.
+func TestProxyUpstream(t *testing.T) {
+	const requests = "# TYPE tabbyapi:requests_total counter\ntabbyapi:requests_total 3\n"
+	const proxied = requests + "# TYPE inferscope_proxy_requests_total counter\ninferscope_proxy_requests_total{endpoint=\"openai_chat\",outcome=\"finished\"} 3\n"
+	info := func(server string) string {
+		return "# TYPE inferscope_proxy_upstream_info gauge\ninferscope_proxy_upstream_info{server=\"" + server + "\"} 1\n"
+	}
+	for _, tc := range []struct{ name, body, via, upstream string }{
+		{"llama.cpp behind", proxied + info("llamacpp"), "inferscope proxy", "llamacpp"},
+		{"not said yet", proxied, "inferscope proxy", ""},
+		{"no dialect", proxied + info("uvicorn"), "inferscope proxy", ""},
+		{"no proxy", requests + info("llamacpp"), "", ""},
+	} {
+		s, err := Map(parse(t, tc.body), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Via != tc.via || s.Upstream != tc.upstream {
+			t.Errorf("%s: via %q upstream %q, want %q %q", tc.name, s.Via, s.Upstream, tc.via, tc.upstream)
+		}
+	}
+	var kinds []string
+	for _, k := range proxy.UpstreamKinds {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, upstreamKinds) {
+		t.Errorf("the proxy publishes %q, the dialect reads %q", kinds, upstreamKinds)
 	}
 }

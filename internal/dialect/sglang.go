@@ -50,6 +50,17 @@ import (
 //     max_total_num_tokens are tokens.
 //   - time_per_output_token_seconds was the per-token latency histogram
 //     before inter_token_latency_seconds.
+//   - gpu_execution_seconds_total{category} (with the environment variable
+//     SGLANG_ENABLE_METRICS_DEVICE_TIMER=1) is the GPU's own busy time per
+//     scheduler, one series per forward mode ("forward_extend",
+//     "forward_decode", …): the one engine-level busy figure among the
+//     servers read, so its rate is a utilization. Forward modes add up
+//     within a scheduler; replicas of one scheduler (tp_rank, …) agree,
+//     and data-parallel schedulers are averaged, so that the rate is the
+//     share of the time a scheduler was busy. The last interval's
+//     sglang:utilization gauge is not one: it is running requests over
+//     the SLO capacity or token usage over 0.9, whichever is larger, and
+//     stays 0 where that capacity is not set.
 var sglang = dialect{
 	name:  "sglang",
 	title: "SGLang",
@@ -188,6 +199,7 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	haveMax := sglangScalars(p)
 	haveQueue, haveSizes := sglangHists(p)
 	sglangExtras(p, first)
+	sglangBusy(p)
 	sglangCacheConfig(p.mapper)
 
 	p.missing("prefill and decode time: SGLang publishes no per-phase time sums")
@@ -299,6 +311,39 @@ func sglangExtras(p rankMapper, first bool) {
 	if v, ok := p.sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
 		p.extra(snapshot.ExtraPreemptions, v)
 	}
+}
+
+// sglangBusy sets the engine's busy seconds from gpu_execution_seconds_total:
+// each scheduler's forward modes added (one value per mode, the largest of
+// its replicas'), averaged over data-parallel schedulers.
+func sglangBusy(p rankMapper) {
+	mf := p.fam(sgCounter("gpu_execution_seconds")...)
+	if mf == nil {
+		return
+	}
+	perScheduler := map[string]float64{}
+	for key, ms := range rankGroups(mf, p.keep) {
+		best, ok := math.Inf(-1), false
+		for _, m := range ms {
+			if v, isScalar := scalarValue(m); isScalar && !math.IsNaN(v) {
+				best, ok = math.Max(best, v), true
+			}
+		}
+		if !ok {
+			continue
+		}
+		mode, _ := labelValue(ms[0], "category")
+		scheduler := strings.Replace(key, "category\xff"+mode, "", 1)
+		perScheduler[scheduler] += best
+	}
+	if len(perScheduler) == 0 {
+		return
+	}
+	sum := 0.0
+	for _, v := range perScheduler {
+		sum += v
+	}
+	p.s.Scalars[snapshot.EngineBusySecondsTotal] = sum / float64(len(perScheduler))
 }
 
 // sglangFirstMetrics reports whether the scrape is from SGLang's first

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -38,7 +39,12 @@ var tabbyModelLabel = []string{"model"}
 
 // proxySeries is a family only `inferscope proxy` publishes beside the
 // metric set: its figures are the upstream API's, measured in front of it.
-const proxySeries = "inferscope_proxy_requests_total"
+// proxyUpstream is its info series naming the server behind it, once the
+// server's answers said.
+const (
+	proxySeries   = "inferscope_proxy_requests_total"
+	proxyUpstream = "inferscope_proxy_upstream_info"
+)
 
 func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	s.Models = servedModels(fams, isTabbyAPI, tabbyModelLabel)
@@ -49,26 +55,12 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	if model != "" {
 		s.Model = model
 	}
-	for _, mf := range fams {
-		if mf.GetName() == proxySeries {
-			// Not tabbyAPI: whatever served the API, whose knobs and
-			// /metrics loop are not tabbyAPI's.
-			s.Via = "inferscope proxy"
-			s.Advice = snapshot.Advice{}
-		}
-	}
+	proxied(fams, s)
 	p := newMapper(fams, keep, s)
 	for _, mf := range fams {
 		name, ok := strings.CutPrefix(mf.GetName(), "tabbyapi:")
 		if !ok {
-			// The unprefixed standard series, when a process collector adds it.
-			if mf.GetName() == "process_start_time_seconds" {
-				if v, ok := Sum(mf, nil); ok {
-					if _, have := s.Scalars[snapshot.ProcessStartTimeSeconds]; !have {
-						s.Scalars[snapshot.ProcessStartTimeSeconds] = v
-					}
-				}
-			}
+			processStart(mf, s)
 			continue
 		}
 		// A name the report does not know (a newer server's series) stays
@@ -93,8 +85,61 @@ func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	return nil
 }
 
+// processStart reads the unprefixed standard process_start_time_seconds,
+// when a process collector adds it and the metric set's own is absent.
+func processStart(mf *dto.MetricFamily, s *snapshot.Snapshot) {
+	if mf.GetName() != "process_start_time_seconds" {
+		return
+	}
+	if v, ok := Sum(mf, nil); ok {
+		if _, have := s.Scalars[snapshot.ProcessStartTimeSeconds]; !have {
+			s.Scalars[snapshot.ProcessStartTimeSeconds] = v
+		}
+	}
+}
+
 // tabbyFractions are tabbyAPI's gauges that hold a fraction 0..1.
 var tabbyFractions = map[string]bool{
 	snapshot.KVCacheUsageRatio: true, snapshot.KVOffloadUsageRatio: true, snapshot.RecurrentCacheUsageRatio: true,
 	snapshot.SpecDecodeDraftAcceptanceRate: true,
+}
+
+// proxied marks a scrape of `inferscope proxy` (its own family beside the
+// metric set): not tabbyAPI but whatever served the API, whose knobs and
+// /metrics loop are not tabbyAPI's, and the server behind it where the
+// proxy knows it.
+func proxied(fams []*dto.MetricFamily, s *snapshot.Snapshot) {
+	upstream := ""
+	for _, mf := range fams {
+		switch mf.GetName() {
+		case proxySeries:
+			s.Via = "inferscope proxy"
+			s.Advice = snapshot.Advice{}
+		case proxyUpstream:
+			upstream = upstreamOf(mf)
+		}
+	}
+	if s.Via != "" {
+		s.Upstream = upstream
+	}
+}
+
+// upstreamKinds are the servers the proxy can name (proxy.UpstreamKinds'
+// values; a test keeps the two in step).
+var upstreamKinds = []string{"llamacpp"}
+
+// upstreamOf is the server kind the proxy's info series names: a dialect's
+// name, or "" for anything else (the series is the proxy's, but a scrape is
+// outside input).
+func upstreamOf(mf *dto.MetricFamily) string {
+	for _, m := range mf.GetMetric() {
+		v, ok := labelValue(m, "server")
+		if !ok || m.GetGauge().GetValue() != 1 {
+			continue
+		}
+		if slices.Contains(upstreamKinds, v) {
+			return v
+		}
+	}
+	return ""
 }

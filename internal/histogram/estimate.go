@@ -39,6 +39,30 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// NearlyAll is the share of the observations from which the bucket holding
+// a quantile's rank is said to hold nearly all of them. Interpolating
+// inside such a bucket shows the bucket's own shape (an even spread from
+// its lower edge to its upper one), not the data's: every observation in
+// (0, 10 ms] with a mean of 2.7 ms would read p50 5 ms, p90 9 ms, p99
+// 9.9 ms. There the quantile is stated as the bound the count, sum and peak
+// allow (p50 ≤ 5.4 ms, p90 and p99 ≤ 10 ms), never as an estimate.
+const NearlyAll = 0.9
+
+// Say writes e as every view states a quantile: a bound with "≤" or "≥"
+// before the value, an exact or interpolated value plainly (the legend
+// says which values are estimates), and "" when nothing can be said.
+func (e Estimate) Say(format func(float64) string) string {
+	switch e.Kind {
+	case AtMost:
+		return "≤" + format(e.Value)
+	case AtLeast:
+		return "≥" + format(e.Value)
+	case Unknown:
+		return ""
+	}
+	return format(e.Value)
+}
+
 // Estimate is a quantile as it can honestly be stated: a value, what kind
 // of statement it is, and the interval [Lo, Hi] every dataset consistent with
 // the histogram (its buckets, sum, total, and the peak when one is given)
@@ -59,16 +83,14 @@ type Estimate struct {
 	// buckets cannot hold, a peak outside the highest occupied bucket):
 	// [Lo, Hi] then uses only the facts that agree with the buckets.
 	Inconsistent bool
-	// Bunched says that the sum puts the rank bucket's observations near one
-	// end of a bucket far wider than they are (vLLM's prefill buckets start
-	// at 0.3 s; prefills of 22 ms average sit at its bottom), so linear
-	// interpolation, which spreads them evenly, says nothing: Value is then
-	// the bound on the side interpolation errs to (AtMost when they bunch
-	// low, AtLeast when high), not an estimate.
-	Bunched bool
+	// NoEstimate says that interpolation is no estimate here (see [NearlyAll]):
+	// the rank's bucket holds nearly all the observations, or the sum
+	// puts that bucket's observations near one end of it. Value is then
+	// the bound on the side interpolation errs to, not an estimate.
+	NoEstimate bool
 	// Projected is histogram_quantile's estimate held to the peak and
 	// projected into [Lo, Hi]: the value the data allow nearest to it. It
-	// is Value unless Bunched, and is never farther from the truth than
+	// is Value unless NoEstimate, and is never farther from the truth than
 	// interpolation; NaN when Kind is Unknown.
 	Projected float64
 }
@@ -84,7 +106,7 @@ type Estimate struct {
 // bounds use the buckets (and the peak) alone.
 func (h Histogram) Estimate(q, peak float64) Estimate {
 	e := h.estimate(q, peak)
-	if !e.Bunched {
+	if !e.NoEstimate {
 		e.Projected = e.Value
 	}
 	return e
@@ -158,9 +180,9 @@ func (h Histogram) consistentBounds(r *ranked, hasPeak bool) (iv interval, incon
 
 // place states the quantile within [e.Lo, e.Hi], which is not one value:
 // plain (histogram_quantile's estimate held to the peak) where it lies
-// inside and nothing better is known, else the bound it crosses or, where
-// the sum bunches the rank bucket's observations at one end, the bound on
-// that side. noSum: the histogram has no sum.
+// inside and it may stand as an estimate ([NearlyAll]), else the bound
+// it crosses or the bound on the side it errs to. noSum: the histogram has
+// no sum.
 func (r *ranked) place(e Estimate, plain float64, noSum bool) Estimate {
 	switch {
 	case math.IsInf(r.up(r.i), 1):
@@ -186,33 +208,43 @@ func (r *ranked) place(e Estimate, plain float64, noSum bool) Estimate {
 			e.Kind = Interpolated
 		}
 	default:
-		e.Value, e.Kind = plain, Interpolated
-		if noSum || e.Inconsistent {
-			break
-		}
-		e.Projected = plain
-		switch r.bunched() {
-		case -1:
-			e.Value, e.Kind, e.Bunched = e.Hi, AtMost, true
-		case 1:
-			e.Value, e.Kind, e.Bunched = e.Lo, AtLeast, true
-		}
+		e = r.inside(e, plain, !noSum && !e.Inconsistent)
 	}
 	return e
 }
 
-// bunched tells whether the rank bucket's observations must sit in its
-// lowest quarter (-1) or its highest (1), as far as the sum says: their
-// mean is at most (the sum less every other observation at its lower edge)
-// over their count, and at least likewise with upper edges. Interpolation
-// assumes them spread evenly, with a mean at the bucket's middle; a mean
-// held to a quarter of the width from either end is far from that.
-func (r *ranked) bunched() int {
+// inside states a quantile whose interpolation, plain, lies inside
+// [e.Lo, e.Hi]: plain, as an estimate, unless the rank's bucket holds
+// nearly all the observations or (useSum: the sum is one of the facts
+// kept) the sum puts them near one end of it; then the bound on the side
+// interpolation errs to.
+func (r *ranked) inside(e Estimate, plain float64, useSum bool) Estimate {
+	e.Value, e.Kind = plain, Interpolated
+	bunched := 0
+	if useSum {
+		bunched = r.bunched()
+	}
+	if bunched == 0 && r.count(r.i) < NearlyAll*r.n {
+		return e
+	}
+	e.Projected, e.NoEstimate = plain, true
+	e.Value, e.Kind = e.Hi, AtMost
+	if bunched > 0 || (bunched == 0 && useSum && r.meanAbove()) {
+		e.Value, e.Kind = e.Lo, AtLeast
+	}
+	return e
+}
+
+// bucketMeans is the least and the most the mean of the rank bucket's
+// observations can be, as far as the sum says: the sum less every other
+// observation at its upper edge, and at its lower edge, over their count.
+// ok is false where an edge is infinite or the bucket empty.
+func (r *ranked) bucketMeans() (meanLo, meanHi float64, ok bool) {
 	i := r.i
 	a, b := r.lower(i), r.up(i)
 	c := r.count(i)
 	if c <= 0 || math.IsInf(a, 0) || math.IsInf(b, 0) || b <= a {
-		return 0
+		return 0, 0, false
 	}
 	var minO, maxO float64
 	for j := range r.b {
@@ -225,9 +257,22 @@ func (r *ranked) bunched() int {
 		}
 	}
 	if math.IsInf(minO, 0) || math.IsNaN(minO) || math.IsInf(maxO, 0) || math.IsNaN(maxO) {
+		return 0, 0, false
+	}
+	return (r.sum - maxO) / c, (r.sum - minO) / c, true
+}
+
+// bunched tells whether the rank bucket's observations must sit in its
+// lowest quarter (-1) or its highest (1), as far as the sum says.
+// Interpolation assumes them spread evenly, with a mean at the bucket's
+// middle; a mean held to a quarter of the width from either end is far
+// from that.
+func (r *ranked) bunched() int {
+	meanLo, meanHi, ok := r.bucketMeans()
+	if !ok {
 		return 0
 	}
-	meanHi, meanLo := (r.sum-minO)/c, (r.sum-maxO)/c
+	a, b := r.lower(r.i), r.up(r.i)
 	w := b - a
 	switch {
 	case meanHi < a+w/4:
@@ -236,6 +281,14 @@ func (r *ranked) bunched() int {
 		return 1
 	}
 	return 0
+}
+
+// meanAbove reports whether the sum puts the rank bucket's observations'
+// mean above the bucket's middle for certain: interpolation, which puts it
+// at the middle, then errs low.
+func (r *ranked) meanAbove() bool {
+	meanLo, _, ok := r.bucketMeans()
+	return ok && meanLo > (r.lower(r.i)+r.up(r.i))/2
 }
 
 // QuantileBounded is [Estimate]'s Projected for the q-quantile:

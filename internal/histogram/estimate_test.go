@@ -61,6 +61,7 @@ func TestEstimateWorked(t *testing.T) {
 	prefill := with(vllmLAT, all(vllmLAT, 0, 1000), 22)
 	same := with([]float64{20000, 50000}, []float64{0, 289}, 289*32000)
 	// 10 observations: 5 in (0,10], 5 above 10, the largest 50, sum 150.
+	itl := with([]float64{0.01, 0.025}, []float64{969, 969}, 2.907)
 	top := with([]float64{10}, []float64{5}, 150)
 	top.Buckets[1].Count, top.Count = 10, 10
 	tests := []struct {
@@ -112,8 +113,11 @@ func TestEstimateWorked(t *testing.T) {
 		{"same p50", same, 32000, 0.5, 32000, Exact, 32000, 32000, 20000 + 30000*144.5/289, false},
 		// Without the peak the sum still bounds it: 145·v + 144·50000 ≥
 		// 9248000 gives v ≥ 14124.1 (below the edge 20000), and 144·20000 +
-		// 145·v ≤ 9248000 gives v ≤ 43917.24….
-		{"same p50 no peak", same, nan, 0.5, 20000 + 30000*144.5/289, Interpolated, 20000, (9248000 - 144*20000) / 145.0, 20000 + 30000*144.5/289, false},
+		// 145·v ≤ 9248000 gives v ≤ 43917.24…. Interpolation (35000) is
+		// inside, but the bucket holds every observation: it would show
+		// the bucket's shape, so the bound is stated, on the side the mean
+		// 32000 (below the middle 35000) says interpolation errs to.
+		{"same p50 no peak", same, nan, 0.5, (9248000 - 144*20000) / 145.0, AtMost, 20000, (9248000 - 144*20000) / 145.0, 20000 + 30000*144.5/289, false},
 		// The largest observation is the peak, whatever the buckets say.
 		{"p100 is the peak", prompts, 9.5, 1, 9.5, Exact, 9.5, 9.5, 10.22, false},
 		// p90 of top (the 9th) is in (10, 50]: the 8th, 7th below it at
@@ -132,12 +136,14 @@ func TestEstimateWorked(t *testing.T) {
 		// A sum no dataset in the buckets has (4 in (0, 10] summing 100):
 		// the sum is given up, the peak kept: p50 (2nd) in (0, 5],
 		// interpolation held to the peak 5·2/4 = 2.5.
-		{"sum too big", with([]float64{10}, []float64{4}, 100), 5, 0.5, 2.5, Interpolated, 0, 5, 5, true},
-		{"negative sum", with([]float64{10}, []float64{4}, -1), nan, 0.5, 5, Interpolated, 0, 10, 5, true},
+		// All four are in that one bucket: no estimate, the ceiling.
+		{"sum too big", with([]float64{10}, []float64{4}, 100), 5, 0.5, 5, AtMost, 0, 5, 5, true},
+		{"negative sum", with([]float64{10}, []float64{4}, -1), nan, 0.5, 10, AtMost, 0, 10, 5, true},
 		// A peak below the rank's bucket: the peak is given up, the sum
 		// kept: 10 in (5, 10] summing 70, p50 (5th): 4·5 + 6·v ≤ 70 and
-		// 5·v + 5·10 ≥ 70: v in [4 → 5, 8.333…].
-		{"peak too small", with([]float64{5, 10}, []float64{0, 10}, 70), 3, 0.5, 7.5, Interpolated, 5, 50.0 / 6, 7.5, true},
+		// 5·v + 5·10 ≥ 70: v in [4 → 5, 8.333…]; all ten in one bucket,
+		// so the ceiling.
+		{"peak too small", with([]float64{5, 10}, []float64{0, 10}, 70), 3, 0.5, 50.0 / 6, AtMost, 5, 50.0 / 6, 7.5, true},
 		// Empty buckets between: 5 in (0, 1], 5 in (2, 4], sum 10.5.
 		// p50 (5th) in (0, 1]: 4·0 + v + 5·2 ≤ 10.5, v ≤ 0.5.
 		{"gap", with([]float64{1, 2, 4}, []float64{5, 5, 10}, 10.5), nan, 0.5, 0.5, AtMost, 0, 0.5, 1, false},
@@ -164,7 +170,22 @@ func TestEstimateWorked(t *testing.T) {
 		// The largest is the peak only if the sum agrees: 109 in (5.11,
 		// 10.22] cannot sum to 662 with none above 6 (109·6 = 654). The
 		// peak is given up; the sum says the largest is ≥ the mean 662/109.
-		{"peak against sum", with([]float64{2.555, 5.11, 10.22, 20.44}, all([]float64{2.555, 5.11, 10.22, 20.44}, 2, 109), 662), 6, 1, 10.22, Interpolated, 662.0 / 109, 10.22, 10.22, true},
+		{"peak against sum", with([]float64{2.555, 5.11, 10.22, 20.44}, all([]float64{2.555, 5.11, 10.22, 20.44}, 2, 109), 662), 6, 1, 10.22, AtMost, 662.0 / 109, 10.22, 10.22, true},
+		// llm-d's simulator (testdata/real): 969 inter-token times, all in
+		// (0, 10 ms], summing 2.907 s (a 3 ms mean). Interpolation reads
+		// 5, 9 and 9.9 ms: the bucket's shape. p50 is the 485th: it and
+		// the 484 above it are ≥ v, so 485·v ≤ 2.907, v ≤ 5.994 ms (about
+		// twice the mean); p90 (873rd): 97·v ≤ 2.907 allows 30 ms, above
+		// the edge: ≤ 10 ms. p50's floor is 0 (the 484 above it at the
+		// edge 10 ms leave less than nothing); p90's is (2.907 − 96·0.01)
+		// / 873 = 2.23 ms. Interpolation ranks q·n: 0.01·872.1/969 = 9 ms.
+		{"one bucket p50", itl, nan, 0.5, 2.907 / 485, AtMost, 0, 2.907 / 485, 0.005, false},
+		{"one bucket p90", itl, nan, 0.9, 0.01, AtMost, (2.907 - 0.96) / 873, 0.01, 0.009, false},
+		// Ten in (0, 1] summing 6.5: their mean is above the middle for
+		// certain, so interpolation (0.5) errs low and the floor is
+		// stated: the 5th and the 5 above it, these at most 1: 5·v + 5 ≥
+		// 6.5, v ≥ 0.3.
+		{"one bucket, mean high", with([]float64{1}, []float64{10}, 6.5), nan, 0.5, 0.3, AtLeast, 0.3, 1, 0.5, false},
 	}
 	for _, tt := range tests {
 		e := tt.h.Estimate(tt.q, tt.peak)
@@ -370,8 +391,10 @@ func TestEstimateIncomplete(t *testing.T) {
 	if !math.IsNaN(nosum.Mean()) || nosum.Total() != 1 {
 		t.Fatalf("no sum: mean %v total %v", nosum.Mean(), nosum.Total())
 	}
-	if e := nosum.Estimate(0.5, nan); e.Kind != Interpolated || e.Value != 3.5 || e.Lo != 2 || e.Hi != 5 || e.Inconsistent {
-		t.Errorf("no sum, one in (2, 5]: %+v, want 3.5 in [2, 5]", e)
+	// Its one bucket holds every observation: interpolation (3.5) would
+	// be the bucket's middle, so its ceiling is stated.
+	if e := nosum.Estimate(0.5, nan); e.Kind != AtMost || e.Value != 5 || e.Lo != 2 || e.Hi != 5 || e.Inconsistent || e.Projected != 3.5 {
+		t.Errorf("no sum, one in (2, 5]: %+v, want ≤5 of [2, 5]", e)
 	}
 	// The peak still pins the largest.
 	if e := nosum.Estimate(0.5, 4.2); e.Kind != Exact || e.Value != 4.2 {

@@ -127,6 +127,9 @@ var propertyQs = []float64{0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
 //	(c) Value is never farther from the truth than histogram_quantile held
 //	    to the peak;
 //	(d) Values rise with q;
+//	(f) the truth is inside what the statement says (≤ Value, ≥ Value, or
+//	    within [Lo, Hi] for an estimate), and a quantile whose bucket holds
+//	    nearly all the observations is never stated as an estimate;
 //	and Kind says what Value is, and true facts are never called
 //	inconsistent.
 func TestEstimateProperties(t *testing.T) {
@@ -185,9 +188,9 @@ func checkEstimate(t *testing.T, where string, e Estimate, truth float64, h Hist
 		peak = math.Inf(1)
 	}
 	plain, _ := h.quantile(q, peak)
-	// A bunched quantile is stated as a bound, not an estimate: (a) and (b)
-	// are what it promises.
-	if !math.IsNaN(plain) && !e.Bunched {
+	// Where interpolation is no estimate the quantile is stated as a
+	// bound: (a), (b) and (f) are what it promises.
+	if !math.IsNaN(plain) && !e.NoEstimate {
 		slack := 1e-9 * (math.Abs(truth) + math.Abs(plain) + math.Abs(e.Value))
 		if math.Abs(e.Value-truth) > math.Abs(plain-truth)+slack {
 			t.Fatalf("%s: (c) shown %v is farther from the truth %v than interpolation %v (%+v)", where, e.Value, truth, plain, e)
@@ -199,6 +202,7 @@ func checkEstimate(t *testing.T, where string, e Estimate, truth float64, h Hist
 			t.Fatalf("%s: (c) projected %v is outside [%v, %v] or farther from the truth %v than interpolation %v", where, e.Projected, e.Lo, e.Hi, truth, plain)
 		}
 	}
+	checkStated(t, where, e, truth, h, q)
 	switch e.Kind {
 	case Exact:
 		// As wide as the sum's rounding, no wider: a float64 sum of n
@@ -231,6 +235,34 @@ func checkEstimate(t *testing.T, where string, e Estimate, truth float64, h Hist
 	case Interpolated:
 		if e.Value != plain && math.Abs(e.Value-plain) > 1e-9*math.Abs(plain) {
 			t.Fatalf("%s: interpolated %v is not interpolation %v", where, e.Value, plain)
+		}
+	}
+}
+
+// checkStated is (f): the statement holds the truth, and a bucket holding
+// nearly all the observations is never interpolated into.
+func checkStated(t *testing.T, where string, e Estimate, truth float64, h Histogram, q float64) {
+	t.Helper()
+	slack := 1e-9 * (math.Abs(truth) + math.Abs(e.Value))
+	switch e.Kind {
+	case AtMost:
+		if truth > e.Value+slack {
+			t.Fatalf("%s: (f) stated ≤%v, the truth is %v", where, e.Value, truth)
+		}
+	case AtLeast:
+		if truth < e.Value-slack {
+			t.Fatalf("%s: (f) stated ≥%v, the truth is %v", where, e.Value, truth)
+		}
+	case Interpolated:
+		n := h.Total()
+		k := math.Min(math.Max(math.Ceil(q*n), 1), n)
+		for j, b := range h.Buckets {
+			if b.Count >= k {
+				if c := b.Count - start(h.Buckets, j); c >= NearlyAll*n && !math.IsInf(b.UpperBound, 1) && (j > 0 || b.UpperBound >= 0) {
+					t.Fatalf("%s: (f) interpolated %v inside a bucket holding %v of %v observations", where, e.Value, c, n)
+				}
+				break
+			}
 		}
 	}
 }

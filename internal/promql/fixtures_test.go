@@ -87,6 +87,7 @@ var unread = map[string]string{
 	snapshot.ExtraSlotPrefillSpeed:         "a lifetime ratio",
 	snapshot.ExtraSlotDecodeSpeed:          "a lifetime ratio",
 	snapshot.ExtraBusySlotsPerDecode:       "a lifetime average",
+	snapshot.EngineBusySecondsTotal:        "SGLang's GPU busy time, per scheduler and forward mode: not yet a rule or panel",
 	snapshot.ExtraDecodeCalls:              "no windowed figure",
 	snapshot.ExtraCacheHitRateGauge:        "the last batch's, not a window's",
 	snapshot.ExtraGenThroughputGauge:       "the last log interval's, not a window's",

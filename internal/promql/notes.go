@@ -248,7 +248,6 @@ var Undecidable = map[string]string{
 	"invalid_series":            "a value that cannot be: a store keeps it, and every figure from it is as wrong there",
 	"file_time_not_scrape_time": "about a capture's file time, not a live server",
 	"queue_stalled":             "info on one scrape; over a window it is the admission_stalled alert",
-	"utilization_overlapped":    "info: a caveat on the utilization figure, not an action",
 	"recurrent_kv_constraint":   "info: says which cache to grow, not that anything is wrong",
 	"recurrent_not_budget":      "info: says more RAM would not help",
 	"histogram_incomplete":      "about an exposition cut short, not a live server",

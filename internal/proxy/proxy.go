@@ -103,7 +103,18 @@ type Proxy struct {
 	inflight atomic.Int64
 	outcomes [numAPIs][numOutcomes]prometheus.Counter
 	ttfb     [numAPIs]prometheus.Observer
+	// upstream is the kind of server the upstream's answers say it is
+	// ("" until one does), published as inferscope_proxy_upstream_info.
+	upstreamMu   sync.Mutex
+	upstream     string
+	upstreamInfo *prometheus.GaugeVec
 }
+
+// UpstreamKinds are the servers the proxy recognises from their answers,
+// by their Server header; the value is the kind it publishes (a dialect's
+// name). Only these names are ever published: nothing of a header passes
+// through.
+var UpstreamKinds = map[string]string{"llama.cpp": "llamacpp"}
 
 // firstByteBuckets are the bounds of the time-to-first-byte histogram:
 // the exporter's time-to-first-token bounds, so the two compare bucket by
@@ -164,7 +175,11 @@ func New(o Options) (*Proxy, error) {
 	for a := range numAPIs {
 		p.ttfb[a] = ttfb.WithLabelValues(apis[a].name)
 	}
-	for _, c := range []prometheus.Collector{vec, ttfb} {
+	p.upstreamInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "inferscope_proxy_upstream_info",
+		Help: "The kind of server behind the proxy, as its answers say it (the server label: a dialect name, such as llamacpp); absent until one does.",
+	}, []string{"server"})
+	for _, c := range []prometheus.Collector{vec, ttfb, p.upstreamInfo} {
 		if err := p.m.Registry().Register(c); err != nil {
 			return nil, fmt.Errorf("proxy: registering its own series: %w", err)
 		}
@@ -249,6 +264,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	x.status = resp.StatusCode
 	x.firstByte = p.now()
+	p.recognise(resp.Header.Get("Server"))
 	ct := resp.Header.Get("Content-Type")
 	stream := strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/x-ndjson")
 	if stream {
@@ -283,6 +299,23 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	resp.Body = m
 	return nil
+}
+
+// recognise publishes the kind of server a Server header names, when it
+// is one of UpstreamKinds and not already the one published.
+func (p *Proxy) recognise(server string) {
+	name, _, _ := strings.Cut(server, "/") // "name/version" is the header's usual form
+	kind, ok := UpstreamKinds[strings.TrimSpace(name)]
+	if !ok {
+		return
+	}
+	p.upstreamMu.Lock()
+	defer p.upstreamMu.Unlock()
+	if p.upstream != kind {
+		p.upstream = kind
+		p.upstreamInfo.Reset()
+		p.upstreamInfo.WithLabelValues(kind).Set(1)
+	}
 }
 
 // upstreamError answers 502 when the upstream cannot be reached, in words

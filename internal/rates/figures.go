@@ -39,6 +39,7 @@ package rates
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -63,30 +64,49 @@ type Delta struct {
 	// Reset says that the server's counters fell inside the window and
 	// were counted from zero from there.
 	Reset bool
+	// Sampled counts the window's scrapes (those after its first) that
+	// read the running gauge, and the ones that found a request running:
+	// a session's sampled busy share. Zero where no session sampled it.
+	Sampled Sampling
 }
+
+// Sampling counts scrapes that read the running gauge (Scrapes) and those
+// of them that found at least one request running (Busy).
+type Sampling struct{ Busy, Scrapes float64 }
 
 // Figure is one row's figure over one window.
 type Figure struct {
 	// Value is the figure in the row's base unit (tokens, requests or
-	// bytes per second; a ratio 0..1; seconds); nil when the window has
-	// none.
+	// bytes per second; a ratio 0..1; seconds; requests); nil when the
+	// window has none.
 	Value *float64
 	// Idle says that a ratio or percentile had nothing to divide: no
 	// traffic in the window. Value is nil.
 	Idle bool
-	// Estimate is a percentile as the report states it (a value, or a
-	// bound where the buckets allow no more); zero for other rows. Value
-	// is its Projected, the estimate nearest histogram_quantile's within
-	// what the buckets, sum and count allow.
+	// Estimate is a percentile as every view states it
+	// ([histogram.Estimate.Say]: a value, or a bound where the buckets,
+	// sum and count allow no more); zero for other rows. Value is its
+	// Value: the figure the cell shows, ≤ or ≥ aside.
 	Estimate histogram.Estimate
 }
 
 type kind int
 
 const (
-	kRate     kind = iota // counter increase per second
+	kRate     kind = iota // counter increase per second (num plus add, less sub)
 	kRatio                // Δnum / Δ(sum of den)
 	kQuantile             // quantile of a histogram's increase
+	kSampled              // share of the window's scrapes that found a request running
+)
+
+// cellFormat is how a row's cell writes its figure besides its kind's own.
+type cellFormat int
+
+const (
+	fCount   cellFormat = iota // a rate of tokens or requests: units.Count
+	fBytes                     // a rate of bytes, a size per second
+	fMean                      // a mean number of requests ("0.42")
+	fPercent                   // a share 0..1 (a rate of seconds per second)
 )
 
 // Row is one figure of the windowed report: one line of the rates table,
@@ -95,34 +115,51 @@ type Row struct {
 	ID    string // the key in Report.Rates
 	Label string // the table's label
 
-	kind    kind
-	num     string   // the counter a rate or ratio reads
-	den     []string // a ratio's denominator: the sum of these increases
-	bytes   bool     // a rate of bytes, written as a size per second
-	hist    string   // the histogram a percentile reads
-	q       float64
-	offload bool // only with offload capacity
-	drafter bool // only once a drafter has served requests
+	kind   kind
+	num    string   // the counter a rate or ratio reads
+	add    []string // counters a rate adds to num (request seconds: prefill and decode)
+	sub    []string // counters a rate takes from num: an estimate of a figure not published
+	unless string   // a rate shown only where this counter is absent (its estimate)
+	den    []string // a ratio's denominator: the sum of these increases
+	format cellFormat
+	hist   string // the histogram a percentile reads
+	q      float64
+	// offload: only with offload capacity; drafter: only once a drafter
+	// has served requests.
+	offload, drafter bool
 }
 
 // rows are the table's rows in order: rates, then windowed ratios and
 // percentiles (the one-shot figures are lifetime ones; these say "now").
+// Prompt rows say what they count: computed tokens (cache hits excluded),
+// an estimate of them from the prefix cache where they are not published
+// (vLLM before 0.16, the llm-d simulator), and every prompt token, cached
+// ones included, where that is all a server counts.
 var rows = []Row{
 	{ID: "prompt_computed", Label: "prompt computed tok/s", num: snapshot.PromptTokensTotal},
+	{ID: "prompt_computed_est", Label: "prompt computed ≈ tok/s", num: snapshot.PrefixCacheQueries, sub: []string{snapshot.PrefixCacheHits}, unless: snapshot.PromptTokensTotal},
+	{ID: "prompt_all", Label: "prompt tok/s, cached incl.", num: snapshot.PromptTokensAll},
 	{ID: "prompt_cache_hits", Label: "prompt cache hits tok/s", num: snapshot.CachedTokensTotal},
 	{ID: "generation", Label: "generation tok/s", num: snapshot.TokensPredictedTotal},
 	{ID: "requests", Label: "requests /s", num: snapshot.RequestsTotal},
 	{ID: "offload_restored", Label: "offload restored tok/s", num: snapshot.KVOffloadRestoredTokensTotal, offload: true},
-	{ID: "offload_read", Label: "offload read /s", num: snapshot.KVOffloadReadBytesTotal, bytes: true, offload: true},
-	{ID: "offload_written", Label: "offload written /s", num: snapshot.KVOffloadWrittenBytesTotal, bytes: true, offload: true},
+	{ID: "offload_read", Label: "offload read /s", num: snapshot.KVOffloadReadBytesTotal, format: fBytes, offload: true},
+	{ID: "offload_written", Label: "offload written /s", num: snapshot.KVOffloadWrittenBytesTotal, format: fBytes, offload: true},
+	{ID: "in_flight", Label: "in prefill or decode", num: snapshot.PromptSecondsTotal, add: []string{snapshot.TokensPredictedSecondsTotal}, format: fMean},
+	{ID: "engine_busy", Label: "engine busy", num: snapshot.EngineBusySecondsTotal, format: fPercent},
+	{ID: "busy_sampled", Label: "busy, sampled", kind: kSampled},
 	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}},
 	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true},
-	{ID: "prefill_share", Label: "prefill share", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
+	{ID: "prefill_share", Label: "prefill of request time", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
 	{ID: "ttft_p50", Label: "TTFT p50", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.5},
 	{ID: "ttft_p99", Label: "TTFT p99", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.99},
 	{ID: "e2e_p50", Label: "e2e p50", kind: kQuantile, hist: "e2e_request_latency_seconds", q: 0.5},
 	{ID: "e2e_p99", Label: "e2e p99", kind: kQuantile, hist: "e2e_request_latency_seconds", q: 0.99},
 }
+
+// MinSampled is how many scrapes a window must hold for the share of them
+// that found a request running to be given: fewer say too little.
+const MinSampled = 10
 
 // counterNames and histNames are the canonical series the rows read, in
 // the order a [Sample] keeps them: nCounters and nHists of them, which a
@@ -130,22 +167,32 @@ var rows = []Row{
 var counterNames, histNames = seriesOf(rows)
 
 const (
-	nCounters = 13
+	nCounters = 15
 	nHists    = 2
 )
 
 func seriesOf(rows []Row) (counters, hists []string) {
 	for _, r := range rows {
-		if r.kind == kQuantile {
+		switch r.kind {
+		case kQuantile:
 			hists = appendNew(hists, r.hist)
 			continue
+		case kSampled:
+			continue
 		}
-		counters = appendNew(counters, r.num)
-		for _, d := range r.den {
-			counters = appendNew(counters, d)
+		for _, group := range r.counters() {
+			for _, c := range group {
+				counters = appendNew(counters, c)
+			}
 		}
 	}
 	return counters, hists
+}
+
+// counters are the counters a rate or ratio row reads, in groups (none
+// allocated: supported runs on every scrape).
+func (r Row) counters() [4][]string {
+	return [4][]string{{r.num}, r.add, r.sub, r.den}
 }
 
 func appendNew(names []string, name string) []string {
@@ -158,12 +205,24 @@ func appendNew(names []string, name string) []string {
 // RowsFor returns the rows a server supports, judged from a scrape of it:
 // those whose series it publishes, the offload rows only with offload
 // capacity (kv_offload_max_tokens or kv_offload_max_bytes > 0), and draft
-// acceptance only once a drafter has served requests.
-func RowsFor(s *snapshot.Snapshot) []Row { return supported(s).rows() }
+// acceptance only once a drafter has served requests. The sampled busy
+// share needs a session of scrapes ([History]) and is not among them.
+func RowsFor(s *snapshot.Snapshot) []Row { return (supported(s) &^ sampledRows).rows() }
 
 // rowSet is a set of rows by their index in rows: what a [History] keeps
 // of its newest scrape without allocating on every one.
 type rowSet uint64
+
+// sampledRows are the rows only a session of scrapes gives.
+var sampledRows = func() rowSet {
+	var set rowSet
+	for i, r := range rows {
+		if r.kind == kSampled {
+			set |= 1 << i
+		}
+	}
+	return set
+}()
 
 func supported(s *snapshot.Snapshot) rowSet {
 	offload := s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0
@@ -173,11 +232,18 @@ func supported(s *snapshot.Snapshot) rowSet {
 		if (r.offload && !offload) || (r.drafter && !drafter) {
 			continue
 		}
-		ok := r.kind == kQuantile && s.Hist(r.hist) != nil
-		if r.kind != kQuantile {
-			ok = counted(s, r.num)
-			for _, d := range r.den {
-				ok = ok && counted(s, d)
+		var ok bool
+		switch r.kind {
+		case kQuantile:
+			ok = s.Hist(r.hist) != nil
+		case kSampled:
+			_, ok = s.Scalar(snapshot.RequestsProcessing)
+		default:
+			ok = (r.unless == "" || !counted(s, r.unless)) && counted(s, r.num)
+			for _, group := range [...][]string{r.add, r.sub, r.den} {
+				for _, c := range group {
+					ok = ok && counted(s, c)
+				}
 			}
 		}
 		if ok {
@@ -221,27 +287,28 @@ func (r Row) figure(d Delta) Figure {
 	switch r.kind {
 	case kRate:
 		inc, ok := d.Counters[r.num]
-		if !ok {
+		more, okAdd := sumOf(d, r.add)
+		less, okSub := sumOf(d, r.sub)
+		if !ok || !okAdd || !okSub {
 			return Figure{}
 		}
-		return Figure{Value: ptr(inc / d.Seconds)}
+		inc += more
+		return Figure{Value: ptr(math.Max(inc-less, 0) / d.Seconds)}
 	case kRatio:
 		num, ok := d.Counters[r.num]
-		if !ok {
+		den, okDen := sumOf(d, r.den)
+		if !ok || !okDen {
 			return Figure{}
-		}
-		den := 0.0
-		for _, c := range r.den {
-			inc, ok := d.Counters[c]
-			if !ok {
-				return Figure{}
-			}
-			den += inc
 		}
 		if den <= 0 {
 			return Figure{Idle: true}
 		}
 		return Figure{Value: ptr(num / den)}
+	case kSampled:
+		if d.Sampled.Scrapes < MinSampled {
+			return Figure{}
+		}
+		return Figure{Value: ptr(d.Sampled.Busy / d.Sampled.Scrapes)}
 	}
 	h, ok := d.Hists[r.hist]
 	if !ok {
@@ -250,17 +317,27 @@ func (r Row) figure(d Delta) Figure {
 	if h.Total() <= 0 {
 		return Figure{Idle: true}
 	}
-	// Held to what the window's buckets, sum and count allow, as the
-	// report's own quantiles are (no peak is known for a window).
+	// Stated as the report states its own quantiles, within what the
+	// window's buckets, sum and count allow (no peak is known for a
+	// window).
 	e := h.Estimate(r.q, math.Inf(1))
-	v := e.Projected
-	if math.IsNaN(v) {
-		v = e.Plain
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if e.Kind == histogram.Unknown || math.IsInf(e.Value, 0) {
 		return Figure{}
 	}
-	return Figure{Value: ptr(v), Estimate: e}
+	return Figure{Value: ptr(e.Value), Estimate: e}
+}
+
+// sumOf adds the window's increases of names; ok is false when one is not
+// known at both ends.
+func sumOf(d Delta, names []string) (sum float64, ok bool) {
+	for _, c := range names {
+		inc, ok := d.Counters[c]
+		if !ok {
+			return 0, false
+		}
+		sum += inc
+	}
+	return sum, true
 }
 
 // Cell writes f as the table shows it: in the report's spelling of the
@@ -271,20 +348,25 @@ func (r Row) Cell(f Figure) string {
 		return "idle"
 	case f.Value == nil:
 		return ""
-	case r.kind == kRatio:
+	case r.kind == kRatio, r.kind == kSampled, r.format == fPercent:
 		return units.Percent(*f.Value)
 	case r.kind == kQuantile:
-		switch f.Estimate.Kind {
-		case histogram.AtMost:
-			return "≤" + units.Seconds(f.Estimate.Value)
-		case histogram.AtLeast:
-			return "≥" + units.Seconds(f.Estimate.Value)
-		}
-		return units.Seconds(*f.Value)
-	case r.bytes:
+		return f.Estimate.Say(units.Seconds)
+	case r.format == fBytes:
 		return units.Bytes(*f.Value)
+	case r.format == fMean:
+		return Mean(*f.Value)
 	}
 	return units.Count(*f.Value)
+}
+
+// Mean writes a mean number of requests in flight: two decimals below 10
+// ("0.42"), then as a count.
+func Mean(v float64) string {
+	if v < 9.995 && v >= 0 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return units.Count(v)
 }
 
 func ptr(v float64) *float64 { return &v }

@@ -42,26 +42,34 @@ func TestComputeDelta(t *testing.T) {
 			// 4 requests, all above the last bound, 40 s together.
 			"e2e_request_latency_seconds": {Buckets: []histogram.Bucket{bucket(1, 0), bucket(5, 0), bucket(inf, 4)}, Count: 4, Sum: 40},
 		},
-		Reset: true, // counted from zero by the source: the figures are as given
+		Reset:   true, // counted from zero by the source: the figures are as given
+		Sampled: Sampling{Busy: 3, Scrapes: 12},
 	}
 	want := map[string]struct {
 		v    float64 // NaN: no figure
 		cell string
 	}{
-		"prompt_computed":   {100, "100"},         // 6000 / 60
-		"prompt_cache_hits": {0, "0"},             // a true zero
-		"generation":        {math.NaN(), ""},     // no increase given
-		"requests":          {0.5, "0.5"},         // 30 / 60
-		"offload_restored":  {math.NaN(), ""},     // no increase given
-		"offload_read":      {3 << 20, "3.0 MiB"}, // 3 MiB a second
-		"offload_written":   {math.NaN(), ""},     // no increase given
-		"prefix_hit_ratio":  {0.25, "25.0%"},      // 300 / 1200
-		"draft_acceptance":  {math.NaN(), "idle"}, // nothing drafted
-		"prefill_share":     {0.25, "25.0%"},      // 12 / (12 + 36)
-		"ttft_p50":          {0.5, "500 ms"},      // rank 50 tops the first bucket
-		"ttft_p99":          {0.99, "990 ms"},     // rank 99: 49/50 into (0.5, 1]
-		"e2e_p50":           {5, "≥5.00 s"},       // rank 2 in the open top: above 5 s is all that is known
-		"e2e_p99":           {10, "≥10.0 s"},      // the largest of 4 summing 40 s is at least 10 s
+		"prompt_computed": {100, "100"}, // 6000 / 60
+		// (1200 queried − 300 hit) / 60: the estimate where computed
+		// tokens are not published (RowsFor shows one or the other).
+		"prompt_computed_est": {15, "15"},
+		"prompt_all":          {math.NaN(), ""},     // no increase given
+		"in_flight":           {0.8, "0.80"},        // (12 + 36) request-seconds / 60 s
+		"engine_busy":         {math.NaN(), ""},     // no increase given
+		"busy_sampled":        {0.25, "25.0%"},      // 3 of 12 scrapes found a request running
+		"prompt_cache_hits":   {0, "0"},             // a true zero
+		"generation":          {math.NaN(), ""},     // no increase given
+		"requests":            {0.5, "0.5"},         // 30 / 60
+		"offload_restored":    {math.NaN(), ""},     // no increase given
+		"offload_read":        {3 << 20, "3.0 MiB"}, // 3 MiB a second
+		"offload_written":     {math.NaN(), ""},     // no increase given
+		"prefix_hit_ratio":    {0.25, "25.0%"},      // 300 / 1200
+		"draft_acceptance":    {math.NaN(), "idle"}, // nothing drafted
+		"prefill_share":       {0.25, "25.0%"},      // 12 / (12 + 36)
+		"ttft_p50":            {0.5, "500 ms"},      // rank 50 tops the first bucket
+		"ttft_p99":            {0.99, "990 ms"},     // rank 99: 49/50 into (0.5, 1]
+		"e2e_p50":             {5, "≥5.00 s"},       // rank 2 in the open top: above 5 s is all that is known
+		"e2e_p99":             {10, "≥10.0 s"},      // the largest of 4 summing 40 s is at least 10 s
 	}
 	figs := Compute(d, rows)
 	for i, r := range rows {
@@ -79,6 +87,21 @@ func TestComputeDelta(t *testing.T) {
 		}
 		if got := r.Cell(f); got != w.cell {
 			t.Errorf("%s cell %q, want %q", r.ID, got, w.cell)
+		}
+	}
+	// Fewer than MinSampled scrapes say too little for a sampled share;
+	// a rate of seconds per second is a share.
+	few := Delta{Seconds: 60, Counters: map[string]float64{snapshot.EngineBusySecondsTotal: 45}, Sampled: Sampling{Busy: 3, Scrapes: MinSampled - 1}}
+	for i, f := range Compute(few, rows) {
+		switch rows[i].ID {
+		case "busy_sampled":
+			if f.Value != nil {
+				t.Errorf("busy sampled over %d scrapes: %v", MinSampled-1, *f.Value)
+			}
+		case "engine_busy":
+			if f.Value == nil || *f.Value != 0.75 || rows[i].Cell(f) != "75.0%" {
+				t.Errorf("engine busy 45 s of 60: %+v %q", f, rows[i].Cell(f))
+			}
 		}
 	}
 	// A window of no length has no figures.
@@ -113,6 +136,17 @@ func TestRowsFor(t *testing.T) {
 		{"no drafter yet", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0), nil},
 		{"drafter", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0, "spec_decode_requests_total", 1), []string{"draft_acceptance"}},
 		{"histogram", snap(start0, "e2e_request_latency_seconds", mkHist([]float64{1}, []float64{1, 1})), []string{"e2e_p50", "e2e_p99"}},
+		// vLLM before 0.16: every prompt token, cached ones too, and the
+		// computed ones estimated from the prefix cache.
+		{"prompt tokens, cached included", snap(start0, "prompt_tokens_all_total", 10, "prefix_cache_hits", 4, "prefix_cache_queries", 10),
+			[]string{"prompt_computed_est", "prompt_all", "prefix_hit_ratio"}},
+		{"computed published: no estimate", snap(start0, "prompt_tokens_total", 6, "prefix_cache_hits", 4, "prefix_cache_queries", 10),
+			[]string{"prompt_computed", "prefix_hit_ratio"}},
+		{"request time", snap(start0, "prompt_seconds_total", 1.0, "tokens_predicted_seconds_total", 2.0),
+			[]string{"in_flight", "prefill_share"}},
+		{"engine time", snap(start0, "engine_busy_seconds_total", 1.0), []string{"engine_busy"}},
+		// A running gauge samples a busy share only over a session.
+		{"running gauge", snap(start0, "requests_processing", 1), nil},
 	}
 	for _, tt := range tests {
 		if got := ids(tt.s); !slices.Equal(got, tt.want) {
@@ -146,5 +180,37 @@ func TestSpan(t *testing.T) {
 		if got := span(tt.d); got != tt.want {
 			t.Errorf("span(%v) = %q, want %q", tt.d, got, tt.want)
 		}
+	}
+}
+
+// TestSampledBusy: over a session, the share of scrapes that found a
+// request running, once a window holds MinSampled of them; the row shows
+// from that many scrapes on, and a restart starts the count again.
+func TestSampledBusy(t *testing.T) {
+	h := NewHistory(time.Minute)
+	running := []float64{1, 0, 0, 2, 1, 0, 0, 0, 3, 1, 0, 1, 0}
+	for i, r := range running {
+		h.Add(snap(start0, "requests_processing", r), at(float64(i)))
+		shown := slices.ContainsFunc(h.rows.rows(), func(r Row) bool { return r.ID == "busy_sampled" })
+		if want := i+1 >= MinSampled; shown != want {
+			t.Fatalf("after %d scrapes: row shown %v, want %v", i+1, shown, want)
+		}
+	}
+	// The 12 scrapes after the first read 0 0 2 1 0 0 0 3 1 0 1 0: five
+	// found a request running.
+	_, figs := h.Section(nil)
+	if v := figs[KeyNow]["busy_sampled"]; v != nil {
+		t.Errorf("one scrape's window: %v", *v)
+	}
+	d := delta(h.At(0), h.At(h.Len()-1))
+	if d.Sampled != (Sampling{Busy: 5, Scrapes: 12}) {
+		t.Errorf("session sampled %+v, want 5 busy of 12", d.Sampled)
+	}
+	if f := Compute(d, rows)[slices.IndexFunc(rows, func(r Row) bool { return r.ID == "busy_sampled" })]; f.Value == nil || !approx(*f.Value, 5.0/12) {
+		t.Errorf("busy sampled %+v, want 5/12", f)
+	}
+	h.Add(snap(start0+10, "requests_processing", 1), at(20))
+	if h.Newest().sampled != (Sampling{Busy: 1, Scrapes: 1}) {
+		t.Errorf("after a restart: %+v", h.Newest().sampled)
 	}
 }

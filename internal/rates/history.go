@@ -42,6 +42,9 @@ type Sample struct {
 	// resets counts the counter resets since the history began, so that
 	// a window knows whether it spans one.
 	resets int
+	// sampled counts the scrapes since the history began that read the
+	// running gauge, and those that found a request running.
+	sampled Sampling
 }
 
 // History is the samples of one server's scrapes over a session, thinned
@@ -57,8 +60,12 @@ type History struct {
 	rows rowSet
 
 	// RestartedAt is when the server last restarted within this session
-	// (its new process start time); zero when it has not.
-	RestartedAt time.Time
+	// (its new process start time); zero when it has not. Where the new
+	// process has no start time that can be one (a changed start header
+	// that is no clock, as llama.cpp's), RestartUnknown is set and
+	// RestartedAt is only the scrape that saw it.
+	RestartedAt    time.Time
+	RestartUnknown bool
 	// ResetAt is when counters last fell without a restart (a model reload
 	// recreates the engine's counters); zero when they have not.
 	ResetAt time.Time
@@ -102,7 +109,7 @@ func (h *History) Newest() *Sample {
 func (h *History) Reset() {
 	n := h.Newest()
 	h.old, h.recent = nil, nil
-	h.RestartedAt, h.ResetAt = time.Time{}, time.Time{}
+	h.RestartedAt, h.ResetAt, h.RestartUnknown = time.Time{}, time.Time{}, false
 	if n != nil {
 		h.recent = []*Sample{n}
 	}
@@ -131,8 +138,12 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if prev != nil && (restarted(prev.Start, smp.Start) || tokenChanged(prev, smp)) {
 		h.old, h.recent = nil, nil
 		h.ResetAt = time.Time{}
-		h.RestartedAt = time.Unix(0, int64(smp.Start*1e9))
-		if smp.Start <= 0 || h.RestartedAt.After(at) {
+		// When it restarted is the new start, where that is a time this
+		// process can have started at (llama.cpp's header is no clock).
+		start, _ := s.Start()
+		h.RestartedAt = time.Unix(0, int64(start*1e9))
+		h.RestartUnknown = start <= 0
+		if start <= 0 || h.RestartedAt.After(at) {
 			// No start time (a changed start token), or the server's clock
 			// runs ahead of ours: it restarted at the latest by now.
 			h.RestartedAt = at
@@ -142,10 +153,28 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if fold(smp, prev, s) && ev == Appended {
 		h.ResetAt, ev = at, Reset
 	}
+	smp.sample(prev, s)
 	h.rows = supported(s)
+	if h.Len()+1 < MinSampled {
+		h.rows &^= sampledRows // no window can hold enough scrapes yet
+	}
 	h.recent = append(h.recent, smp)
 	h.thin(at)
 	return ev
+}
+
+// sample counts the scrape s in the running tallies of scrapes that read
+// the running gauge and found a request running.
+func (smp *Sample) sample(prev *Sample, s *snapshot.Snapshot) {
+	if prev != nil {
+		smp.sampled = prev.sampled
+	}
+	if v, ok := s.Scalar(snapshot.RequestsProcessing); ok {
+		smp.sampled.Scrapes++
+		if v > 0 {
+			smp.sampled.Busy++
+		}
+	}
 }
 
 // tokenChanged reports a restart seen only in the start header's raw value,
@@ -341,6 +370,7 @@ func delta(b, n *Sample) Delta {
 		Seconds:  n.At.Sub(b.At).Seconds(),
 		Counters: make(map[string]float64, nCounters),
 		Reset:    n.resets != b.resets,
+		Sampled:  Sampling{Busy: n.sampled.Busy - b.sampled.Busy, Scrapes: n.sampled.Scrapes - b.sampled.Scrapes},
 	}
 	for c, name := range counterNames {
 		if b.has[c] && n.has[c] {

@@ -33,6 +33,10 @@ func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[str
 	h := NewHistory(0)
 	h.Add(before, before.ScrapedAt)
 	if h.Add(after, after.ScrapedAt) == Restarted {
+		if h.RestartUnknown {
+			return say("no rates", "server restarted between the two scrapes",
+				"its start time is unknown (the start header is no clock time); counters are not comparable across it")
+		}
 		ago := after.ScrapedAt.Sub(h.RestartedAt)
 		return say("no rates", "server restarted between the two scrapes",
 			fmt.Sprintf("%s before the later one; counters are not comparable across it", units.Seconds(ago.Seconds())))

@@ -217,10 +217,14 @@ func TestRatesRatiosAndPercentiles(t *testing.T) {
 		"prefix_hit_ratio":  "66.7%",   // 6000 / 9000
 		"draft_acceptance":  "idle",    // nothing drafted in the window
 		"prefill_share":     "25.0%",   // 3 s of 3 + 9 s
+		"in_flight":         "1.20",    // 3 + 9 request-seconds in 10 s
 		"ttft_p50":          "600 ms",  // Δ buckets 0,30,80: rank 40 is 10/50 into (0.5, 1]
 		"ttft_p99":          "992 ms",  // rank 79.2: 39.2/50 into (0.5, 1]
-		"e2e_p50":           "7.50 s",  // Δ 0,0,10: rank 5 halfway into (5, 10]
-		"e2e_p99":           "9.95 s",
+		// Δ 0,0,10, summing 75 s: all ten in (5, 10], so interpolation
+		// (7.5 s) would be the bucket's middle. The 5th and the 5 above it
+		// are ≥ v, the 4 below ≥ 5: 20 + 6·v ≤ 75, v ≤ 9.17 s.
+		"e2e_p50": "≤9.17 s",
+		"e2e_p99": "≤10.0 s",
 	}
 	for id, w := range want {
 		if c := g.rows[id]; len(c) != 1 || c[0] != w {

@@ -37,9 +37,9 @@ func ExampleText() {
 
 func ExampleJSONWith() {
 	requests := 0.25
-	r := &report.Report{Schema: 1, Source: "scrape.prom", Dialect: "tabbyapi",
+	r := &report.Report{Schema: 1, Source: "scrape.prom", Dialect: "tabbyapi", SourceKind: "server",
 		Rates: report.Rates{"1m": {"requests": &requests, "prompt_computed": nil}}}
 	_ = render.JSONWith(os.Stdout, r, render.JSONOptions{Compact: true})
 	// Output:
-	// {"schema":1,"source":"scrape.prom","dialect":"tabbyapi","scraped_at":null,"scrape_seconds":0,"header":[],"scalars":{},"histograms":{},"figures":{"prefix_cache_hit_ratio":null,"engine_seconds":null,"prefill_share":null,"decode_share":null,"utilization":null,"overlapped":null,"dominant_phase":null,"exchange_rate":null,"break_even":[],"spec_decode_acceptance":null,"spec_decode_tokens_per_step":null,"kv_offload_hit_share":null,"kv_offload_payback":null,"recurrent_capped_share":null},"extra":{},"sections":[],"notes":[],"raw":[],"rates":{"1m":{"prompt_computed":null,"requests":0.25}}}
+	// {"schema":1,"source":"scrape.prom","dialect":"tabbyapi","source_kind":"server","scraped_at":null,"scrape_seconds":0,"header":[],"scalars":{},"histograms":{},"figures":{"prefix_cache_hit_ratio":null,"request_seconds":null,"mean_in_flight":null,"busy_at_most":null,"engine_busy_seconds":null,"utilization":null,"prefill_share":null,"decode_share":null,"dominant_phase":null,"exchange_rate":null,"break_even":[],"spec_decode_acceptance":null,"spec_decode_tokens_per_step":null,"kv_offload_hit_share":null,"kv_offload_payback":null,"recurrent_capped_share":null},"extra":{},"sections":[],"notes":[],"raw":[],"rates":{"1m":{"prompt_computed":null,"requests":0.25}}}
 }

@@ -85,7 +85,9 @@ func TestJSONShape(t *testing.T) {
 		{[]any{"histograms", "time_to_first_token_seconds", "capped"}, nil},
 		{[]any{"histograms", "time_to_first_token_seconds", "peak"}, nil},
 		{[]any{"figures", "prefill_share"}, 0.133},
-		{[]any{"figures", "overlapped"}, false},
+		{[]any{"figures", "mean_in_flight"}, 0.699},
+		{[]any{"source_kind"}, "proxy"},
+		{[]any{"upstream"}, "llamacpp"},
 		{[]any{"figures", "dominant_phase"}, "decode"},
 		{[]any{"figures", "break_even", 1, "floor"}, 0.23},
 		{[]any{"figures", "spec_decode_acceptance"}, nil}, // nil pointer
@@ -169,8 +171,8 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 				Buckets: []report.Bucket{{LE: "+Inf", Count: v}},
 			}},
 			Figures: report.Figures{
-				PrefixCacheHitRatio: &v, EngineSeconds: &v, PrefillShare: &v, DecodeShare: &v,
-				Utilization: &v, ExchangeRate: &v, BreakEven: []report.BreakEven{{Factor: v, Floor: v}},
+				PrefixCacheHitRatio: &v, RequestSeconds: &v, MeanInFlight: &v, BusyAtMost: &v, EngineBusySeconds: &v,
+				PrefillShare: &v, DecodeShare: &v, Utilization: &v, ExchangeRate: &v, BreakEven: []report.BreakEven{{Factor: v, Floor: v}},
 				SpecDecodeAcceptance: &v, SpecDecodeTokensPerStep: &v, KVOffloadHitShare: &v,
 				KVOffloadPayback: &v, RecurrentCappedShare: &v,
 			},
@@ -197,11 +199,11 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 		walk("", m)
 		// By hand: scraped_at, scrape_seconds, scalars.a, extra.b; the
 		// histogram's count, sum, mean, p50, p90, p99, capped ×3, stated
-		// value, lo and hi, peak, one bucket count (14); figures: 13
-		// numbers (break_even has two) and overlapped, dominant_phase
-		// (15); the row's bar.
-		if n := bytes.Count(b, []byte("null")); n != 4+14+15+1 {
-			t.Errorf("%v: %d nulls, want 34:\n%s", v, n, b)
+		// value, lo and hi, peak, one bucket count (14); figures: 16
+		// numbers (break_even has two) and dominant_phase (17); the row's
+		// bar.
+		if n := bytes.Count(b, []byte("null")); n != 4+14+17+1 {
+			t.Errorf("%v: %d nulls, want 36:\n%s", v, n, b)
 		}
 	}
 }

@@ -3,7 +3,8 @@
 //
 // # Layout
 //
-// [Text] writes a title line (inferscope · dialect · source · scrape time ·
+// [Text] writes a title line (inferscope · dialect, or "proxy → dialect"
+// for the server behind the measuring proxy · source · scrape time ·
 // how long the scrape waited; the time goes to a second line when the
 // width is short; a file's modification time or the moment stdin was read
 // is said as such, not as a scrape time), the report's header lines, the sections and finally the
@@ -271,13 +272,14 @@ func greedy(heights []int, limit int) [][]int {
 	return groups
 }
 
-// titleLines are "inferscope · dialect · source · scraped … · waited …",
+// titleLines are "inferscope · dialect · source · scraped … · waited …"
+// ("proxy → llamacpp" for the dialect behind the proxy),
 // on one line when it fits, else the scrape's time and wait go to a second
 // line and the source is cut to fit the first.
 func titleLines(r *report.Report, width int) []line {
 	const sep = " · "
 	l := line{}.add("inferscope", bold)
-	if d := termsafe.Text(r.Dialect); d != "" {
+	if d := termsafe.Text(sourceWord(r)); d != "" {
 		l = l.add(sep+d, plain)
 	}
 	src := termsafe.Text(r.Source)
@@ -302,6 +304,19 @@ func titleLines(r *report.Report, width int) []line {
 		l.add(fit(src, width-l.width()), plain),
 		line{}.add(rest, plain),
 	}
+}
+
+// sourceWord names what published the figures: the server's dialect, or
+// "proxy" with the server behind it where known ("proxy → llamacpp"), not
+// the metric set the proxy publishes.
+func sourceWord(r *report.Report) string {
+	if r.SourceKind != "proxy" {
+		return r.Dialect
+	}
+	if r.Upstream != "" {
+		return "proxy → " + r.Upstream
+	}
+	return "proxy"
 }
 
 // timeSaid says what the report's time is: a scrape's own time ("scrape",

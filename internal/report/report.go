@@ -83,12 +83,22 @@ type BreakEven struct {
 // Figures are the numbers behind the rows; nil where undefined, never a
 // made-up 0.
 type Figures struct {
-	PrefixCacheHitRatio     *Number         `json:"prefix_cache_hit_ratio"`
-	EngineSeconds           *Number         `json:"engine_seconds"`
+	PrefixCacheHitRatio *Number `json:"prefix_cache_hit_ratio"`
+	// RequestSeconds is every request's prefill and decode time summed;
+	// MeanInFlight is it over the uptime: the mean number of requests in
+	// prefill or decode (Little's law), not a busy share; BusyAtMost is
+	// that mean where it is at most 1, the most the engine's busy share can
+	// be. Behind the proxy the uptime is the proxy's, and BusyAtMost nil.
+	RequestSeconds *Number `json:"request_seconds"`
+	MeanInFlight   *Number `json:"mean_in_flight"`
+	BusyAtMost     *Number `json:"busy_at_most"`
+	// EngineBusySeconds is the engine's own busy time, where the server
+	// publishes one (SGLang's GPU execution time); Utilization is it over
+	// the uptime: the only figure called utilization.
+	EngineBusySeconds       *Number         `json:"engine_busy_seconds"`
+	Utilization             *Number         `json:"utilization"`
 	PrefillShare            *Number         `json:"prefill_share"`
 	DecodeShare             *Number         `json:"decode_share"`
-	Utilization             *Number         `json:"utilization"`
-	Overlapped              *bool           `json:"overlapped"`
 	DominantPhase           *string         `json:"dominant_phase"`
 	ExchangeRate            *Number         `json:"exchange_rate"`
 	BreakEven               List[BreakEven] `json:"break_even"`
@@ -149,10 +159,16 @@ type Bucket struct {
 
 // Report is everything the inspector says about one scrape.
 type Report struct {
-	Schema    int    `json:"schema"`
-	Source    string `json:"source"`
-	Dialect   string `json:"dialect"`
-	ScrapedAt Time   `json:"scraped_at"` // zero (null) when unknown
+	Schema  int    `json:"schema"`
+	Source  string `json:"source"`
+	Dialect string `json:"dialect"`
+	// SourceKind says what published the figures: "server" (its own
+	// /metrics) or "proxy" (inferscope proxy in front of it, publishing
+	// the tabbyAPI metric set that Dialect reads). Upstream names the
+	// server behind the proxy (a dialect name) when its answers said.
+	SourceKind string `json:"source_kind"`
+	Upstream   string `json:"upstream,omitempty"`
+	ScrapedAt  Time   `json:"scraped_at"` // zero (null) when unknown
 	// TimeSource says how ScrapedAt is known: "scrape", "saved", "mtime"
 	// (a file's modification time, taken as the scrape time), "now" (stdin,
 	// read now) or "given" (--at).

@@ -22,7 +22,11 @@ const epoch2000 = 946684800
 // value reads as a 2000s epoch in seconds when the server started 16 to 30
 // minutes after boot, and in milliseconds when it started 11 to 21 days
 // after boot. Callers that know the server is llama.cpp should ignore
-// HeaderStart and compare Result.StartToken instead.
+// HeaderStart and compare Result.StartToken instead. This is only what
+// could be a time at all: whether it can be this process's start (after
+// 2015, not after the scrape, not younger than a request it served) is
+// snapshot.Snapshot.Start's to say, for the header and the start gauge
+// alike.
 func ParseStartHeader(raw string, now time.Time) float64 {
 	raw = strings.TrimSpace(raw)
 	if raw == "" || len(raw) > 32 || strings.Count(raw, ".") > 1 || raw == "." {

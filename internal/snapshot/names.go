@@ -38,6 +38,11 @@ const (
 	// TokensPredictedSecondsTotal is a counter of decode time summed per
 	// request; seconds.
 	TokensPredictedSecondsTotal = "tokens_predicted_seconds_total"
+	// EngineBusySecondsTotal is a counter of the time the engine was busy
+	// executing work (SGLang's gpu_execution_seconds_total, with its
+	// device timer on): wall time, not summed per request, so its rate is
+	// a busy share 0..1; seconds.
+	EngineBusySecondsTotal = "engine_busy_seconds_total"
 	// RequestsTotal is a counter of finished requests; requests.
 	RequestsTotal = "requests_total"
 	// NTokensMax is a counter holding the largest prompt seen (it only
@@ -303,7 +308,7 @@ func (k Kind) String() string {
 var declared = map[string]Kind{
 	PromptTokensTotal: Counter, PromptTokensAll: Counter, CachedTokensTotal: Counter,
 	PrefixCacheQueries: Counter, PrefixCacheHits: Counter, PromptSecondsTotal: Counter,
-	TokensPredictedTotal: Counter, TokensPredictedSecondsTotal: Counter, RequestsTotal: Counter,
+	TokensPredictedTotal: Counter, TokensPredictedSecondsTotal: Counter, RequestsTotal: Counter, EngineBusySecondsTotal: Counter,
 	NTokensMax: Counter, TokensPredictedMax: Counter,
 	PredictedTokensSeconds: Gauge, PromptTokensSeconds: Gauge,
 

@@ -4,6 +4,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -50,6 +51,9 @@ type Snapshot struct {
 	// ("inferscope proxy": the upstream API's own timings and counts, and
 	// none of the engine's state); "" for the server's own /metrics.
 	Via string
+	// Upstream names the server behind that proxy, as a dialect name
+	// ("llamacpp"), when its answers said what it is; "" otherwise.
+	Upstream string
 	// Models lists the models the scrape serves when a dialect labels them.
 	Models []string
 	// Model names the model the report covers ("" = all together).
@@ -79,14 +83,90 @@ func (s *Snapshot) Hist(name string) *histogram.Histogram {
 	return s.Histograms[name]
 }
 
-// StartTime is the process start in Unix seconds: the
-// process_start_time_seconds series, else the Process-Start-Time-Unix header,
-// else 0 (unknown).
+// StartTime is the process start as published: the
+// process_start_time_seconds series, else the Process-Start-Time-Unix
+// header, else 0. A change of it says the server restarted, whatever clock
+// it is on; as a time (an uptime, when a restart happened) only
+// [Snapshot.Start] may be used.
 func (s *Snapshot) StartTime() float64 {
 	if v, ok := s.Scalar(ProcessStartTimeSeconds); ok && v > 0 {
 		return v
 	}
 	return s.HeaderStart
+}
+
+// FirstStart is 2015-01-01T00:00:00Z: no server inferscope reads ran
+// before it, so a start time earlier than that is some other clock (a
+// monotonic one counted from boot, read in the wrong unit).
+const FirstStart = 1420070400
+
+// StartSkew is how far a start time may lie after the scrape and still be
+// taken as one: the server's clock may run a little ahead of ours.
+const StartSkew = time.Minute
+
+// Start is the process start in Unix seconds, from the
+// process_start_time_seconds series, else the Process-Start-Time-Unix
+// header; 0 when neither is published, or when the one published cannot
+// be this process's start, and then why says why ("" when none was
+// published). A start cannot be before [FirstStart], after the scrape
+// (beyond [StartSkew]), or so recent that a request the histograms
+// observed could not have run since: a request of at least 60 s rules out
+// a process up for 3 s. A start within the skew after the scrape is the
+// scrape time: the server had just started.
+func (s *Snapshot) Start() (start float64, why string) {
+	start, what := s.HeaderStart, "the start header"
+	if v, ok := s.Scalar(ProcessStartTimeSeconds); ok && v > 0 {
+		start, what = v, "process_start_time_seconds"
+	}
+	if start <= 0 {
+		return 0, ""
+	}
+	at := float64(s.ScrapedAt.UnixNano()) / 1e9
+	switch {
+	case start < FirstStart:
+		return 0, what + " is before 2015, so not a wall-clock time"
+	case s.ScrapedAt.IsZero():
+		return start, ""
+	case start > at+StartSkew.Seconds():
+		return 0, what + " is after the scrape"
+	}
+	start = math.Min(start, at)
+	if longest := s.LongestRequest(); at-start < longest {
+		return 0, fmt.Sprintf("%s gives %.0f s of uptime, but a request took at least %.0f s", what, at-start, longest)
+	}
+	return start, ""
+}
+
+// requestHists are the histograms of one request's whole time or a part
+// of it: none of their observations can be longer than the process has
+// been up.
+var requestHists = []string{
+	E2ERequestLatencySeconds, TimeToFirstTokenSeconds, RequestQueueTimeSeconds,
+	RequestPrefillTimeSeconds, RequestDecodeTimeSeconds,
+}
+
+// LongestRequest is the least the longest request observed can have
+// taken, in seconds: the lower edge of the highest occupied bucket of any
+// request-time histogram; 0 when none is published.
+func (s *Snapshot) LongestRequest() float64 {
+	longest := 0.0
+	for _, name := range requestHists {
+		h := s.Hist(name)
+		if h == nil {
+			continue
+		}
+		prev, below := 0.0, 0.0
+		for _, b := range h.Buckets {
+			if b.Count > prev {
+				longest = math.Max(longest, below)
+			}
+			prev = b.Count
+			if !math.IsInf(b.UpperBound, 1) {
+				below = b.UpperBound
+			}
+		}
+	}
+	return longest
 }
 
 // Problem is one invalid series and why.

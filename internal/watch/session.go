@@ -125,7 +125,10 @@ func (s *session) report(now time.Time) *report.Report {
 		r.Header = head
 		return &r
 	}
-	if !s.h.RestartedAt.IsZero() {
+	switch {
+	case s.h.RestartUnknown:
+		head = append(head, "server restart seen "+ago(now.Sub(s.h.RestartedAt))+" (its start time is unknown): windows start there")
+	case !s.h.RestartedAt.IsZero():
 		head = append(head, "server restarted "+ago(now.Sub(s.h.RestartedAt))+": windows start there")
 	}
 	if !s.h.ResetAt.IsZero() && now.Sub(s.h.ResetAt) <= longest(s.windows, s.interval) {
