@@ -40,6 +40,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
@@ -156,9 +157,9 @@ func appendNew(names []string, name string) []string {
 }
 
 // RowsFor returns the rows a server supports, judged from a scrape of it:
-// those whose series it publishes, the offload rows only with offload
-// capacity (kv_offload_max_tokens or kv_offload_max_bytes > 0), and draft
-// acceptance only once a drafter has served requests.
+// those whose series it publishes, the offload rows and draft acceptance
+// only where the report has their section (analysis.SectionsOf: offload
+// capacity; a drafter that has served).
 func RowsFor(s *snapshot.Snapshot) []Row { return supported(s).rows() }
 
 // rowSet is a set of rows by their index in rows: what a [History] keeps
@@ -166,8 +167,9 @@ func RowsFor(s *snapshot.Snapshot) []Row { return supported(s).rows() }
 type rowSet uint64
 
 func supported(s *snapshot.Snapshot) rowSet {
-	offload := s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0
-	drafter := s.Get(snapshot.SpecDecodeRequestsTotal) > 0
+	// The report's sections decide: a row is there with its section.
+	secs := analysis.SectionsOf(s)
+	offload, drafter := secs.KVOffload, secs.SpecDecode
 	var set rowSet
 	for i, r := range rows {
 		if (r.offload && !offload) || (r.drafter && !drafter) {
