@@ -305,7 +305,7 @@ func (s *source) names() string {
 		return "its newest series names"
 	}
 	out := "the series names " + termsafe.Line(s.from, 200) + " publishes"
-	if left := s.lib.Sections().Left(); len(left) > 0 {
+	if left := s.lib.LeftOut(); len(left) > 0 {
 		out += " (without " + strings.Join(left, ", ") + ", as its report: --all-sections writes them)"
 	}
 	return out

@@ -203,6 +203,28 @@ func (l *Library) With(o Options) (*Library, error) {
 // figures and conditions for.
 func (l *Library) Sections() analysis.Sections { return l.sections }
 
+// LeftOut lists the optional sections the server publishes series for
+// that the library leaves out (as the report does), in the report's order:
+// what [Options.AllSections] would add.
+func (l *Library) LeftOut() []string {
+	all := *l
+	all.sections = analysis.AllSections()
+	has := map[string]bool{}
+	for _, f := range all.Figures() {
+		has[analysis.RowSection(f.ID)] = true
+	}
+	for _, c := range all.Conditions() {
+		has[conditionSection(c.ID)] = true
+	}
+	var out []string
+	for _, sec := range l.sections.Left() {
+		if has[sec] {
+			out = append(out, sec)
+		}
+	}
+	return out
+}
+
 // Dialect is the server the library writes for.
 func (l *Library) Dialect() string { return l.dialect }
 

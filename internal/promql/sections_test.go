@@ -59,6 +59,11 @@ func TestSectionsFollowTheReport(t *testing.T) {
 			if left := l.Sections().Left(); slices.Contains(left, analysis.SectionSpecDecode) == tc.want {
 				t.Errorf("sections left out: %v", left)
 			}
+			// llama.cpp publishes nothing of the other optional sections:
+			// only the drafter's is left out of what it publishes.
+			if left, want := l.LeftOut(), !tc.want; (len(left) == 1 && left[0] == analysis.SectionSpecDecode) != want || (!want && len(left) > 0) {
+				t.Errorf("left out of what it publishes: %v", left)
+			}
 			// A dashboard's library (With) keeps the choice.
 			w, err := l.With(promql.Options{Window: "$__rate_interval"})
 			if err != nil {

@@ -51,11 +51,11 @@ type server struct {
 	// noStart publishes no process start time (llm-d's simulator).
 	noStart bool
 
-	scrapes []*scrape
+	scrapes []*reading
 }
 
-// scrape is one scrape of a server.
-type scrape struct {
+// reading is one scrape of a server.
+type reading struct {
 	at      time.Time
 	fams    []*dto.MetricFamily
 	snap    *snapshot.Snapshot
@@ -93,7 +93,7 @@ func (s *server) labels() promtool.Labels {
 func (s *server) id() string { return "sim/" + s.pod }
 
 // at is the server's scrape taken at t, nil when it took none.
-func (s *server) at(t time.Time) *scrape {
+func (s *server) at(t time.Time) *reading {
 	for _, sc := range s.scrapes {
 		if sc.at.Equal(t) {
 			return sc
@@ -103,7 +103,7 @@ func (s *server) at(t time.Time) *scrape {
 }
 
 // last is the server's newest scrape.
-func (s *server) last() *scrape { return s.scrapes[len(s.scrapes)-1] }
+func (s *server) last() *reading { return s.scrapes[len(s.scrapes)-1] }
 
 // modelled names the generations of a per-model exporter.
 type modelled struct{ m *exporter.Metrics }
@@ -183,7 +183,7 @@ func (s *server) simulate() error {
 		snap.ScrapedAt = at
 		snap.TimeSource = "scrape"
 		snap.Source = s.id()
-		s.scrapes = append(s.scrapes, &scrape{at: at, fams: fams, snap: snap, process: k, totals: p.sim.Totals()})
+		s.scrapes = append(s.scrapes, &reading{at: at, fams: fams, snap: snap, process: k, totals: p.sim.Totals()})
 	}
 	return nil
 }

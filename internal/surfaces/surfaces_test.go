@@ -2,9 +2,11 @@ package surfaces_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/fleet"
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/promql"
@@ -23,6 +27,7 @@ import (
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/rules"
+	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/storetest"
 	"github.com/inferscope/inferscope/internal/units"
@@ -219,12 +224,12 @@ func noteKeys(r *report.Report) []string {
 	return out
 }
 
-func oneShot(sc *scrape) *report.Report {
+func oneShot(sc *reading) *report.Report {
 	return analysis.Analyze(sc.snap, analysis.Options{Now: sc.at})
 }
 
 // since is the --since report from a to b.
-func since(a, b *scrape) *report.Report {
+func since(a, b *reading) *report.Report {
 	return rates.SinceReport(oneShot(b), a.snap, b.snap)
 }
 
@@ -417,8 +422,8 @@ func checkRange(t *testing.T, servers []*server, f *fleet.Fleet) {
 }
 
 // lastOf is a server's last scrape of process k.
-func lastOf(s *server, k int) *scrape {
-	var out *scrape
+func lastOf(s *server, k int) *reading {
+	var out *reading
 	for _, sc := range s.scrapes {
 		if sc.process == k {
 			out = sc
@@ -684,4 +689,92 @@ var failureLine = regexp.MustCompile(`(?m)^\s*(FAILED:|expr:|exp:|got:|eval_time
 
 func failures(out string) string {
 	return strings.Join(failureLine.FindAllString(out, 60), "\n")
+}
+
+// The real llm-d simulator across the moment it created its counters
+// (testdata/real/llm-d, facts in its README): --since from a scrape before
+// its first request, and the fleet's "now" over a Prometheus's samples
+// from before it, both count the counters from zero.
+func TestRealLLMD(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "real", "llm-d")
+	before, after := readSaved(t, filepath.Join(dir, "before.prom")), readSaved(t, filepath.Join(dir, "after.prom"))
+	if _, ok := before.Scalar(snapshot.RequestsTotal); ok {
+		t.Fatal("before.prom has a request count")
+	}
+	sr := rates.SinceReport(analysis.Analyze(after, analysis.Options{}), before, after)
+	const elapsed = 11.505540103
+	for id, want := range map[string]float64{"requests": 60 / elapsed, "generation": 599 / elapsed} {
+		if v := sr.Rates[rates.KeySince][id]; v == nil || !near(*v, want, 1e-6) {
+			t.Errorf("--since %s = %v, want %v", id, deref(v), want)
+		}
+	}
+	om := gunzip(t, filepath.Join(dir, "prometheus.om.gz"))
+	last := time.Unix(1796302818, 333e6).UTC()
+	for _, st := range []*storetest.Store{
+		storetest.Prometheus(t, storetest.Config{Backfill: om}),
+		storetest.VictoriaMetrics(t, storetest.Config{Backfill: om}),
+	} {
+		f, err := fleet.Run(context.Background(), client(t, st), fleet.Options{From: last.Add(-fleet.DefaultWindow), To: last})
+		if err != nil {
+			t.Fatalf("%s: %v", st.Kind, err)
+		}
+		if len(f.Instances) != 1 {
+			t.Fatalf("%s: %d instances", st.Kind, len(f.Instances))
+		}
+		in := f.Instances[0]
+		if in.State != fleet.New || !near(in.Figures.Seconds, 22, 1e-9) {
+			t.Errorf("%s: %s over %v s, want new over 22 s", st.Kind, in.State, in.Figures.Seconds)
+		}
+		for id, want := range map[string]float64{"requests": 60.0 / 22, "generation": 599.0 / 22} {
+			if v := ofFleet(in)[id]; v == nil || !near(*v, want, 1e-9) {
+				t.Errorf("%s: %s = %v, want %v", st.Kind, id, deref(v), want)
+			}
+			if v := ofFleet(f.Totals)[id]; v == nil || !near(*v, want, 1e-9) {
+				t.Errorf("%s: totals %s = %v, want the row's %v", st.Kind, id, deref(v), want)
+			}
+		}
+	}
+}
+
+// readSaved reads a saved scrape as the command line does.
+func readSaved(t *testing.T, path string) *snapshot.Snapshot {
+	t.Helper()
+	res, err := scrape.Fetch(context.Background(), path, scrape.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := exposition.Parse(res.Body, exposition.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dialect.Map(fams, dialect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ScrapedAt, s.TimeSource = res.ScrapedAt, res.TimeSource
+	return s
+}
+
+// gunzip writes a gzipped file out for a store to load.
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".gz"))
+	if err := os.WriteFile(out, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
