@@ -23,6 +23,10 @@ func TestSectionsFollowTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	idle := regexp.MustCompile(`(?m)^(llamacpp:spec_decode_\S+(\{[^}]*\})?) \S+$`).ReplaceAll(body, []byte("$1 0"))
+	real, err := os.ReadFile("../../testdata/real/llama-server/b10309-no-drafter.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		body []byte
@@ -32,6 +36,8 @@ func TestSectionsFollowTheReport(t *testing.T) {
 		{"a drafter that has served", body, false, true},
 		{"no drafter", idle, false, false},
 		{"no drafter, every section asked for", idle, true, true},
+		{"a real llama-server without a draft model", real, false, false},
+		{"a real llama-server, every section asked for", real, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fams, err := exposition.Parse(tc.body, exposition.Text)
