@@ -70,54 +70,82 @@ func has(rs []Row, r Row) bool {
 
 // total is the row's figure over the parts.
 func (r Row) total(parts []Part) Total {
-	t := Total{Of: len(parts)}
+	var t Total
 	switch r.kind {
 	case kRate:
-		sum := 0.0
-		for _, p := range parts {
-			if !has(p.Rows, r) || !(p.Delta.Seconds > 0) {
-				continue
-			}
-			if f := r.figure(p.Delta); f.Value != nil {
-				sum += *f.Value
-				t.Over++
-			}
-		}
-		if t.Over > 0 {
-			t.Value = ptr(sum)
-		}
-		return t
+		t = r.rateTotal(parts)
 	case kRatio:
-		sum := Delta{Seconds: 1, Counters: map[string]float64{}}
-		for _, p := range parts {
-			if !has(p.Rows, r) || !(p.Delta.Seconds > 0) {
-				continue
-			}
-			num, ok := p.Delta.Counters[r.num]
-			for _, d := range r.den {
-				_, okD := p.Delta.Counters[d]
-				ok = ok && okD
-			}
-			if !ok {
-				continue
-			}
-			sum.Counters[r.num] += num
-			for _, d := range r.den {
-				if d != r.num {
-					sum.Counters[d] += p.Delta.Counters[d]
-				}
-			}
+		t = r.ratioTotal(parts)
+	default:
+		t = r.quantileTotal(parts)
+	}
+	t.Of = len(parts)
+	return t
+}
+
+// counts reports whether part p gives the row: it has the row, and a
+// window with length.
+func (r Row) counts(p Part) bool { return has(p.Rows, r) && p.Delta.Seconds > 0 }
+
+// rateTotal adds the parts' rates as each shows it.
+func (r Row) rateTotal(parts []Part) Total {
+	var t Total
+	sum := 0.0
+	for _, p := range parts {
+		if !r.counts(p) {
+			continue
+		}
+		if f := r.figure(p.Delta); f.Value != nil {
+			sum += *f.Value
 			t.Over++
 		}
-		if t.Over > 0 {
-			t.Figure = r.figure(sum)
-		}
-		return t
 	}
+	if t.Over > 0 {
+		t.Value = ptr(sum)
+	}
+	return t
+}
+
+// ratioTotal divides the sums of the ratio's counters' increases over the
+// parts that have every one of them.
+func (r Row) ratioTotal(parts []Part) Total {
+	var t Total
+	names := appendNew(nil, r.num)
+	for _, d := range r.den {
+		names = appendNew(names, d)
+	}
+	sum := Delta{Seconds: 1, Counters: map[string]float64{}}
+	for _, p := range parts {
+		if !r.counts(p) || !hasAll(p.Delta.Counters, names) {
+			continue
+		}
+		for _, n := range names {
+			sum.Counters[n] += p.Delta.Counters[n]
+		}
+		t.Over++
+	}
+	if t.Over > 0 {
+		t.Figure = r.figure(sum)
+	}
+	return t
+}
+
+func hasAll(m map[string]float64, names []string) bool {
+	for _, n := range names {
+		if _, ok := m[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// quantileTotal is the row's estimate of the parts' bucket increases,
+// added.
+func (r Row) quantileTotal(parts []Part) Total {
+	var t Total
 	var hs []histogram.Histogram
 	for _, p := range parts {
-		h, ok := p.Delta.Hists[r.hist]
-		if has(p.Rows, r) && ok && p.Delta.Seconds > 0 {
+		if h, ok := p.Delta.Hists[r.hist]; ok && r.counts(p) {
 			hs = append(hs, h)
 		}
 	}

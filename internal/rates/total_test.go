@@ -31,3 +31,62 @@ func TestAddHists(t *testing.T) {
 
 // rateHists are exactly the histograms the rates table reads: a snapshot
 // holding one canonical histogram has a percentile row iff it is listed.
+
+// A total is its rows' arithmetic, worked by hand: a rate adds the rates
+// each part shows (one born 30 s into a 60 s window divides by its 30 s);
+// a ratio divides the summed increases of the parts that have both
+// counters; a column one part cannot give is made of the others, and says
+// so.
+func TestTotals(t *testing.T) {
+	lat := []float64{0.1, 1}
+	full := snap(0, "requests_total", 1, "tokens_predicted_total", 1, "prompt_tokens_total", 1, "cached_tokens_total", 1,
+		"prefix_cache_hits", 1, "prefix_cache_queries", 1, "time_to_first_token_seconds", mkHist(lat, []float64{1, 1, 1}))
+	// llama.cpp: computed prompt tokens, no cached tokens, no requests.
+	llama := snap(0, "tokens_predicted_total", 1, "prompt_tokens_total", 1)
+	parts := []Part{
+		{Rows: RowsFor(full), Delta: Delta{Seconds: 60, Counters: map[string]float64{
+			"requests_total": 60, "tokens_predicted_total": 600, "prompt_tokens_total": 1200, "cached_tokens_total": 600,
+			"prefix_cache_hits": 600, "prefix_cache_queries": 1800},
+			Hists: map[string]histogram.Histogram{"time_to_first_token_seconds": *mkHist(lat, []float64{10, 20, 20})}}},
+		{Rows: RowsFor(full), Delta: Delta{Seconds: 30, Counters: map[string]float64{
+			"requests_total": 60, "tokens_predicted_total": 300, "prompt_tokens_total": 300, "cached_tokens_total": 0,
+			"prefix_cache_hits": 0, "prefix_cache_queries": 300},
+			Hists: map[string]histogram.Histogram{"time_to_first_token_seconds": *mkHist(lat, []float64{0, 20, 20})}}},
+		{Rows: RowsFor(llama), Delta: Delta{Seconds: 60, Counters: map[string]float64{"tokens_predicted_total": 120, "prompt_tokens_total": 6000}}},
+	}
+	rows, totals := Totals(parts)
+	want := map[string]struct {
+		v        float64
+		over, of int
+	}{
+		"requests":          {1 + 2, 2, 3},
+		"generation":        {10 + 10 + 2, 3, 3},
+		"prompt_computed":   {20 + 10 + 100, 3, 3}, // the llama.cpp row is in it
+		"prompt_cache_hits": {10 + 0, 2, 3},
+		"prefix_hit_ratio":  {600.0 / 2100, 2, 3},
+	}
+	got := map[string]Total{}
+	for i, r := range rows {
+		got[r.ID] = totals[i]
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok || g.Value == nil || !approx(*g.Value, w.v) || g.Over != w.over || g.Of != w.of {
+			t.Errorf("%s: %+v (value %v), want %v over %d of %d", id, g, deref(g.Value), w.v, w.over, w.of)
+		}
+	}
+	// The pooled TTFT p50 is the rows' estimate of the summed buckets:
+	// between the rows' own (one ≤ 0.1 s, the other in (0.1, 1]).
+	p50 := got["ttft_p50"]
+	var rowsP50 []float64
+	for _, p := range parts[:2] {
+		for i, r := range p.Rows {
+			if r.ID == "ttft_p50" {
+				rowsP50 = append(rowsP50, *Compute(p.Delta, p.Rows)[i].Value)
+			}
+		}
+	}
+	if p50.Value == nil || *p50.Value < min(rowsP50[0], rowsP50[1]) || *p50.Value > max(rowsP50[0], rowsP50[1]) || p50.Over != 2 {
+		t.Errorf("pooled p50 %v over %d, rows %v", deref(p50.Value), p50.Over, rowsP50)
+	}
+}
