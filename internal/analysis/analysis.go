@@ -484,7 +484,7 @@ func (a *analyzer) promptAllNote() string {
 // --- Speculative decode ----------------------------------------------------
 
 func (a *analyzer) specDecode() {
-	if a.get(snapshot.SpecDecodeRequestsTotal) <= 0 && a.get(snapshot.SpecDecodeNumDraftTokensTotal) <= 0 {
+	if !SectionsOf(a.s).SpecDecode {
 		return
 	}
 	f := &a.r.Figures
@@ -577,7 +577,7 @@ func (a *analyzer) offloadOverCapacity(row *report.Row, what string) {
 }
 
 func (a *analyzer) kvOffload() {
-	if a.get(snapshot.KVOffloadMaxTokens) <= 0 && a.get(snapshot.KVOffloadMaxBytes) <= 0 {
+	if !SectionsOf(a.s).KVOffload {
 		return
 	}
 	a.section("kv_offload", "KV offload", []report.Row{a.offloadHitShareRow(), a.offloadRAMRow(), a.offloadChurnRow(), a.offloadTrafficRow()})
@@ -661,7 +661,7 @@ func (a *analyzer) offloadTrafficRow() report.Row {
 
 func (a *analyzer) recurrent() {
 	budget, capped := a.get(snapshot.RecurrentCacheMaxBytes), a.get(snapshot.RecurrentCappedTokensTotal)
-	if budget <= 0 && capped <= 0 {
+	if !SectionsOf(a.s).Recurrent {
 		return
 	}
 	var rows []report.Row

@@ -60,7 +60,10 @@ var sourceUsage = strings.TrimSuffix(fill(`  --from TARGET       a scrape of the
   --selector SEL      label matchers added to every series, e.g. '{namespace="llm"}'
   --by LABELS         the labels that tell instances apart, comma-separated (default: instance,
                       and model_name for vLLM and SGLang)
-{window-flag}  --timeout D         how long the scrape may take (default {timeout})
+{window-flag}  --all-sections      also write the sections the report leaves out for this server (speculative
+                      decode without a drafter that has served, KV offload without offload capacity,
+                      recurrent state without a budget)
+  --timeout D         how long the scrape may take (default {timeout})
   --max-bytes N       largest body accepted (default {max-bytes})
   --header 'K: V'     an HTTP header to send with the scrape (repeatable)
 `,
@@ -78,6 +81,7 @@ const defaultRulesFile = "inference-rules.yml"
 type sourceOptions struct {
 	from, dialect, selector, by string
 	window                      time.Duration
+	allSections                 bool
 	scrape                      inspectOptions // --timeout, --max-bytes, --header
 }
 
@@ -89,6 +93,7 @@ func (o *sourceOptions) define(fs *flag.FlagSet, windowed bool) {
 	fs.StringVar(&o.dialect, "dialect", "", "")
 	fs.StringVar(&o.selector, "selector", "", "")
 	fs.StringVar(&o.by, "by", "", "")
+	fs.BoolVar(&o.allSections, "all-sections", false, "")
 	if windowed {
 		fs.Var(durationFlag{&o.window}, "window", "")
 	}
@@ -120,7 +125,7 @@ func (o *sourceOptions) libraryOptions(cmd string, set map[string]bool) (promql.
 	if err != nil {
 		return lo, usagef(`write label matchers in braces, such as --selector '{namespace="llm", pod=~"vllm-.*"}'`, "--selector: %v", err)
 	}
-	lo.Selector, lo.Window = sel, promDuration(o.window)
+	lo.Selector, lo.Window, lo.AllSections = sel, promDuration(o.window), o.allSections
 	if set["by"] {
 		lo.By = []string{}
 		for _, b := range strings.Split(o.by, ",") {
@@ -293,10 +298,15 @@ func runRules(ctx context.Context, args []string, io *iostreams.IO) error {
 	return nil
 }
 
-// names says whose series names the output uses.
+// names says whose series names the output uses, and which of the
+// report's sections it leaves out for that server.
 func (s *source) names() string {
 	if s.from == "" {
 		return "its newest series names"
 	}
-	return "the series names " + termsafe.Line(s.from, 200) + " publishes"
+	out := "the series names " + termsafe.Line(s.from, 200) + " publishes"
+	if left := s.lib.LeftOut(); len(left) > 0 {
+		out += " (without " + strings.Join(left, ", ") + ", as its report: --all-sections writes them)"
+	}
+	return out
 }

@@ -192,3 +192,20 @@ func TestDashboardCommand(t *testing.T) {
 		t.Errorf("perses: exit %d, stderr %s, stdout %.200s", code, errOut, out)
 	}
 }
+
+// --all-sections: a real llama-server without a draft model gets no
+// spec-decode rules or panels (its report has no such section) unless
+// asked, and the summary says what was left out.
+func TestAllSections(t *testing.T) {
+	const from = "../../testdata/real/llama-server/b10309-no-drafter.prom"
+	for _, cmd := range [][]string{{"rules"}, {"dashboard", "--format", "grafana"}} {
+		out, errOut, code := runCLI(t, "", append(cmd, "--from", from)...)
+		if code != ExitOK || strings.Contains(out, "spec_decode") || !strings.Contains(errOut, "(without spec_decode, as its report: --all-sections writes them)") {
+			t.Errorf("%v: exit %d, spec_decode written %v, stderr %q", cmd, code, strings.Contains(out, "spec_decode"), errOut)
+		}
+		out, errOut, code = runCLI(t, "", append(cmd, "--from", from, "--all-sections")...)
+		if code != ExitOK || !strings.Contains(out, "spec_decode") || strings.Contains(errOut, "without") {
+			t.Errorf("%v --all-sections: exit %d, spec_decode written %v, stderr %q", cmd, code, strings.Contains(out, "spec_decode"), errOut)
+		}
+	}
+}

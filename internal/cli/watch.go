@@ -80,11 +80,9 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
 				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
 		}
-		rep := o.build(after, after.ScrapedAt, o.hist)
-		sec, figs := rates.Since(before, after)
-		// First, as in the watch view: the window is what --since is run for.
-		rep.Sections = append([]report.Section{sec}, rep.Sections...)
-		rep.Rates = figs
+		// The rates first, as in the watch view (the window is what
+		// --since is run for), and the notes judged on the window.
+		rep := rates.SinceReport(o.build(after, after.ScrapedAt, o.hist), before, after)
 		if !o.json {
 			rep = watch.ForText(rep) // its column drawn as the watch view's are
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/dashboard"
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/promql"
@@ -201,7 +203,10 @@ func TestPanelsOnScenarios(t *testing.T) {
 		}
 		g := promtool.Group{Name: name, Interval: "15s", InputSeries: r.Inputs}
 		for _, f := range dashboard.Formats {
-			b := build(t, f, r.Last, "tabbyapi", promql.Options{})
+			// Every section's panels, those the report leaves out for
+			// this scenario too: each must still return what the report
+			// would (NaN where it has nothing).
+			b := build(t, f, r.Last, "tabbyapi", promql.Options{AllSections: true})
 			figs := figures(b.lib)
 			if len(b.queries) != len(figs) || len(figs) < 40 {
 				t.Fatalf("%s %s: %d queries for %d figures", name, f, len(b.queries), len(figs))
@@ -342,4 +347,35 @@ func fixtures(t *testing.T) []fixture {
 		}
 	}
 	return out
+}
+
+// A dashboard has the report's sections for the server it is written
+// from: the chat scenario has no drafter, no offload and no recurrent
+// state, so neither has its dashboard, unless every section is asked for.
+func TestRowsFollowTheReport(t *testing.T) {
+	r, err := promqltest.Simulate("chat", 1, 2*time.Minute, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	optional := []string{analysis.SectionSpecDecode, analysis.SectionKVOffload, analysis.SectionRecurrent}
+	for _, all := range []bool{false, true} {
+		b := build(t, dashboard.Grafana, r.Last, "tabbyapi", promql.Options{AllSections: all})
+		var got []string
+		for _, row := range dashboard.Rows(b.lib) {
+			if slices.Contains(optional, row.Section.ID) {
+				got = append(got, row.Section.ID)
+			}
+			for _, p := range row.Panels {
+				if p.ID == "live/kv_offload" {
+					got = append(got, p.ID)
+				}
+			}
+		}
+		if want := 0; !all && len(got) != want {
+			t.Errorf("chat's dashboard has %v, which its report leaves out", got)
+		}
+		if all && len(got) < len(optional) {
+			t.Errorf("every section asked for, the dashboard has only %v", got)
+		}
+	}
 }

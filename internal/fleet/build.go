@@ -72,8 +72,8 @@ func (r *run) instance(g *group) *Instance {
 			in.peak, _ = dialect.Map(rb.fams, dialect.Options{Model: r.o.Model})
 		}
 	}
-	in.Report = r.report(in)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
+	in.Report = r.report(in)
 	return in
 }
 
@@ -318,7 +318,9 @@ func windowLabel(d time.Duration) string { return units.Duration(d.Round(time.Se
 // first, as --since shows them.
 func (r *run) report(in *Instance) *report.Report {
 	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw})
-	sec, figs := rateSection(in.snap, in.delta, r.o, in)
+	// Notes on what happened judge the window, as the watch view's do.
+	rep = rates.Judge(rep, in.snap, &in.delta.Delta, windowWords(r.o))
+	sec, figs := rateSection(in.Figures, in.delta, r.o, in)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
 	rep.Rates = figs
 	rep.Header = append(instanceHeader(in), rep.Header...)
@@ -338,9 +340,19 @@ func instanceHeader(in *Instance) []string {
 	return h
 }
 
+// windowWords names the window in the notes: "the last 5m", or a past
+// range's times.
+func windowWords(o Options) string {
+	if o.Range {
+		return fmt.Sprintf("the range %s to %s", o.From.UTC().Format("2006-01-02 15:04:05"), o.To.UTC().Format("15:04:05 MST"))
+	}
+	return "the last " + windowLabel(o.To.Sub(o.From))
+}
+
 // rateSection is the window's rates table of one instance (or the
-// totals), with a row for each thing that shaped the window.
-func rateSection(s *snapshot.Snapshot, d windowDelta, o Options, in *Instance) (report.Section, map[string]map[string]*float64) {
+// totals: their figures computed already), with a row for each thing
+// that shaped the window.
+func rateSection(f Figures, d windowDelta, o Options, in *Instance) (report.Section, map[string]map[string]*float64) {
 	w := o.To.Sub(o.From)
 	title := "Rates over the last " + windowLabel(w)
 	if o.Range {
@@ -364,9 +376,12 @@ func rateSection(s *snapshot.Snapshot, d windowDelta, o Options, in *Instance) (
 			say("window_gone", "last sample", in.lastAt.UTC().Format("15:04:05"), "figures end there")
 		}
 	}
-	rows := rates.RowsFor(s)
 	label := windowLabel(w)
-	t, figs := rates.Table(rows, []rates.Column{{Key: label, Header: "Δ " + windowLabel(time.Duration(d.Seconds*float64(time.Second))), Delta: &d.Delta}})
+	col := rates.Column{Key: label, Header: "Δ " + windowLabel(time.Duration(d.Seconds*float64(time.Second))), Delta: &d.Delta}
+	if f.Totals != nil {
+		col.Delta, col.Figures, col.Seconds = nil, f.Rates, f.Seconds
+	}
+	t, figs := rates.Table(f.Rows, []rates.Column{col})
 	sec.Table = t
 	return sec, figs
 }

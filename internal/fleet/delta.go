@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -35,9 +36,13 @@ type windowDelta struct {
 // order, as --since and the watch view count them: where a server's
 // counters restart (a boundary marked reset, or any canonical counter, a
 // histogram's count or the start time falling back), every counter counts
-// from zero there, its increase being its new value. A counter missing
-// from a boundary it is needed at has no increase (its rows no figure);
-// so does a histogram whose buckets change layout.
+// from zero there, its increase being its new value. A counter or
+// histogram the window's last reading has counts from zero at a reading
+// that lacks it, unless one before had it (it is carried over that
+// reading): vLLM and llm-d create their counters at the first request,
+// after the instance's first sample. One the last reading lacks has no
+// increase (its rows no figure); nor has a histogram whose buckets change
+// layout.
 //
 // With fromZero the first boundary counts from zero as well: a server
 // born inside the window did all of its counting there, and the window
@@ -47,96 +52,130 @@ func deltaOver(bs []boundary, fromZero bool, start time.Time) windowDelta {
 	if len(bs) == 0 {
 		return d
 	}
-	d.Counters = map[string]float64{}
-	d.Hists = map[string]histogram.Histogram{}
-	// Only what every reading holds has an increase.
-	counters, hists := common(bs)
-	add := func(from, to *snapshot.Snapshot) {
-		for _, name := range counters {
-			v, _ := to.Scalar(name)
-			if from != nil {
-				p, _ := from.Scalar(name)
-				v -= p
-			}
-			d.Counters[name] += v
+	// fresh[i]: the counters restarted from zero at reading i.
+	fresh := make([]bool, len(bs))
+	fresh[0] = fromZero
+	for i := 1; i < len(bs); i++ {
+		if bs[i].reset || fell(bs[i-1].snap, bs[i].snap) {
+			fresh[i] = true
+			d.resets = append(d.resets, bs[i].at)
 		}
-		for _, name := range hists {
-			inc := *to.Hist(name)
-			if from != nil {
-				var ok bool
-				if inc, ok = inc.Sub(*from.Hist(name)); !ok {
-					d.Hists[name] = histogram.Histogram{Count: math.NaN()}
-					continue
-				}
-			}
-			if have, ok := d.Hists[name]; ok {
-				sum, ok := addSame(have, inc)
-				if !ok {
-					sum = histogram.Histogram{Count: math.NaN()}
-				}
-				inc = sum
-			}
+	}
+	last := bs[len(bs)-1].snap
+	d.Counters = map[string]float64{}
+	for _, name := range countersOf(last) {
+		d.Counters[name] = counterIncrease(bs, fresh, name)
+	}
+	d.Hists = map[string]histogram.Histogram{}
+	for name, h := range last.Histograms {
+		if h == nil {
+			continue
+		}
+		if inc, ok := histIncrease(bs, fresh, name); ok {
 			d.Hists[name] = inc
 		}
 	}
-	if fromZero {
-		add(nil, bs[0].snap)
-	} else {
+	if !fromZero {
 		start = bs[0].at
-	}
-	for i := 1; i < len(bs); i++ {
-		a, b := bs[i-1], bs[i]
-		if b.reset || fell(a.snap, b.snap) {
-			d.resets = append(d.resets, b.at)
-			add(nil, b.snap)
-			continue
-		}
-		add(a.snap, b.snap)
-	}
-	// A histogram whose layout changed has no increase (marked NaN above).
-	for name, h := range d.Hists {
-		if math.IsNaN(h.Count) {
-			delete(d.Hists, name)
-		}
 	}
 	d.Seconds = bs[len(bs)-1].at.Sub(start).Seconds()
 	d.Reset = len(d.resets) > 0
 	return d
 }
 
-// common lists the canonical counters (present, finite, not negative) and
-// histograms every boundary holds.
-func common(bs []boundary) (counters, hists []string) {
-	for name := range bs[0].snap.Scalars {
-		if !isCounter(name) {
-			continue
+// counterIncrease adds one counter's increases over the readings: from
+// the value before (0 at a restart, or before the counter was ever read),
+// or all of its value where it fell.
+func counterIncrease(bs []boundary, fresh []bool, name string) float64 {
+	inc, prev := 0.0, 0.0
+	for i, b := range bs {
+		if fresh[i] {
+			prev = 0
 		}
-		all := true
-		for _, b := range bs {
-			v, ok := b.snap.Scalar(name)
-			all = all && ok && v >= 0
+		v, ok := counterOf(b.snap, name)
+		if !ok {
+			continue // carried: the next reading continues from prev
 		}
-		if all {
-			counters = append(counters, name)
+		switch {
+		case i == 0 && !fresh[0]:
+			// The window starts here.
+		case v < prev:
+			inc += v
+		default:
+			inc += v - prev
 		}
+		prev = v
 	}
-	for name, h := range bs[0].snap.Histograms {
-		all := h != nil
-		for _, b := range bs {
-			all = all && b.snap.Hist(name) != nil
-		}
-		if all {
-			hists = append(hists, name)
-		}
-	}
-	sort.Strings(counters)
-	sort.Strings(hists)
-	return counters, hists
+	return inc
 }
 
-func isCounter(name string) bool {
-	n, ok := snapshot.Declared(name)
-	return ok && !n.Extra && n.Kind == snapshot.Counter
+// histIncrease adds one histogram's increases over the readings as
+// counterIncrease does; ok is false where its buckets changed layout.
+func histIncrease(bs []boundary, fresh []bool, name string) (histogram.Histogram, bool) {
+	var inc *histogram.Histogram
+	var prev *histogram.Histogram
+	for i, b := range bs {
+		if fresh[i] {
+			prev = nil
+		}
+		cur := b.snap.Hist(name)
+		if cur == nil {
+			continue
+		}
+		if i == 0 && !fresh[0] {
+			prev = cur
+			continue
+		}
+		step := *cur
+		if prev != nil {
+			var ok bool
+			if step, ok = cur.Sub(*prev); !ok {
+				return histogram.Histogram{}, false
+			}
+		}
+		if inc != nil {
+			var ok bool
+			if step, ok = addSame(*inc, step); !ok {
+				return histogram.Histogram{}, false
+			}
+		}
+		inc, prev = &step, cur
+	}
+	if inc == nil {
+		// Read once, at the window's start and end alike: nothing grew.
+		h := *bs[len(bs)-1].snap.Hist(name)
+		zero, _ := h.Sub(h)
+		return zero, true
+	}
+	return *inc, true
+}
+
+// countersOf lists the counters of s a window holds an increase of
+// (analysis.IsWindowCounter: Scalars and Extra), present, finite and not
+// negative.
+func countersOf(s *snapshot.Snapshot) []string {
+	var out []string
+	for _, m := range []map[string]float64{s.Scalars, s.Extra} {
+		for name := range m {
+			if _, ok := counterOf(s, name); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// counterOf is a window counter's value in s, from Scalars or Extra.
+func counterOf(s *snapshot.Snapshot, name string) (float64, bool) {
+	if !analysis.IsWindowCounter(name) {
+		return 0, false
+	}
+	v, ok := s.Scalar(name)
+	if !ok {
+		v, ok = s.Extra[name]
+	}
+	return v, ok && finite(v) && v >= 0
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -147,11 +186,9 @@ func fell(a, b *snapshot.Snapshot) bool {
 	if sa, sb := a.StartTime(), b.StartTime(); sa > 0 && sb > 0 && math.Abs(sa-sb) >= 1 {
 		return true
 	}
-	for name, v := range b.Scalars {
-		if !isCounter(name) {
-			continue
-		}
-		if p, ok := a.Scalar(name); ok && finite(v) && v < p {
+	for _, name := range countersOf(b) {
+		v, _ := counterOf(b, name)
+		if p, ok := counterOf(a, name); ok && v < p {
 			return true
 		}
 	}
@@ -178,39 +215,4 @@ func addSame(a, b histogram.Histogram) (histogram.Histogram, bool) {
 		out.Buckets[i] = histogram.Bucket{UpperBound: a.Buckets[i].UpperBound, Count: a.Buckets[i].Count + b.Buckets[i].Count}
 	}
 	return out, true
-}
-
-// mergeHist adds histograms whose bucket ladders may differ (two servers'
-// TTFT buckets): over the union of their bounds, each counting at a bound
-// it lacks what it has at its next lower bound, as dialect.Hist merges a
-// server's series. Exact at every bound all share; below the truth
-// elsewhere.
-func mergeHist(hs []histogram.Histogram) histogram.Histogram {
-	var out histogram.Histogram
-	var bounds []float64
-	for _, h := range hs {
-		out.Count += h.Count
-		out.Sum += h.Sum
-		out.NoSum = out.NoSum || h.NoSum
-		out.NoTop = out.NoTop || h.NoTop
-		for _, b := range h.Buckets {
-			bounds = append(bounds, b.UpperBound)
-		}
-	}
-	sort.Float64s(bounds)
-	for i, u := range bounds {
-		if i > 0 && u == bounds[i-1] {
-			continue
-		}
-		c := 0.0
-		for _, h := range hs {
-			j := sort.Search(len(h.Buckets), func(k int) bool { return h.Buckets[k].UpperBound > u })
-			if j > 0 {
-				c += h.Buckets[j-1].Count
-			}
-		}
-		out.Buckets = append(out.Buckets, histogram.Bucket{UpperBound: u, Count: c})
-	}
-	out.Normalize()
-	return out
 }

@@ -85,10 +85,24 @@ func TestDeltaOver(t *testing.T) {
 			tokens: 800, requests: 8, seconds: 80, ttft: []float64{3, 6, 8},
 		},
 		{
-			name: "a counter one reading lacks has no increase",
+			name: "a counter one reading in the middle lacks is carried over it",
 			bs: []boundary{{at: at(0), snap: snap(1000, 10)},
 				{at: at(30), snap: &snapshot.Snapshot{Scalars: map[string]float64{snapshot.RequestsTotal: 12}}},
 				{at: at(60), snap: snap(1600, 16)}},
+			tokens: 600, requests: 6, seconds: 60,
+		},
+		{
+			// vLLM creates its counters and histograms at the first
+			// request, after the store's first sample of the instance.
+			name: "counters the first reading lacks count from zero",
+			bs: []boundary{{at: at(0), snap: &snapshot.Snapshot{Scalars: map[string]float64{snapshot.RequestsProcessing: 0}}},
+				{at: at(60), snap: snap(1600, 16, 4, 7, 9)}},
+			tokens: 1600, requests: 16, seconds: 60, ttft: []float64{4, 7, 9},
+		},
+		{
+			name: "a counter the last reading lacks has no increase",
+			bs: []boundary{{at: at(0), snap: snap(1000, 10, 1, 2, 3)},
+				{at: at(60), snap: &snapshot.Snapshot{Scalars: map[string]float64{snapshot.RequestsTotal: 16}}}},
 			tokens: math.NaN(), requests: 6, seconds: 60,
 		},
 		{
@@ -139,30 +153,6 @@ func relayout(s *snapshot.Snapshot) *snapshot.Snapshot {
 	return s
 }
 
-// Merged ladders: exact at shared bounds, each histogram counting what it
-// has at its next lower bound elsewhere.
-func TestMergeHist(t *testing.T) {
-	a := histogram.Histogram{Buckets: []histogram.Bucket{{UpperBound: 0.5, Count: 2}, {UpperBound: 1, Count: 5}, {UpperBound: math.Inf(1), Count: 6}}, Count: 6, Sum: 3}
-	b := histogram.Histogram{Buckets: []histogram.Bucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 1, Count: 3}, {UpperBound: math.Inf(1), Count: 4}}, Count: 4, Sum: 2}
-	m := mergeHist([]histogram.Histogram{a, b})
-	// 0.25: a has nothing at or below (0) + b 1; 0.5: a 2 + b 1 (its 0.25
-	// count); 1: 5 + 3; +Inf: 6 + 4.
-	want := []histogram.Bucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 0.5, Count: 3}, {UpperBound: 1, Count: 8}, {UpperBound: math.Inf(1), Count: 10}}
-	if len(m.Buckets) != len(want) {
-		t.Fatalf("buckets %v", m.Buckets)
-	}
-	for i, w := range want {
-		if m.Buckets[i] != w {
-			t.Errorf("bucket %d = %v, want %v", i, m.Buckets[i], w)
-		}
-	}
-	if m.Count != 10 || m.Sum != 5 {
-		t.Errorf("count %v sum %v", m.Count, m.Sum)
-	}
-}
-
-// rateHists are exactly the histograms the rates table reads: a snapshot
-// holding one canonical histogram has a percentile row iff it is listed.
 func TestRateHists(t *testing.T) {
 	for name, d := range map[string]bool{
 		snapshot.TimeToFirstTokenSeconds: true, snapshot.E2ERequestLatencySeconds: true,

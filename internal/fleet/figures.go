@@ -17,8 +17,11 @@ type Figures struct {
 	// them (rates.RowsFor of the instance).
 	Rows  []rates.Row
 	Rates []rates.Figure
-	// Seconds is what the rates divide by.
+	// Seconds is what the rates divide by (the totals': the window).
 	Seconds float64
+	// Totals are the totals' figures with how many instances each covers
+	// (rates.Totals), one per row; nil for an instance.
+	Totals []rates.Total
 }
 
 // Rate returns the figure of the row id, and whether the instance has the

@@ -27,7 +27,7 @@ type Document struct {
 	WindowSeconds float64                  `json:"window_seconds"`
 	By            []string                 `json:"by"`
 	Instances     []DocumentEntry          `json:"instances"`
-	Totals        *report.Report           `json:"totals"`
+	Totals        *TotalsEntry             `json:"totals"`
 	Notes         report.List[report.Note] `json:"notes"`
 	// Queries is how many requests the report took.
 	Queries int `json:"queries"`
@@ -40,6 +40,22 @@ type DocumentEntry struct {
 	Instance map[string]string `json:"instance"`
 	State    State             `json:"state"`
 	Targets  []string          `json:"targets"`
+}
+
+// TotalsEntry is the totals: a report in the single-server schema, and
+// how many instances each of its window's figures adds up.
+type TotalsEntry struct {
+	*report.Report
+	// Coverage holds, by the rates row's id, the instances each window
+	// figure is made of (Over) and the instances read (Of): a column
+	// some instances cannot give is totalled over those that can.
+	Coverage map[string]Coverage `json:"coverage"`
+}
+
+// Coverage is how many instances a totals figure adds up, of how many.
+type Coverage struct {
+	Over int `json:"over"`
+	Of   int `json:"of"`
 }
 
 // Document returns the fleet's JSON document.
@@ -55,8 +71,11 @@ func (f *Fleet) Document() Document {
 	} else {
 		d.At = t(f.To)
 	}
-	if f.Totals != nil {
-		d.Totals = f.Totals.Report
+	if t := f.Totals; t != nil {
+		d.Totals = &TotalsEntry{Report: t.Report, Coverage: map[string]Coverage{}}
+		for i, row := range t.Figures.Rows {
+			d.Totals.Coverage[row.ID] = Coverage{Over: t.Figures.Totals[i].Over, Of: t.Figures.Totals[i].Of}
+		}
 	}
 	for _, in := range f.Instances {
 		e := DocumentEntry{Report: in.Report, Instance: in.Labels, State: in.State, Targets: []string{}}

@@ -105,7 +105,7 @@ func (r *run) stateNotes(add func(string, report.Severity, string, ...any)) {
 			count(len(rs), "instance"), listIDs(rs, restartedAt))
 	}
 	if ns := byState[New]; len(ns) > 0 {
-		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, the totals' over the whole window",
+		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, which the totals add as shown",
 			count(len(ns), "instance"), listIDs(ns, bornAt))
 	}
 	if us := byState[Unreadable]; len(us) > 0 {
@@ -227,32 +227,24 @@ func median(n int, at func(int) float64) float64 {
 	return (at(n/2-1) + at(n/2)) / 2
 }
 
-// coverage says which of the table's totals leave out instances that do
-// not publish their series.
+// coverage says which of the table's totals are made of only some of the
+// instances: those that publish each figure's series (and have a figure
+// for it over the window).
 func (r *run) coverage() string {
-	n := 0
-	for _, in := range r.f.Instances {
-		if in.snap != nil {
-			n++
-		}
+	t := r.f.Totals
+	if t == nil {
+		return ""
 	}
 	var parts []string
 	for _, c := range tableRates {
-		have := 0
-		for _, in := range r.f.Instances {
-			if in.snap == nil {
-				continue
+		for i, row := range t.Figures.Rows {
+			if tot := t.Figures.Totals[i]; row.ID == c.id && tot.Over > 0 && tot.Over < tot.Of {
+				parts = append(parts, fmt.Sprintf("%s over %d of %d", c.header, tot.Over, tot.Of))
 			}
-			if _, _, ok := in.Figures.Rate(c.id); ok {
-				have++
-			}
-		}
-		if have > 0 && have < n {
-			parts = append(parts, fmt.Sprintf("%s over %d of %d", c.header, have, n))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "totals cover only the instances that publish each figure's series: " + strings.Join(parts, ", ")
+	return "totals add up only the instances that give each figure: " + strings.Join(parts, ", ")
 }

@@ -192,17 +192,24 @@ func deref(p *float64) any {
 	return *p
 }
 
-// The totals add every instance's increase over the window's 3600 s.
+// The totals are the rows' arithmetic: each rate the sum of the rows'
+// rates as shown (vllm-c's over the 2710 s since its start, vllm-d's over
+// the 2700 s it was there, the rest over the window's 3600 s); each ratio
+// the sums of its counters over the window, divided.
 func checkTotals(t *testing.T, f *Fleet) {
 	t.Helper()
 	tot := f.Totals.Figures
-	// Requests: 3×3600 + 3592.5 + 0.5×2710 + 2700 + 2×3600.
-	if v := tot.value("requests"); v == nil || !approx(*v, 25647.5/3600) {
-		t.Errorf("totals requests/s = %v, want %v", deref(v), 25647.5/3600)
+	// Requests: 3 + 3592.5/3600 + 0.5 + 1 + 2.
+	if v, want := tot.value("requests"), 3+3592.5/3600+0.5+1+2; v == nil || !approx(*v, want) {
+		t.Errorf("totals requests/s = %v, want %v", deref(v), want)
 	}
-	// Generated: 300×3600 + 100×3592.5 + 50×2710 + 100×2700 + 150×3600.
-	if v := tot.value("generation"); v == nil || !approx(*v, 2384750.0/3600) {
-		t.Errorf("totals generation = %v, want %v", deref(v), 2384750.0/3600)
+	// Generated: 300 + 100×3592.5/3600 + 50 + 100 + 150.
+	if v, want := tot.value("generation"), 300+100*3592.5/3600+50+100+150; v == nil || !approx(*v, want) {
+		t.Errorf("totals generation = %v, want %v", deref(v), want)
+	}
+	// Computed prompt tokens: 1000 + 200×3592.5/3600 + 200 + 300 + 600.
+	if v, want := tot.value("prompt_computed"), 1000+200*3592.5/3600+200+300+600; v == nil || !approx(*v, want) {
+		t.Errorf("totals computed prompt = %v, want %v", deref(v), want)
 	}
 	// Hits over queries, each summed: (1.8M + 359,250 + 0 + 0 + 720,000)
 	// over (5.4M + 1,077,750 + 542,000 + 810,000 + 2.88M).
@@ -214,6 +221,11 @@ func checkTotals(t *testing.T, f *Fleet) {
 	// over the same plus the decode seconds, nine times as many.
 	if v := tot.value("prefill_share"); v == nil || !approx(*v, 0.1) {
 		t.Errorf("totals prefill share = %v, want 0.1", deref(v))
+	}
+	for i, r := range tot.Rows {
+		if want := map[string]int{"prefill_share": 4}[r.ID]; want > 0 && tot.Totals[i].Over != want {
+			t.Errorf("totals %s over %d of %d, want %d", r.ID, tot.Totals[i].Over, tot.Totals[i].Of, want)
+		}
 	}
 }
 

@@ -50,15 +50,21 @@ func paired(name string) (string, bool) {
 	return "", false
 }
 
-// totals is the fleet read as one server: its snapshot at the end adds
-// counters, extensive gauges and histograms over the instances; the KV
-// cache's use is the used tokens over the capacity, both summed; its
-// window adds every instance's increases over the whole window. Ratios of
-// the totals divide sums, never average ratios.
+// totals is the fleet read as one server. Its window's figures are the
+// rows' own arithmetic over the union of their data (rates.Totals): each
+// rate the sum of the rows' rates as shown, each ratio the sums of its
+// counters' increases divided, each percentile the estimate of the summed
+// bucket increases, every figure over the instances that can give it
+// (Figures.Totals says how many). Its report reads a snapshot that adds
+// counters, extensive gauges and histograms over the instances (the KV
+// cache's use is the used tokens over the capacity, both summed; ratios
+// divide sums, never average ratios), with its notes on what happened
+// judged on the sum of the instances' increases.
 func totals(f *Fleet, o Options) *Instance {
 	var snaps []*snapshot.Snapshot
 	var live []bool
 	var deltas []rates.Delta
+	var parts []rates.Part
 	for _, in := range f.Instances {
 		if in.snap == nil {
 			continue
@@ -66,6 +72,7 @@ func totals(f *Fleet, o Options) *Instance {
 		snaps = append(snaps, in.snap)
 		live = append(live, in.State != Gone && in.State != Down)
 		deltas = append(deltas, in.delta.Delta)
+		parts = append(parts, rates.Part{Delta: in.delta.Delta, Rows: in.Figures.Rows})
 	}
 	t := &Instance{ID: "totals", State: Up}
 	s := mergeSnapshots(snaps, live)
@@ -76,16 +83,23 @@ func totals(f *Fleet, o Options) *Instance {
 	d := mergeDeltas(deltas)
 	d.Seconds = o.To.Sub(o.From).Seconds()
 	t.delta = windowDelta{Delta: d}
-	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist})
-	sec, figs := rateSection(s, t.delta, o, nil)
-	rep.Sections = append([]report.Section{sec}, rep.Sections...)
-	rep.Rates = figs
-	rep.Header = append([]string{fmt.Sprintf("totals of %d instances: counters, histograms and extensive gauges added; ratios divide the sums", len(snaps))}, rep.Header...)
-	t.Report = rep
-	t.Figures = figuresOf(s, nil, d, false)
+	t.Figures = figuresOf(s, nil, rates.Delta{}, false)
+	t.Figures.Rows, t.Figures.Totals = rates.Totals(parts)
+	t.Figures.Rates = make([]rates.Figure, len(t.Figures.Totals))
+	for i, tot := range t.Figures.Totals {
+		t.Figures.Rates[i] = tot.Figure
+	}
+	t.Figures.Seconds = d.Seconds
 	if o.Range {
 		t.Figures.KV, t.Figures.Waiting = nil, nil
 	}
+	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist})
+	rep = rates.Judge(rep, s, &d, windowWords(o))
+	sec, figs := rateSection(t.Figures, t.delta, o, nil)
+	rep.Sections = append([]report.Section{sec}, rep.Sections...)
+	rep.Rates = figs
+	rep.Header = append([]string{fmt.Sprintf("totals of %d instances: each rate the sum of the rows', each ratio and percentile over the rows' summed counters and buckets; the lifetime sections add counters, histograms and extensive gauges", len(snaps))}, rep.Header...)
+	t.Report = rep
 	return t
 }
 
@@ -114,7 +128,7 @@ func mergeSnapshots(snaps []*snapshot.Snapshot, live []bool) *snapshot.Snapshot 
 		}
 	}
 	for name, hs := range hists {
-		m := mergeHist(hs)
+		m := rates.AddHists(hs)
 		out.Histograms[name] = &m
 	}
 	kvUse(out, alive)
@@ -223,7 +237,7 @@ func mergeDeltas(ds []rates.Delta) rates.Delta {
 	if len(hists) > 0 {
 		out.Hists = map[string]histogram.Histogram{}
 		for name, hs := range hists {
-			out.Hists[name] = mergeHist(hs)
+			out.Hists[name] = rates.AddHists(hs)
 		}
 	}
 	return out

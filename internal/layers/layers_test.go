@@ -23,7 +23,7 @@ var layer = map[string]int{
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3, "internal/fixtures": 3,
 	"internal/watch": 4, "internal/fleet": 4,
-	"internal/cli":    5,
+	"internal/cli": 5, "internal/surfaces": 5,
 	"cmd/inferscope":  6,
 	"internal/layers": 7,
 

@@ -224,10 +224,13 @@ var figureDefs = func() []figureDef {
 }()
 
 // Figures returns every figure the server publishes enough for, in the
-// report's order.
+// report's order, of the sections the library writes ([Library.Sections]).
 func (l *Library) Figures() []Figure {
 	var out []Figure
 	for _, d := range figureDefs {
+		if !l.sections.HasRow(d.id) {
+			continue
+		}
 		e, ok := d.build(l)
 		if !ok {
 			continue

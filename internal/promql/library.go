@@ -10,6 +10,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -21,6 +23,10 @@ type Library struct {
 	sel     []Matcher
 	window  string
 	src     map[string]source
+	// sections are the report's optional sections that apply to the
+	// server: a figure or condition of one that does not has no
+	// expression.
+	sections analysis.Sections
 }
 
 // Options choose how a [Library] writes its expressions.
@@ -35,6 +41,13 @@ type Options struct {
 	// duration ("5m") or a dashboard variable ("$__rate_interval").
 	// Empty means [DefaultWindow].
 	Window string
+	// AllSections writes the figures and conditions of every section the
+	// server publishes series for. Without it, [New] writes only those of
+	// the sections the report has for the scrape (analysis.SectionsOf:
+	// no speculative decode without a drafter that has served, no KV
+	// offload without offload capacity, no recurrent state without a
+	// budget); [Newest], with no server to judge, writes every section.
+	AllSections bool
 }
 
 // DefaultWindow is the range of a windowed expression unless told.
@@ -86,7 +99,22 @@ func New(fams []*dto.MetricFamily, dialect string, o Options) (*Library, error) 
 	if len(l.src) == 0 {
 		return nil, fmt.Errorf("no %s series in the scrape that this library reads", dialect)
 	}
+	if !o.AllSections {
+		l.sections = sectionsOf(fams, dialect)
+	}
 	return l, nil
+}
+
+// sectionsOf is the report's judgement of which optional sections apply
+// to the server that published fams: the dialect's reading of them, as
+// the report reads a scrape. One the dialect cannot read applies every
+// section (the library's own reading found series in it).
+func sectionsOf(fams []*dto.MetricFamily, name string) analysis.Sections {
+	s, err := dialect.Map(fams, dialect.Options{Dialect: name})
+	if err != nil {
+		return analysis.AllSections()
+	}
+	return analysis.SectionsOf(s)
 }
 
 // Newest builds a dialect's library from the names of the newest version
@@ -129,7 +157,7 @@ func halfRatios(s sources) sources {
 }
 
 func newLibrary(dialect string, o Options) (*Library, error) {
-	l := &Library{dialect: dialect, by: o.By, sel: o.Selector, window: o.Window}
+	l := &Library{dialect: dialect, by: o.By, sel: o.Selector, window: o.Window, sections: analysis.AllSections()}
 	if l.by == nil {
 		l.by = DefaultBy(dialect)
 	}
@@ -164,8 +192,37 @@ func (l *Library) With(o Options) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.src = l.src
+	n.src, n.sections = l.src, l.sections
+	if o.AllSections {
+		n.sections = analysis.AllSections()
+	}
 	return n, nil
+}
+
+// Sections are the report's optional sections the library writes
+// figures and conditions for.
+func (l *Library) Sections() analysis.Sections { return l.sections }
+
+// LeftOut lists the optional sections the server publishes series for
+// that the library leaves out (as the report does), in the report's order:
+// what [Options.AllSections] would add.
+func (l *Library) LeftOut() []string {
+	all := *l
+	all.sections = analysis.AllSections()
+	has := map[string]bool{}
+	for _, f := range all.Figures() {
+		has[analysis.RowSection(f.ID)] = true
+	}
+	for _, c := range all.Conditions() {
+		has[conditionSection(c.ID)] = true
+	}
+	var out []string
+	for _, sec := range l.sections.Left() {
+		if has[sec] {
+			out = append(out, sec)
+		}
+	}
+	return out
 }
 
 // Dialect is the server the library writes for.

@@ -194,11 +194,25 @@ func (l *Library) Presence(ms []Matcher) (string, bool) {
 	return c.presence()
 }
 
+// conditionSection is the report section a note's condition belongs to:
+// that of the rows its band judges ("" for an alert no note makes, which
+// every server has).
+func conditionSection(id string) string {
+	if b, ok := analysis.NoteBand(id); ok && len(b.Rows) > 0 {
+		return analysis.RowSection(b.Rows[len(b.Rows)-1])
+	}
+	return ""
+}
+
 // Conditions returns the condition of every note a window can decide, and
-// of the alerts no note covers, that the server publishes enough for.
+// of the alerts no note covers, that the server publishes enough for, of
+// the sections the library writes ([Library.Sections]).
 func (l *Library) Conditions() []Condition {
 	var out []Condition
 	for _, d := range conditionDefs {
+		if !l.sections.Has(conditionSection(d.id)) {
+			continue
+		}
 		lim := conditionLimits(d.id)
 		e, ok := d.build(l, lim)
 		if !ok {

@@ -41,6 +41,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
@@ -203,10 +204,10 @@ func appendNew(names []string, name string) []string {
 }
 
 // RowsFor returns the rows a server supports, judged from a scrape of it:
-// those whose series it publishes, the offload rows only with offload
-// capacity (kv_offload_max_tokens or kv_offload_max_bytes > 0), and draft
-// acceptance only once a drafter has served requests. The sampled busy
-// share needs a session of scrapes ([History]) and is not among them.
+// those whose series it publishes, the offload rows and draft acceptance
+// only where the report has their section (analysis.SectionsOf: offload
+// capacity; a drafter that has served). The sampled busy share needs a
+// session of scrapes ([History]) and is not among them.
 func RowsFor(s *snapshot.Snapshot) []Row { return (supported(s) &^ sampledRows).rows() }
 
 // rowSet is a set of rows by their index in rows: what a [History] keeps
@@ -225,8 +226,9 @@ var sampledRows = func() rowSet {
 }()
 
 func supported(s *snapshot.Snapshot) rowSet {
-	offload := s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0
-	drafter := s.Get(snapshot.SpecDecodeRequestsTotal) > 0
+	// The report's sections decide: a row is there with its section.
+	secs := analysis.SectionsOf(s)
+	offload, drafter := secs.KVOffload, secs.SpecDecode
 	var set rowSet
 	for i, r := range rows {
 		if (r.offload && !offload) || (r.drafter && !drafter) {

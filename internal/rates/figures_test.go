@@ -202,7 +202,7 @@ func TestSampledBusy(t *testing.T) {
 	if v := figs[KeyNow]["busy_sampled"]; v != nil {
 		t.Errorf("one scrape's window: %v", *v)
 	}
-	d := delta(h.At(0), h.At(h.Len()-1))
+	d := h.delta(h.At(0), h.At(h.Len()-1))
 	if d.Sampled != (Sampling{Busy: 5, Scrapes: 12}) {
 		t.Errorf("session sampled %+v, want 5 busy of 12", d.Sampled)
 	}

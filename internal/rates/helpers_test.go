@@ -21,9 +21,8 @@ var (
 	mkHist = ratestest.Hist
 )
 
-// counter and hist are a series' index in a Sample.
-func counter(name string) int { return slices.Index(counterNames, name) }
-func hist(name string) int    { return slices.Index(histNames, name) }
+// hist is a histogram's index in a Sample.
+func hist(name string) int { return slices.Index(histNames, name) }
 
 // approx compares figures computed in two ways.
 func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
@@ -27,24 +28,33 @@ type Sample struct {
 	// StartToken is the raw start header, compared when Start is unknown.
 	StartToken string
 
-	// total[c] is the counter's increase since the history began, counting
-	// a decrease as a restart from zero (as PromQL's rate() does); raw[c]
-	// is the value as scraped. has[c] says the scrape carried it.
-	total [nCounters]float64
-	raw   [nCounters]float64
-	has   [nCounters]bool
+	// c[i] is the counter the history knows as names[i]: c is as long as
+	// the names known when the sample was taken, a later name being absent
+	// from it and every sample before.
+	c []count
 
-	// hists are the histograms as scraped (shared with the previous sample
-	// when unchanged); hepoch[h] counts the histogram's resets so that a
-	// window spanning one is left blank.
-	hists  [nHists]*histogram.Histogram
-	hepoch [nHists]int
+	// hists are the histograms as last scraped, carried over a scrape that
+	// lacked one (shared with the previous sample when unchanged); hhas[h]
+	// says this scrape carried it.
+	hists [nHists]*histogram.Histogram
+	hhas  [nHists]bool
 	// resets counts the counter resets since the history began, so that
-	// a window knows whether it spans one.
+	// a window knows whether it spans one (a histogram's increase is not
+	// kept as a running total, so its windows may not).
 	resets int
 	// sampled counts the scrapes since the history began that read the
 	// running gauge, and those that found a request running.
 	sampled Sampling
+}
+
+// count is one counter in a Sample: total is its increase since the
+// history began, counting a decrease as a restart from zero (as PromQL's
+// rate() does) and its first value, where an earlier sample lacked it, as
+// counted from zero; raw is the value last scraped (0 before the counter
+// was ever seen); has says this scrape carried it.
+type count struct {
+	total, raw float64
+	has        bool
 }
 
 // History is the samples of one server's scrapes over a session, thinned
@@ -58,6 +68,10 @@ type History struct {
 	longest     time.Duration
 	// rows are the rows the newest sample supports.
 	rows rowSet
+	// names are the counters seen, in the order first seen: a Sample's
+	// index; index finds a name's.
+	names []string
+	index map[string]int
 
 	// RestartedAt is when the server last restarted within this session
 	// (its new process start time); zero when it has not. Where the new
@@ -150,7 +164,7 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 		}
 		prev, ev = nil, Restarted
 	}
-	if fold(smp, prev, s) && ev == Appended {
+	if h.fold(smp, prev, s) && ev == Appended {
 		h.ResetAt, ev = at, Reset
 	}
 	smp.sample(prev, s)
@@ -200,8 +214,8 @@ func restarted(a, b float64) bool {
 // process's totals from the new one's wherever the new process has already
 // passed them (a restarted llama.cpp's token counters rising past the old
 // values while its seconds counters fell).
-func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
-	sc := scrapeOf(s)
+func (h *History) fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
+	sc := h.scrapeOf(s)
 	if prev != nil {
 		reset = sc.fellSince(prev)
 		smp.resets = prev.resets
@@ -215,20 +229,46 @@ func fold(smp, prev *Sample, s *snapshot.Snapshot) (reset bool) {
 }
 
 // scraped is what one scrape says of the counters and histograms a Sample
-// keeps, indexed as counterNames and histNames: ok[c] is false for a
-// counter absent or negative, hist[i] nil for a histogram absent.
+// keeps: val and ok indexed as the history's names (ok false for a
+// counter absent or negative), hist[i] nil for a histogram absent.
 type scraped struct {
-	val  [nCounters]float64
-	ok   [nCounters]bool
+	val  []float64
+	ok   []bool
 	hist [nHists]*histogram.Histogram
 }
 
-func scrapeOf(s *snapshot.Snapshot) scraped {
+// scrapeOf reads every counter a window holds (analysis.IsWindowCounter:
+// the rows' and those the windowed notes read) and the rows' histograms
+// from s, giving a name first seen its index.
+func (h *History) scrapeOf(s *snapshot.Snapshot) scraped {
 	var sc scraped
-	for c, name := range counterNames {
-		if v, present := s.Scalar(name); present && v >= 0 {
-			sc.val[c], sc.ok[c] = v, true
+	read := func(m map[string]float64) {
+		for name, v := range m {
+			if !analysis.IsWindowCounter(name) {
+				continue
+			}
+			i, known := h.index[name]
+			if !known {
+				if h.index == nil {
+					h.index = map[string]int{}
+				}
+				i = len(h.names)
+				h.index[name] = i
+				h.names = append(h.names, name)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				continue
+			}
+			for len(sc.val) <= i {
+				sc.val, sc.ok = append(sc.val, 0), append(sc.ok, false)
+			}
+			sc.val[i], sc.ok[i] = v, true
 		}
+	}
+	read(s.Scalars)
+	read(s.Extra)
+	for len(sc.val) < len(h.names) {
+		sc.val, sc.ok = append(sc.val, 0), append(sc.ok, false)
 	}
 	for i := range nHists {
 		sc.hist[i] = s.Hist(histNames[i])
@@ -239,10 +279,10 @@ func scrapeOf(s *snapshot.Snapshot) scraped {
 // fellSince reports whether any counter or histogram fell since prev:
 // the server's counters were reset.
 func (sc *scraped) fellSince(prev *Sample) bool {
-	for c := range nCounters {
-		// prev.raw holds the last value seen, carried over scrapes that
+	for i, c := range prev.c {
+		// c.raw holds the last value seen, carried over scrapes that
 		// lacked the counter.
-		if sc.ok[c] && sc.val[c] < prev.raw[c] {
+		if sc.ok[i] && sc.val[i] < c.raw {
 			return true
 		}
 	}
@@ -257,51 +297,52 @@ func (sc *scraped) fellSince(prev *Sample) bool {
 }
 
 // foldCounters sets each counter's running total: carried over when the
-// scrape lacks it, else increased by what it rose since prev, or by its
-// whole value after a reset.
+// scrape lacks it, else increased by what it rose since prev (from 0
+// where prev never saw it: a counter a server creates at its first
+// request), or by its whole value after a reset.
 func (smp *Sample) foldCounters(prev *Sample, sc *scraped, reset bool) {
-	for c := range nCounters {
-		if !sc.ok[c] {
-			if prev != nil {
-				// Carry the total so the next present value continues it.
-				smp.total[c], smp.raw[c] = prev.total[c], prev.raw[c]
-			}
+	smp.c = make([]count, len(sc.val))
+	for i := range smp.c {
+		var p count
+		if prev != nil && i < len(prev.c) {
+			p = prev.c[i]
+		}
+		if !sc.ok[i] {
+			// Carry the total so the next present value continues it.
+			smp.c[i] = count{total: p.total, raw: p.raw}
 			continue
 		}
-		smp.has[c], smp.raw[c] = true, sc.val[c]
+		c := count{total: p.total, raw: sc.val[i], has: true}
 		switch {
 		case prev == nil:
 			// The history begins here.
 		case reset:
-			smp.total[c] = prev.total[c] + sc.val[c]
+			c.total += sc.val[i]
 		default:
-			smp.total[c] = prev.total[c] + sc.val[c] - prev.raw[c]
+			c.total += sc.val[i] - p.raw
 		}
+		smp.c[i] = c
 	}
 }
 
-// foldHists keeps each histogram as scraped, starting a new epoch where a
-// window may not reach across: the histogram went missing, or was reset.
+// foldHists keeps each histogram as scraped, or carries the last one over
+// a scrape that lacked it; a reset starts a new epoch (smp.resets), which
+// no window may reach across.
 func (smp *Sample) foldHists(prev *Sample, sc *scraped, reset bool) {
 	for i, cur := range sc.hist {
 		switch {
 		case cur == nil:
 			if prev != nil {
-				smp.hepoch[i] = prev.hepoch[i] + 1
+				smp.hists[i] = prev.hists[i]
 			}
-		case prev == nil:
-			smp.hists[i] = cloneHist(cur)
-		case prev.hists[i] == nil || reset:
-			// A window across a reset is left blank: the increase of a
-			// histogram is not kept as running totals.
-			smp.hepoch[i] = prev.hepoch[i] + 1
-			smp.hists[i] = cloneHist(cur)
-		case sameHist(prev.hists[i], cur):
+			continue
+		case prev != nil && !reset && prev.hists[i] != nil && sameHist(prev.hists[i], cur):
 			// Idle: share the previous copy instead of storing another.
-			smp.hists[i], smp.hepoch[i] = prev.hists[i], prev.hepoch[i]
+			smp.hists[i] = prev.hists[i]
 		default:
-			smp.hists[i], smp.hepoch[i] = cloneHist(cur), prev.hepoch[i]
+			smp.hists[i] = cloneHist(cur)
 		}
+		smp.hhas[i] = true
 	}
 }
 
@@ -364,30 +405,43 @@ func (h *History) baseline(d time.Duration) int {
 	return i - 1
 }
 
-// delta is the increase from sample b to sample n, a later one.
-func delta(b, n *Sample) Delta {
+// delta is the increase from sample b to sample n, a later one, of every
+// counter and histogram n carries: a counter b did not have counts from
+// zero (it was created after b: vLLM's at the first request), as does a
+// histogram b never saw; one n lacks has no increase.
+func (h *History) delta(b, n *Sample) Delta {
 	d := Delta{
 		Seconds:  n.At.Sub(b.At).Seconds(),
-		Counters: make(map[string]float64, nCounters),
+		Counters: make(map[string]float64, len(n.c)),
 		Reset:    n.resets != b.resets,
 		Sampled:  Sampling{Busy: n.sampled.Busy - b.sampled.Busy, Scrapes: n.sampled.Scrapes - b.sampled.Scrapes},
 	}
-	for c, name := range counterNames {
-		if b.has[c] && n.has[c] {
-			d.Counters[name] = n.total[c] - b.total[c]
+	for i, c := range n.c {
+		if !c.has {
+			continue
 		}
+		base := 0.0
+		if i < len(b.c) {
+			base = b.c[i].total
+		}
+		d.Counters[h.names[i]] = c.total - base
 	}
 	for i, name := range histNames {
 		cur, prev := n.hists[i], b.hists[i]
-		if cur == nil || prev == nil || n.hepoch[i] != b.hepoch[i] {
+		if !n.hhas[i] || n.resets != b.resets {
 			continue
 		}
-		if inc, ok := cur.Sub(*prev); ok {
-			if d.Hists == nil {
-				d.Hists = make(map[string]histogram.Histogram, nHists)
+		inc := *cur
+		if prev != nil {
+			var ok bool
+			if inc, ok = cur.Sub(*prev); !ok {
+				continue
 			}
-			d.Hists[name] = inc
 		}
+		if d.Hists == nil {
+			d.Hists = make(map[string]histogram.Histogram, nHists)
+		}
+		d.Hists[name] = inc
 	}
 	return d
 }

@@ -96,8 +96,7 @@ func TestHistoryResetFolding(t *testing.T) {
 		t.Fatalf("baseline %d", b)
 	}
 	// 0..99 s adds 990; the fall to 0 adds 0; 100..300 s adds 2000.
-	gen := counter("tokens_predicted_total")
-	got := h.Newest().total[gen] - h.At(b).total[gen]
+	got := h.delta(h.At(b), h.Newest()).Counters["tokens_predicted_total"]
 	if got != 2990 {
 		t.Errorf("increase over 5 m = %v, want 2990", got)
 	}
@@ -114,10 +113,10 @@ func TestHistoryResetAllCounters(t *testing.T) {
 	if ev := h.Add(snap(0, "tokens_predicted_total", 13500, "tokens_predicted_seconds_total", 60, "requests_total", 41), at(60)); ev != Reset {
 		t.Fatalf("event %v, want Reset", ev)
 	}
-	n, b := h.At(1), h.At(0)
+	d := h.delta(h.At(0), h.At(1))
 	for name, want := range map[string]float64{"tokens_predicted_total": 13500, "tokens_predicted_seconds_total": 60, "requests_total": 41} {
-		if c := counter(name); n.total[c]-b.total[c] != want {
-			t.Errorf("%s: increase %v, want the new value %v", name, n.total[c]-b.total[c], want)
+		if got := d.Counters[name]; got != want {
+			t.Errorf("%s: increase %v, want the new value %v", name, got, want)
 		}
 	}
 	// A histogram whose buckets fall while every counter rose.
@@ -126,11 +125,11 @@ func TestHistoryResetAllCounters(t *testing.T) {
 	if ev := h2.Add(snap(0, "requests_total", 45, "time_to_first_token_seconds", mkHist([]float64{1}, []float64{3, 5})), at(10)); ev != Reset {
 		t.Fatalf("histogram fall: event %v, want Reset", ev)
 	}
-	req, ttft := counter("requests_total"), hist("time_to_first_token_seconds")
-	if got := h2.At(1).total[req] - h2.At(0).total[req]; got != 45 {
+	d2 := h2.delta(h2.At(0), h2.At(1))
+	if got := d2.Counters["requests_total"]; got != 45 {
 		t.Errorf("requests after a histogram reset: %v, want 45", got)
 	}
-	if h2.At(1).hepoch[ttft] == h2.At(0).hepoch[ttft] {
+	if _, ok := d2.Hists["time_to_first_token_seconds"]; ok {
 		t.Error("a window across the reset would subtract histograms")
 	}
 }
@@ -178,13 +177,13 @@ func TestHistorySharesIdleHistograms(t *testing.T) {
 	if h.At(0).hists[hTTFT] != h.At(1).hists[hTTFT] {
 		t.Error("an unchanged histogram is stored twice")
 	}
-	if h.At(1).hists[hTTFT] == h.At(2).hists[hTTFT] || h.At(2).hepoch[hTTFT] != 0 {
+	if h.At(1).hists[hTTFT] == h.At(2).hists[hTTFT] || h.At(2).resets != 0 {
 		t.Error("a grown histogram is not stored as a new reading of the same series")
 	}
 	// A fall is a reset of the histogram: a new epoch.
 	h.Add(snap(start0, "time_to_first_token_seconds", mkHist(bounds, []float64{0, 1})), at(3))
-	if h.At(3).hepoch[hTTFT] != 1 {
-		t.Errorf("epoch %d after a fall, want 1", h.At(3).hepoch[hTTFT])
+	if h.At(3).resets != 1 {
+		t.Errorf("%d resets after a fall, want 1", h.At(3).resets)
 	}
 }
 
@@ -223,4 +222,68 @@ func TestHistoryStartToken(t *testing.T) {
 	if got := h.Add(b, at(2)); got != Appended {
 		t.Errorf("start time known: event %v, want Appended", got)
 	}
+}
+
+// A counter a server creates at its first request (vLLM, llm-d, the
+// proxy) is absent from a scrape before it: a window from that scrape
+// counts it from zero. A histogram likewise. One present before and absent
+// at the window's end has no increase.
+func TestHistoryCountsBornCountersFromZero(t *testing.T) {
+	lat := []float64{0.1, 1}
+	h := NewHistory(time.Hour)
+	// Before the first request: gauges only (here a start time and a
+	// counter that will vanish).
+	h.Add(snap(start0, "kv_cache_usage_ratio", 0.0, "cached_tokens_total", 7), at(0))
+	h.Add(snap(start0, "requests_total", 3, "tokens_predicted_total", 300,
+		"time_to_first_token_seconds", mkHist(lat, []float64{1, 3, 3})), at(10))
+	h.Add(snap(start0, "requests_total", 5, "tokens_predicted_total", 500,
+		"time_to_first_token_seconds", mkHist(lat, []float64{2, 5, 5})), at(20))
+	d := h.delta(h.At(0), h.At(2))
+	for name, want := range map[string]float64{"requests_total": 5, "tokens_predicted_total": 500} {
+		if got, ok := d.Counters[name]; !ok || got != want {
+			t.Errorf("%s: increase %v (%v), want %v counted from zero", name, got, ok, want)
+		}
+	}
+	if _, ok := d.Counters["cached_tokens_total"]; ok {
+		t.Error("a counter absent at the window's end has an increase")
+	}
+	if got := d.Hists["time_to_first_token_seconds"]; got.Count != 5 {
+		t.Errorf("TTFT increase counts %v observations, want all 5 from zero", got.Count)
+	}
+	// Between the two later samples, the plain difference.
+	if got := h.delta(h.At(1), h.At(2)).Counters["requests_total"]; got != 2 {
+		t.Errorf("requests between 10 s and 20 s: %v, want 2", got)
+	}
+	// The rates table has the rows from the newest scrape, with figures.
+	sec, figs := h.Section([]time.Duration{20 * time.Second})
+	if sec.Table == nil {
+		t.Fatal("no table")
+	}
+	if v := figs["20s"]["requests"]; v == nil || *v != 0.25 {
+		t.Errorf("requests /s over 20 s = %v, want 5/20", deref(v))
+	}
+}
+
+// A counter that vanishes and comes back continues from its last value:
+// only one never seen counts from zero.
+func TestHistoryCarriesAVanishedCounter(t *testing.T) {
+	h := NewHistory(time.Hour)
+	h.Add(snap(start0, "requests_total", 100), at(0))
+	h.Add(snap(start0), at(10))
+	if ev := h.Add(snap(start0, "requests_total", 104), at(20)); ev != Appended {
+		t.Fatalf("event %v", ev)
+	}
+	if got := h.delta(h.At(0), h.At(2)).Counters["requests_total"]; got != 4 {
+		t.Errorf("increase %v, want 4", got)
+	}
+	if got := h.delta(h.At(1), h.At(2)).Counters["requests_total"]; got != 4 {
+		t.Errorf("increase from the scrape that lacked it: %v, want 4 (it was seen before)", got)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -2,7 +2,9 @@ package rates
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
@@ -15,10 +17,60 @@ import (
 // order, a restart between them) the section says why and there are no
 // figures.
 func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[string]*float64) {
+	sec, figs, _ := since(before, after)
+	return sec, figs
+}
+
+// SinceReport makes r, the one-shot report of after, the --since report:
+// the rates between the two scrapes first (as [Since] gives them, under
+// Report.Rates), and the notes on what happened judged on what happened
+// between them ([Judge]). Where the two cannot be compared the notes are
+// r's: after a restart between them, all the later process counted
+// happened between the two; without a scrape time there is no window to
+// judge. r is not changed.
+func SinceReport(r *report.Report, before, after *snapshot.Snapshot) *report.Report {
+	sec, figs, d := since(before, after)
+	out := r
+	if d != nil {
+		out = Judge(r, after, d, "the "+span(time.Duration(d.Seconds*float64(time.Second)))+" between the two scrapes")
+	} else {
+		cp := *r
+		out = &cp
+	}
+	out.Sections = append([]report.Section{sec}, out.Sections...)
+	out.Rates = figs
+	return out
+}
+
+// Between is the increase from a to b, two scrapes of one server, b the
+// later, as --since and the watch view count it, every histogram with it;
+// ok is false after a restart between them. Their scrape times are not
+// read: Seconds is 0.
+func Between(a, b *snapshot.Snapshot) (d Delta, ok bool) {
+	h, restarted := pair(a, time.Unix(0, 0), b, time.Unix(1, 0))
+	if restarted {
+		return Delta{}, false
+	}
+	d = h.delta(h.At(0), h.At(1))
+	d.Seconds = 0
+	allHists(&d, a, b)
+	return d, true
+}
+
+// pair is a history of two scrapes taken at ta and tb, and whether the
+// server restarted between them.
+func pair(a *snapshot.Snapshot, ta time.Time, b *snapshot.Snapshot, tb time.Time) (*History, bool) {
+	h := NewHistory(0)
+	h.Add(a, ta)
+	return h, h.Add(b, tb) == Restarted
+}
+
+// since is Since, and the window's increase (nil where there is none).
+func since(before, after *snapshot.Snapshot) (report.Section, map[string]map[string]*float64, *Delta) {
 	sec := report.Section{ID: "rates", Title: "Rates between two scrapes", Wide: true}
-	say := func(label, value, note string) (report.Section, map[string]map[string]*float64) {
+	say := func(label, value, note string) (report.Section, map[string]map[string]*float64, *Delta) {
 		sec.Rows = append(sec.Rows, report.Row{ID: "since", Label: label, Value: value, Note: note, Severity: report.Warn})
-		return sec, nil
+		return sec, nil, nil
 	}
 	if before == nil || after == nil {
 		return say("no rates", "a scrape is missing", "")
@@ -30,9 +82,8 @@ func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[str
 		return say("no rates", "the saved scrape is not the older one",
 			fmt.Sprintf("%s vs. %s", before.ScrapedAt.Format("2006-01-02 15:04:05"), after.ScrapedAt.Format("2006-01-02 15:04:05")))
 	}
-	h := NewHistory(0)
-	h.Add(before, before.ScrapedAt)
-	if h.Add(after, after.ScrapedAt) == Restarted {
+	h, restarted := pair(before, before.ScrapedAt, after, after.ScrapedAt)
+	if restarted {
 		if h.RestartUnknown {
 			return say("no rates", "server restarted between the two scrapes",
 				"its start time is unknown (the start header is no clock time); counters are not comparable across it")
@@ -41,12 +92,39 @@ func Since(before, after *snapshot.Snapshot) (report.Section, map[string]map[str
 		return say("no rates", "server restarted between the two scrapes",
 			fmt.Sprintf("%s before the later one; counters are not comparable across it", units.Seconds(ago.Seconds())))
 	}
-	d := delta(h.At(0), h.At(1))
+	d := h.delta(h.At(0), h.At(1))
+	allHists(&d, before, after)
 	if d.Reset {
 		sec.Rows = append(sec.Rows, report.Row{ID: "since_reset", Label: "counters reset",
 			Value: "between the two scrapes", Note: "counted from zero, as rate() does", Severity: report.Dim})
 	}
 	t, figs := Table(h.rows.rows(), []Column{{Key: KeySince, Header: "Δ " + span(after.ScrapedAt.Sub(before.ScrapedAt)), Delta: &d}})
 	sec.Table = t
-	return sec, figs
+	return sec, figs, &d
+}
+
+// allHists sets the increase of every histogram after carries, not only
+// the rows' (a History keeps those alone): its difference from before, or
+// all of it where before lacks it; none across a reset.
+func allHists(d *Delta, before, after *snapshot.Snapshot) {
+	d.Hists = nil
+	if d.Reset {
+		return
+	}
+	for name, h := range after.Histograms {
+		if h == nil {
+			continue
+		}
+		inc := *h
+		if p := before.Hist(name); p != nil {
+			var ok bool
+			if inc, ok = h.Sub(*p); !ok {
+				continue
+			}
+		}
+		if d.Hists == nil {
+			d.Hists = map[string]histogram.Histogram{}
+		}
+		d.Hists[name] = inc
+	}
 }

@@ -35,6 +35,15 @@ func TestSince(t *testing.T) {
 			cells:  map[string]string{"requests": "1", "generation": "100"}, // 252 and 25200 over 252 s
 		},
 		{
+			// The proxy creates its series at its first request: saved
+			// before it, three requests, saved after.
+			name:   "counters created after the earlier scrape count from zero",
+			before: stamp(snap(start0, "requests_processing", 0), 0),
+			after:  stamp(snap(start0, "requests_processing", 0, "requests_total", 3, "tokens_predicted_total", 300), 30),
+			header: "Δ 30s",
+			cells:  map[string]string{"requests": "0.1", "generation": "10"},
+		},
+		{
 			name:   "a reset between is counted from zero",
 			before: stamp(snap(start0, "requests_total", 500), 0),
 			after:  stamp(snap(start0, "requests_total", 120), 60),

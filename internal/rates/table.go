@@ -21,8 +21,12 @@ const (
 type Column struct {
 	Key    string // its key in Report.Rates
 	Header string // its label in the table's header
-	// Delta is the window's increases; nil leaves the column blank.
-	Delta *Delta
+	// Delta is the window's increases; nil leaves the column blank
+	// unless Figures holds its figures, one per row, computed already
+	// (a fleet's [Totals]), and Seconds what KeyElapsed says of them.
+	Delta   *Delta
+	Figures []Figure
+	Seconds float64
 	// StandsFor is the key of a window this column stands in for (the
 	// ~span column of a young session): that key is in Report.Rates too,
 	// with every figure null.
@@ -49,8 +53,13 @@ func Table(rows []Row, cols []Column) (*report.Table, map[string]map[string]*flo
 		m := blank()
 		if c.Delta != nil {
 			grid[j] = Compute(*c.Delta, rows)
-			if c.Delta.Seconds > 0 {
-				m[KeyElapsed] = ptr(c.Delta.Seconds)
+			c.Seconds = c.Delta.Seconds
+		} else if c.Figures != nil {
+			grid[j] = c.Figures
+		}
+		if grid[j] != nil {
+			if c.Seconds > 0 {
+				m[KeyElapsed] = ptr(c.Seconds)
 			}
 			for i, r := range rows {
 				m[r.ID] = grid[j][i].Value
@@ -93,7 +102,7 @@ func (h *History) columns(windows []time.Duration) []Column {
 	n := h.Len()
 	newest := h.At(n - 1)
 	over := func(base int) *Delta {
-		d := delta(h.At(base), newest)
+		d := h.delta(h.At(base), newest)
 		return &d
 	}
 	cols := make([]Column, 0, len(windows)+1)

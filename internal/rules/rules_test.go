@@ -364,3 +364,61 @@ func runGenerated(t *testing.T, tool, name string, set *rules.Set, file promtool
 		t.Errorf("%s: %v\n%s", name, err, failures(out))
 	}
 }
+
+// Rules follow the report: on every fixture, no recording rule or alert
+// belongs to an optional section (speculative decode, KV offload,
+// recurrent state) the fixture's report leaves out, and every optional
+// section the report has is in the rules where the server publishes its
+// series.
+func TestRulesFollowTheReport(t *testing.T) {
+	optional := []string{analysis.SectionSpecDecode, analysis.SectionKVOffload, analysis.SectionRecurrent}
+	checked := 0
+	for _, fx := range testdata.All(t, 40) {
+		l, err := promql.New(fx.Fams, fx.Snap.Dialect, promql.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", fx.Path, err)
+		}
+		set, err := rules.Generate(l, rules.Options{Advice: fx.Snap.Advice})
+		if err != nil {
+			t.Fatalf("%s: %v", fx.Path, err)
+		}
+		rep := analysis.Analyze(fx.Snap, analysis.Options{})
+		has := map[string]bool{}
+		for _, s := range rep.Sections {
+			has[s.ID] = true
+		}
+		in := map[string]bool{}
+		for _, f := range l.Figures() {
+			in[analysis.RowSection(f.ID)] = true
+		}
+		for _, a := range set.Alerts {
+			if b, ok := analysis.NoteBand(a.Condition.ID); ok && len(b.Rows) > 0 {
+				in[analysis.RowSection(b.Rows[0])] = true
+			}
+		}
+		for _, sec := range optional {
+			if in[sec] && !has[sec] {
+				t.Errorf("%s: rules for %s, which the report leaves out", fx.Path, sec)
+			}
+			if in[sec] {
+				checked++
+			}
+		}
+		if !slices.Equal(l.Sections().Left(), leftOut(optional, has)) {
+			t.Errorf("%s: the library leaves out %v, the report %v", fx.Path, l.Sections().Left(), leftOut(optional, has))
+		}
+	}
+	if checked == 0 {
+		t.Error("no fixture has an optional section's rules")
+	}
+}
+
+func leftOut(optional []string, has map[string]bool) []string {
+	var out []string
+	for _, s := range optional {
+		if !has[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/golden"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
@@ -317,5 +318,41 @@ func TestPipedFailOn(t *testing.T) {
 		if frames != 4 || !strings.HasSuffix(got, "\n") {
 			t.Errorf("json %v: %d frames, want 4 ending with the tripping one:\n%s", json, frames, got)
 		}
+	}
+}
+
+// --fail-on judges the window, through the real report: seven preemptions
+// before the watch began are information and trip nothing; the one that
+// happens while it watches trips it, its note naming the window.
+func TestFailOnJudgesTheWindow(t *testing.T) {
+	clk := &clock{t: t0}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ios, out, _ := iostreams.Test("", false, 0)
+	preempted := func(requests, n float64) *snapshot.Snapshot {
+		s := snap(start0, "requests_total", requests, "requests_processing", 1)
+		s.Extra = map[string]float64{snapshot.ExtraPreemptions: n}
+		return s
+	}
+	steps := []step{
+		{s: preempted(100, 7)}, {s: preempted(101, 7)}, {s: preempted(102, 7)},
+		{s: preempted(103, 8)}, // trips
+		{s: preempted(104, 8)},
+	}
+	build := func(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
+		return analysis.Analyze(s, analysis.Options{Now: now, Hist: hist})
+	}
+	c := Config{
+		Interval: time.Second, Windows: []time.Duration{time.Minute}, FailOn: report.Warn,
+		Fetch: script(clk, cancel, steps), Build: build,
+		Now: clk.Now, Render: plainRender, sleep: clk.sleep,
+	}
+	err := Run(ctx, ios, c)
+	var tr *TrippedError
+	if !errors.As(err, &tr) || tr.Note.ID != "preemptions" || !tr.At.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("Run = %v, want preemptions tripping at the fourth scrape\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(tr.Note.Text, "in the last 3s: 1 request was preempted") {
+		t.Errorf("the tripping note %q does not say it is about the window", tr.Note.Text)
 	}
 }

@@ -106,13 +106,19 @@ func (s *session) rebuild() {
 }
 
 // report is the report a frame drawn at now shows: the one-shot report of
-// the last good scrape with the rates table first and the watch's own
-// header lines (failure, restart, reset, slow scrape) before its own. It
-// shares nothing mutable with the session's copy.
+// the last good scrape, its notes on what happened judged on the longest
+// window shown (rates.History.Judge), with the rates table first and the
+// watch's own header lines (failure, restart, reset, slow scrape) before
+// its own. It shares nothing mutable with the session's copy.
 func (s *session) report(now time.Time) *report.Report {
 	var r report.Report
 	if s.base != nil {
 		r = *s.base
+		if s.last != nil {
+			// Notes on what happened judge the longest window shown, not
+			// the server's lifetime (--fail-on with them).
+			r = *s.h.Judge(s.base, s.last, s.effective())
+		}
 	}
 	var head []string
 	if s.failure != "" {

@@ -19,6 +19,14 @@
 // scrape is a frame that says so, never an exit. With [Config.FailOn] the
 // watch ends at the first refresh whose report holds a note that severe,
 // after writing that frame (a canary).
+//
+// # Notes
+//
+// A frame's notes on what happened (preemptions, errors, offload
+// thrashing, a low draft acceptance) judge the longest window shown, not
+// the server's lifetime (rates.History.Judge): one that happened only
+// before it is information, and trips no --fail-on. Notes on the state now
+// (KV pressure, the queue) judge the last scrape, as the one-shot does.
 package watch
 
 import (

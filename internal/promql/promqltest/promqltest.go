@@ -18,9 +18,9 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
-	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/promql/promtool"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/sim"
@@ -96,44 +96,15 @@ func (r *Run) At(t time.Duration) *snapshot.Snapshot {
 }
 
 // Window is what a report would say of the window from a to b: counters
-// as their increase (counted from zero past a reset, as increase() does),
-// histograms as their increase, gauges as read at b.
+// as their increase (counted from zero past a reset, or where a lacks
+// them), histograms as their increase, gauges as read at b; the windowed
+// views' own reading (rates.Between, analysis.WindowSnapshot).
 func Window(a, b *snapshot.Snapshot) *snapshot.Snapshot {
-	w := &snapshot.Snapshot{
-		Dialect: b.Dialect, ScrapedAt: b.ScrapedAt, Models: b.Models, Advice: b.Advice, PrefixCaching: b.PrefixCaching,
-		Scalars: map[string]float64{}, Histograms: map[string]*histogram.Histogram{}, Extra: map[string]float64{},
+	d, ok := rates.Between(a, b)
+	if !ok {
+		return analysis.WindowSnapshot(b, analysis.Window{})
 	}
-	delta := func(name string, vb float64, from map[string]float64) float64 {
-		d, _ := snapshot.Declared(name)
-		if d.Kind != snapshot.Counter {
-			return vb
-		}
-		va, ok := from[name]
-		if !ok || va > vb {
-			return vb
-		}
-		return vb - va
-	}
-	for k, v := range b.Scalars {
-		if k == snapshot.ProcessStartTimeSeconds {
-			continue
-		}
-		w.Scalars[k] = delta(k, v, a.Scalars)
-	}
-	for k, v := range b.Extra {
-		w.Extra[k] = delta(k, v, a.Extra)
-	}
-	for k, h := range b.Histograms {
-		if p, ok := a.Histograms[k]; ok {
-			if d, ok := h.Sub(*p); ok {
-				w.Histograms[k] = &d
-				continue
-			}
-		}
-		c := *h
-		w.Histograms[k] = &c
-	}
-	return w
+	return analysis.WindowSnapshot(b, analysis.Window{Counters: d.Counters, Hists: d.Hists})
 }
 
 // Oracle says what a window's figures and conditions are, the report's
