@@ -9,11 +9,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
-// errCap reports a body over the byte cap.
-var errCap = errors.New("over the byte cap")
+// errCap reports a body over the byte cap: the policy's own error, so that
+// a cap met in the HTTP client and one met here are one.
+var errCap = httpsafe.ErrTooLarge
 
 // unsupportedEncodingError names a Content-Encoding we did not offer.
 type unsupportedEncodingError struct{ enc string }
