@@ -20,7 +20,7 @@ var layer = map[string]int{
 	"internal/golden": 0, "exporter": 0,
 	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "sim": 1,
 	"internal/storetest": 1,
-	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
+	"internal/dialect":   2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3, "internal/fixtures": 3,
 	"internal/watch": 4, "internal/fleet": 4,
 	"internal/cli":    5,
