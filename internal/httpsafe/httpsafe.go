@@ -224,6 +224,44 @@ func (e *TooLargeError) Error() string {
 // Unwrap returns ErrTooLarge.
 func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 
+// ReadAll reads r to the end, failing with ErrTooLarge as soon as it holds
+// more than limit bytes. sizeHint (a Content-Length, a file's size) presizes
+// the buffer when it is within the cap; else, or past it, the buffer
+// doubles from 64 KiB but never past limit+1 bytes, so that reading to the
+// cap allocates at most three times the cap, twice for a cap that is a
+// power of two (io.ReadAll and bytes.Buffer grow past the cap: 128 MB
+// allocated to meet a cap of 32 MiB). On another error it returns what it
+// read before it.
+func ReadAll(r io.Reader, limit, sizeHint int64) ([]byte, error) {
+	size := int64(64 << 10)
+	if sizeHint > 0 && sizeHint <= limit {
+		size = sizeHint + 1 // the extra byte meets EOF without growing
+	}
+	b := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(b) == cap(b) { // below limit+1: that many is an error
+			c := max(2*int64(cap(b)), 64<<10)
+			if c >= limit {
+				c = limit + 1 // room for the byte that says the body is over
+			}
+			nb := make([]byte, len(b), c)
+			copy(nb, b)
+			b = nb
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, ErrTooLarge
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
 // GzipError is an answer whose gzip data is corrupt.
 type GzipError struct {
 	URL string

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
@@ -288,5 +289,46 @@ func TestTransportHasNoTimersOfItsOwn(t *testing.T) {
 	}
 	if httpsafe.NewTransport() == tr {
 		t.Error("NewTransport returned the shared transport")
+	}
+}
+
+// ReadAll reads to the cap and no further, whatever the size hint says,
+// and allocates at most twice the cap doing it (a power of two).
+func TestReadAll(t *testing.T) {
+	const max = 1 << 20
+	body := bytes.Repeat([]byte("x"), max)
+	for _, tc := range []struct {
+		name string
+		n    int
+		hint int64
+		over bool
+	}{
+		{"empty", 0, 0, false},
+		{"exactly the cap", max, 0, false},
+		{"exactly the cap, announced", max, max, false},
+		{"a byte over", max + 1, 0, true},
+		{"a byte over, announced short", max + 1, 10, true},
+		{"small, announced long", 10, 1 << 40, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := io.MultiReader(bytes.NewReader(body), strings.NewReader("y"))
+			var b []byte
+			var err error
+			alloc := hostiletest.Allocated(func() { b, err = httpsafe.ReadAll(io.LimitReader(r, int64(tc.n)), max, tc.hint) })
+			switch {
+			case tc.over && !errors.Is(err, httpsafe.ErrTooLarge):
+				t.Errorf("err = %v, want ErrTooLarge", err)
+			case !tc.over && (err != nil || len(b) != tc.n):
+				t.Errorf("%d bytes, %v; want %d", len(b), err, tc.n)
+			}
+			if alloc > 2*max+64<<10 {
+				t.Errorf("%d bytes allocated for a cap of %d", alloc, max)
+			}
+		})
+	}
+	// Another error returns what came before it.
+	b, err := httpsafe.ReadAll(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(io.ErrUnexpectedEOF)), max, 0)
+	if string(b) != "abc" || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("%q, %v", b, err)
 	}
 }

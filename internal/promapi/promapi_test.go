@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 
@@ -396,7 +397,7 @@ func FuzzParseBuildinfo(f *testing.F) {
 	f.Add([]byte(`{"status":"success","data":{}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, _ := parseBuildinfo(body)
-		if len(b.Version) > maxMsg+len("…") {
+		if utf8.RuneCountInString(b.Version) > maxMsg {
 			t.Errorf("version of %d bytes kept", len(b.Version))
 		}
 		_ = b.String()

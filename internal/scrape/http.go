@@ -105,7 +105,7 @@ func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
 		e.Waited = waited()
 		return nil, e
 	}
-	wire, err := readCapped(resp.Body, o.MaxBytes, resp.ContentLength)
+	wire, err := httpsafe.ReadAll(resp.Body, o.MaxBytes, resp.ContentLength)
 	if err != nil {
 		if errors.Is(err, errCap) {
 			e := tooLarge("the answer from "+src, o.MaxBytes, false)

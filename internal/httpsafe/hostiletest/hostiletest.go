@@ -126,10 +126,12 @@ func Gzipped(body []byte) http.Handler {
 	})
 }
 
-// Nested returns a Prometheus API answer whose data is depth arrays
-// nested in one another, and never closed.
+// Nested returns a Prometheus API answer whose "infos" (a field every
+// reader skips) is depth arrays nested in one another, never closed: a
+// reader that recurses into what it skips without a bound overflows its
+// stack.
 func Nested(depth int) []byte {
-	return []byte(`{"status":"success","data":` + strings.Repeat("[", depth))
+	return []byte(`{"status":"success","infos":` + strings.Repeat("[", depth))
 }
 
 // Allocated returns how many bytes the process allocated while f ran: a
