@@ -94,14 +94,14 @@ func discover(ctx context.Context, q *querier, sel Selector, by []string, start,
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
 	err := q.series(ctx, "discovery: every series of every dialect", []string{discoverMatch(sel)}, start, end, func(m model.Metric) error {
 		if d.series++; d.series > lim.maxSeries {
-			return lim.tooMany("series", lim.maxSeries+1, true)
+			return lim.stopped(len(d.byID))
 		}
 		return d.add(m, lim)
 	})
 	var pe *promapi.Error
 	switch {
 	case errors.As(err, &pe) && pe.Kind == promapi.TooManySeries:
-		return nil, lim.tooMany("series", lim.maxSeries+1, true)
+		return nil, lim.stopped(len(d.byID))
 	case err != nil:
 		return nil, err
 	case lim.over > 0:
@@ -260,6 +260,15 @@ func (l *limits) count(labels map[string]string) {
 			return
 		}
 	}
+}
+
+// stopped is the error of a discovery stopped at its series bound: the
+// instances past theirs if they were, else the series.
+func (l *limits) stopped(instances int) *LimitError {
+	if l.over > 0 {
+		return l.tooMany("instances", instances+l.over, true)
+	}
+	return l.tooMany("series", l.maxSeries+1, true)
 }
 
 func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {

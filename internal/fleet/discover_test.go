@@ -29,11 +29,12 @@ var vllmSeries = func() []string {
 // tenths in the second.
 func nsOf(pod int) int { return []int{0, 0, 0, 0, 0, 1, 1, 1, 2, 2}[pod%10] }
 
-// bigStore is a store whose discovery lists pods × 45 series, the pods
-// spread over namespaces (nsOf), and which knows nothing else. With honourLimit it stops at
+// bigStore is a store whose discovery lists pods × perPod series (45
+// families, for as many models as it takes), the pods spread over
+// namespaces (nsOf), and which knows nothing else. With honourLimit it stops at
 // the limit= it is sent, as Prometheus 2.50 and VictoriaMetrics do; else
 // it sends every series, as older stores do.
-func bigStore(t *testing.T, pods int, honourLimit bool) (*httptest.Server, *int) {
+func bigStore(t *testing.T, pods, perPod int, honourLimit bool) (*httptest.Server, *int) {
 	t.Helper()
 	limitSent := new(int)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,17 +51,15 @@ func bigStore(t *testing.T, pods int, honourLimit bool) (*httptest.Server, *int)
 			buf := append(make([]byte, 0, 64<<10), `{"status":"success","data":[`...)
 			n := 0
 			for pod := 0; pod < pods && (limit == 0 || n < limit); pod++ {
-				for _, name := range vllmSeries {
-					if limit > 0 && n == limit {
-						break
-					}
+				for k := 0; k < perPod && (limit == 0 || n < limit); k++ {
 					if n > 0 {
 						buf = append(buf, ',')
 					}
-					buf = append(append(append(buf, `{"__name__":"`...), name...), `","job":"vllm","instance":"10.0.0.`...)
+					buf = append(append(append(buf, `{"__name__":"`...), vllmSeries[k%45]...), `","job":"vllm","instance":"10.0.0.`...)
 					buf = append(strconv.AppendInt(buf, int64(pod%256), 10), `:8000","namespace":"ns-`...)
 					buf = append(strconv.AppendInt(buf, int64(nsOf(pod)), 10), `","pod":"vllm-`...)
-					buf = append(strconv.AppendInt(buf, int64(pod), 10), `","model_name":"m","engine":"0"}`...)
+					buf = append(strconv.AppendInt(buf, int64(pod), 10), `","model_name":"m`...)
+					buf = append(strconv.AppendInt(buf, int64(k/45), 10), `","engine":"0"}`...)
 					n++
 					if len(buf) > 60<<10 {
 						if _, err := w.Write(buf); err != nil {
@@ -98,7 +97,7 @@ func TestDiscoveryBounds(t *testing.T) {
 	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name         string
-		pods         int
+		pods, perPod int
 		honour       bool
 		maxInstances int
 		maxBytes     int64
@@ -106,17 +105,19 @@ func TestDiscoveryBounds(t *testing.T) {
 		msg          string
 		alloc        uint64 // at most, in bytes
 	}{
-		{name: "2,000 instances past 500", pods: 2000, honour: true, maxInstances: 500, what: "instances",
+		{name: "2,000 instances past 500", pods: 2000, perPod: 45, honour: true, maxInstances: 500, what: "instances",
 			msg: "the store holds 2000 inference-server instances, more than the 500 read at once", alloc: 56 << 20},
-		{name: "1M series, the store stops at limit=", pods: 1_000_000 / 45, honour: true, maxInstances: 10, what: "series",
+		{name: "1M series, the store stops at limit=", pods: 2, perPod: 500_000, honour: true, maxInstances: 10, what: "series",
 			msg: "the store lists more than 2000 inference-server series: discovery reads at most 200 for each of the 10 instances allowed", alloc: 4 << 20},
-		{name: "300k series, all sent", pods: 300_000 / 45, maxInstances: 1000, what: "series",
+		{name: "300k series of 300 instances, all sent", pods: 300, perPod: 1000, maxInstances: 1000, what: "series",
 			msg: "the store lists more than 200000 inference-server series", alloc: 200 << 20},
-		{name: "1M series, all sent", pods: 1_000_000 / 45, maxInstances: 1000, maxBytes: 32 << 20,
+		{name: "300k series of 6,666 instances, all sent", pods: 6666, perPod: 45, maxInstances: 1000, what: "instances",
+			msg: "the store holds more than 4445 inference-server instances, more than the 1000 read at once", alloc: 200 << 20},
+		{name: "1M series, all sent", pods: 1000, perPod: 1000, maxInstances: 1000, maxBytes: 32 << 20,
 			msg: "/api/v1/series is larger than the 32.0 MiB cap", alloc: 80 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, limitSent := bigStore(t, tc.pods, tc.honour)
+			srv, limitSent := bigStore(t, tc.pods, tc.perPod, tc.honour)
 			c := bigClient(t, srv, tc.maxInstances, tc.maxBytes)
 			var err error
 			alloc := hostiletest.Allocated(func() {
@@ -143,7 +144,7 @@ func TestDiscoveryBounds(t *testing.T) {
 // The error of a fleet past --max-instances names the namespaces holding
 // the most instances, as selectors that narrow it, within the user's own.
 func TestLimitErrorNarrowers(t *testing.T) {
-	srv, _ := bigStore(t, 70, true)
+	srv, _ := bigStore(t, 70, 45, true)
 	c := bigClient(t, srv, 20, 0)
 	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
 	sel := Selector{{Name: "job", Op: "=", Value: "vllm"}}
