@@ -189,7 +189,8 @@ type reader struct {
 	intern map[string]string // label names and values, shared
 }
 
-// open enters an array or object after its first byte.
+// open enters an array or object after its first byte; its closing byte
+// leaves it (an error ends the reading, depth and all).
 func (r *reader) open() error {
 	if r.depth++; r.depth > maxDepth {
 		return r.fail(fmt.Sprintf("arrays and objects nested deeper than %d", maxDepth))
@@ -237,9 +238,9 @@ func (r *reader) object(field func(key string) error) error {
 	if err := r.open(); err != nil {
 		return err
 	}
-	defer func() { r.depth-- }()
 	if r.peek() == '}' {
 		r.i++
+		r.depth--
 		return nil
 	}
 	for {
@@ -258,6 +259,7 @@ func (r *reader) object(field func(key string) error) error {
 			r.i++
 		case '}':
 			r.i++
+			r.depth--
 			return nil
 		default:
 			return r.fail("expected , or }")
@@ -273,9 +275,9 @@ func (r *reader) array(elem func() error) error {
 	if err := r.open(); err != nil {
 		return err
 	}
-	defer func() { r.depth-- }()
 	if r.peek() == ']' {
 		r.i++
+		r.depth--
 		return nil
 	}
 	for {
@@ -287,6 +289,7 @@ func (r *reader) array(elem func() error) error {
 			r.i++
 		case ']':
 			r.i++
+			r.depth--
 			return nil
 		default:
 			return r.fail("expected , or ]")
