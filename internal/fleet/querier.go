@@ -84,12 +84,15 @@ func (q *querier) series(ctx context.Context, purpose string, matches []string, 
 		return e.EachSeries(ctx, matches, start, end, each)
 	}
 	sets, err := q.api.Series(ctx, matches, start, end)
+	if err != nil {
+		return err
+	}
 	for _, ls := range sets {
-		if err == nil {
-			err = each(model.Metric(ls))
+		if err := each(model.Metric(ls)); err != nil {
+			return err
 		}
 	}
-	return err
+	return nil
 }
 
 // instant runs an instant query and returns its vector (a matrix for a
