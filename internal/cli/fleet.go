@@ -59,6 +59,10 @@ Flags:
   --replica-label L    a label that tells HA replicas' copies apart (repeatable): dropped, one
                        copy read; a Thanos querier is asked to deduplicate on it too
   --timeout D          how long one request to the store may take (default {timeout})
+  --max-bytes N        the largest answer read from the store, after decompression, in bytes or
+                       with k, M or G (x1024), at most {max-max-bytes} (default {max-bytes})
+  --max-instances N    the most instances read (default {max-instances}), and {series-each} series listed
+                       for each; more is an error that says how to narrow --selector
   --show-queries       write every query sent, and how long it took, to stderr
   --hist, --width, --columns, --no-color   as for inferscope itself
 
@@ -69,6 +73,10 @@ Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not
 	"sort-keys", orList(fleet.SortKeys()),
 	"min-watch", units.Duration(minFleetWatch),
 	"timeout", units.Duration(promapi.DefaultTimeout),
+	"max-max-bytes", spellSize(MaxMaxBytes),
+	"max-bytes", spellSize(promapi.DefaultMaxBytes),
+	"max-instances", strconv.Itoa(fleet.DefaultMaxInstances),
+	"series-each", strconv.Itoa(fleet.SeriesPerInstance),
 	"ok", strconv.Itoa(ExitOK),
 	"fail-on", strconv.Itoa(ExitFailOn),
 	"error", strconv.Itoa(ExitError),
@@ -78,6 +86,10 @@ Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not
 // minFleetWatch is the shortest refresh of the fleet table: each one
 // queries the store.
 const minFleetWatch = 5 * time.Second
+
+// maxMaxInstances bounds --max-instances: a report past it would take
+// tens of gigabytes.
+const maxMaxInstances = 100_000
 
 // maxWindow is the longest window read: a past range beyond it reads
 // more samples than a store answers within a request's time.
@@ -102,6 +114,8 @@ type fleetOptions struct {
 	replicas    headerList
 	timeout     time.Duration
 	showQueries bool
+	maxBytes    int64
+	maxInst     int
 
 	// parsed
 	sel      fleet.Selector
@@ -133,11 +147,14 @@ func (o *fleetOptions) flags() *flag.FlagSet {
 	fs.Var(&o.replicas, "replica-label", "")
 	fs.Var(durationFlag{&o.timeout}, "timeout", "")
 	fs.BoolVar(&o.showQueries, "show-queries", false, "")
+	fs.Var(sizeFlag{&o.maxBytes}, "max-bytes", "")
+	fs.IntVar(&o.maxInst, "max-instances", o.maxInst, "")
 	return fs
 }
 
 func parseFleet(args []string, io *iostreams.IO, now time.Time) (*fleetOptions, error) {
-	o := &fleetOptions{window: fleet.DefaultWindow, timeout: promapi.DefaultTimeout, store: io.Getenv("INFERSCOPE_PROMETHEUS")}
+	o := &fleetOptions{window: fleet.DefaultWindow, timeout: promapi.DefaultTimeout, store: io.Getenv("INFERSCOPE_PROMETHEUS"),
+		maxBytes: promapi.DefaultMaxBytes, maxInst: fleet.DefaultMaxInstances}
 	fs := o.flags()
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -171,6 +188,23 @@ func (o *fleetOptions) checkStore() error {
 	}
 	if o.timeout <= 0 {
 		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
+	}
+	return o.checkBounds()
+}
+
+// checkBounds refuses a --max-bytes or --max-instances that cannot work.
+func (o *fleetOptions) checkBounds() error {
+	switch {
+	case o.maxBytes <= 0:
+		return usagef("use a positive size such as --max-bytes 256M", "--max-bytes must be positive")
+	case o.maxBytes > MaxMaxBytes:
+		return usagef("the default is "+spellSize(promapi.DefaultMaxBytes)+", enough for the state of about 1,900 vLLM pods in one answer",
+			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+	case o.maxInst <= 0:
+		return usagef("use a positive count such as --max-instances 2000", "--max-instances must be positive")
+	case o.maxInst > maxMaxInstances:
+		return usagef(fmt.Sprintf("read part of the fleet at a time with --selector; at most --max-instances %d", maxMaxInstances),
+			"--max-instances %d is more than inferscope reads at once", o.maxInst)
 	}
 	return nil
 }
@@ -363,7 +397,7 @@ func parseHeaderFlag(h string) (string, string, error) {
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
 	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
-		ReplicaLabels: o.replicas}
+		ReplicaLabels: o.replicas, MaxInstances: o.maxInst}
 }
 
 func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {
@@ -376,7 +410,7 @@ func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {
 		return err
 	}
 	client, err := promapi.New(promapi.Options{URL: o.store, Headers: o.httpHdr, UserAgent: userAgent(), Timeout: o.timeout,
-		Dedup: o.dedup, ReplicaLabels: o.replicas})
+		Dedup: o.dedup, ReplicaLabels: o.replicas, MaxBytes: o.maxBytes, MaxSeries: fleet.MaxSeries(o.maxInst)})
 	if err != nil {
 		return o.storeError(err)
 	}
@@ -477,7 +511,7 @@ func worstOf(f *fleet.Fleet, one bool) report.Severity {
 // notOne is --instance matching none, or several, instances.
 func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 	if len(f.Instances) == 0 {
-		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", o.instance, o.model)
+		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", termsafe.Line(o.instance, 120), o.model)
 	}
 	ids := make([]string, 0, len(f.Instances))
 	for i, in := range f.Instances {
@@ -488,7 +522,7 @@ func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 		ids = append(ids, in.ID)
 	}
 	return usagef("add labels until one is left, such as --instance namespace=llm,pod=vllm-7, or group with --by",
-		"--instance %s matches %d instances: %s", o.instance, len(f.Instances), strings.Join(ids, ", "))
+		"--instance %s matches %d instances: %s", termsafe.Line(o.instance, 120), len(f.Instances), strings.Join(ids, ", "))
 }
 
 // runWatch redraws the fleet every --watch: the whole screen on a
@@ -543,10 +577,13 @@ func (o *fleetOptions) storeError(err error) error {
 	var (
 		pe *promapi.Error
 		ns *fleet.NoSeriesError
+		le *fleet.LimitError
 	)
 	switch {
 	case errors.As(err, &ns):
 		return usagef(noSeriesHint(ns, o), "%v", ns)
+	case errors.As(err, &le):
+		return usagef(limitHint(le), "%v", le)
 	case errors.As(err, &pe):
 		if pe.Kind == promapi.Canceled {
 			return context.Canceled
@@ -554,6 +591,27 @@ func (o *fleetOptions) storeError(err error) error {
 		return usagef(o.storeHint(pe), "%v", pe)
 	}
 	return err
+}
+
+// limitHint says how to narrow a fleet past --max-instances: the
+// namespaces (or jobs) holding the most instances, as selectors.
+func limitHint(le *fleet.LimitError) string {
+	raise := "or raise --max-instances (each instance read costs about half a megabyte)"
+	if le.What == "series" {
+		raise = fmt.Sprintf("or raise --max-instances, which allows %d series for each", fleet.SeriesPerInstance)
+	}
+	if len(le.Largest) == 0 {
+		return "narrow with --selector, such as --selector '{namespace=\"llm\"}', " + raise
+	}
+	var ways []string
+	for i, n := range le.Largest {
+		sel := termsafe.ShellQuote("{" + n.Selector.String() + "}")
+		if i == 0 {
+			sel = "--selector " + sel
+		}
+		ways = append(ways, fmt.Sprintf("%s (%d instances)", sel, n.Instances))
+	}
+	return "narrow with " + strings.Join(ways, " or ") + "; " + raise
 }
 
 func noSeriesHint(ns *fleet.NoSeriesError, o *fleetOptions) string {
@@ -592,6 +650,13 @@ func (o *fleetOptions) storeHint(e *promapi.Error) string {
 		return "the store (or a proxy before it) failed; its log should say why"
 	case promapi.BadAnswer:
 		return "is --prometheus the API's base URL? the answer was another page (a login, a proxy's)"
+	case promapi.Redirect:
+		return "if you trust the other host, give it as --prometheus; inferscope does not send credentials to a host it was not given"
+	case promapi.TooLarge:
+		if o.maxBytes >= MaxMaxBytes {
+			return "read less: a narrower --selector, a shorter window"
+		}
+		return fmt.Sprintf("read less (a narrower --selector, a shorter window), or raise the cap: --max-bytes %s", spellSize(min(2*o.maxBytes, MaxMaxBytes)))
 	}
 	return "inferscope fleet --show-queries writes every query sent; check --selector"
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	io2 "io"
 	"math"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/storetest"
 )
@@ -58,6 +60,12 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "--header", "nocolon"}, "--header", "Name: value"},
 		{[]string{"--prometheus", "ftp://p"}, "scheme must be http or https", "API base"},
 		{[]string{"--prometheus", "p:9090", "--timeout", "0s"}, "--timeout must be positive", "30s"},
+		{[]string{"--prometheus", "p:9090", "--max-bytes", "0"}, "--max-bytes must be positive", "--max-bytes 256M"},
+		{[]string{"--prometheus", "p:9090", "--max-bytes", "2G"}, "--max-bytes 2G is more than inferscope reads (at most 1G)", "128M"},
+		{[]string{"--prometheus", "p:9090", "--max-bytes", "lots"}, "not a size", "fleet --help"},
+		{[]string{"--prometheus", "p:9090", "--max-instances", "0"}, "--max-instances must be positive", "--max-instances 2000"},
+		{[]string{"--prometheus", "p:9090", "--max-instances", "1000000"}, "more than inferscope reads at once", "--selector"},
+		{[]string{"--prometheus", "p:9090", "--selector", "{" + strings.Repeat(`pod!="vllm-00001",`, 667)}, "missing } at byte 12008 of 12007", "inside braces"},
 	} {
 		io, out, errb := iostreams.Test("", false, 0)
 		code := run(context.Background(), append([]string{"fleet"}, tc.args...), io)
@@ -329,3 +337,61 @@ func TestFleetLive(t *testing.T) {
 }
 
 func approxRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// What a hostile store does, through the one way out: a redirect to
+// another host with credentials, an answer past --max-bytes, a fleet past
+// --max-instances; each an error on one line with what to try, exit 2.
+func TestFleetHostileStore(t *testing.T) {
+	other := &hostiletest.Recorder{Body: `{"status":"success","data":{"version":"2.42.0"}}`}
+	otherURL := hostiletest.OtherHost(t, other)
+	away := httptest.NewServer(hostiletest.RedirectTo(otherURL))
+	defer away.Close()
+	huge := httptest.NewServer(hostiletest.Stream(`{"status":"success","data":{"version":"`, "9", 1<<30, 0))
+	defer huge.Close()
+	many := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/series":
+			var b strings.Builder
+			b.WriteString(`{"status":"success","data":[`)
+			for i := range 30 {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"__name__":"vllm:num_requests_running","namespace":"ns-%d","pod":"vllm-%d"}`, i%3/2, i)
+			}
+			w.Write([]byte(b.String() + `]}`))
+		case "/api/v1/query":
+			w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[]}}`))
+		default:
+			w.Write([]byte(`{"status":"success","data":{"version":"2.42.0"}}`))
+		}
+	}))
+	defer many.Close()
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		err, hint string
+	}{
+		{"redirect with credentials", []string{"--prometheus", away.URL, "--header", "X-Scope-OrgID: team"}, map[string]string{"INFERSCOPE_BEARER_TOKEN": "tok"},
+			away.URL + "/api/v1/status/buildinfo redirected to another host, " + otherURL + "/api/v1/status/buildinfo", "if you trust the other host"},
+		{"an answer past --max-bytes", []string{"--prometheus", huge.URL, "--max-bytes", "1M"}, nil,
+			huge.URL + "/api/v1/status/buildinfo is larger than the 1.0 MiB cap", "--max-bytes 2M"},
+		{"a fleet past --max-instances", []string{"--prometheus", many.URL, "--max-instances", "10"}, nil,
+			"the store holds 30 inference-server instances, more than the 10 read at once",
+			`narrow with --selector '{namespace="ns-0"}' (20 instances) or '{namespace="ns-1"}' (10 instances); or raise --max-instances`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			io, out, errb := iostreams.Test("", false, 0)
+			io.Getenv = func(k string) string { return tc.env[k] }
+			code := run(context.Background(), append([]string{"fleet"}, tc.args...), io)
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			if code != ExitError || out.Len() != 0 || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+				t.Errorf("exit %d\n%s\nwant error with %q, hint with %q", code, errb, tc.err, tc.hint)
+			}
+		})
+	}
+	if n := len(other.Requests()); n != 0 {
+		t.Errorf("the other host was sent %d requests", n)
+	}
+}

@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/promapi"
 )
 
 // DefaultBy is the grouping where every series has both labels (a
@@ -79,45 +82,36 @@ func discoverMatch(sel Selector) string {
 
 // discover lists the series of every dialect in [start, end] and groups
 // them into instances by the by labels (nil: DefaultBy where a series has
-// them, else FallbackBy).
-func discover(ctx context.Context, q *querier, sel Selector, by []string, start, end time.Time) (*discovery, error) {
-	sets, err := q.series(ctx, "discovery: every series of every dialect", []string{discoverMatch(sel)}, start, end)
-	if err != nil {
+// them, else FallbackBy). The series are taken as the store's answer is
+// read, none kept: memory grows with the instances, not the series. More
+// than maxInstances instances, or more than MaxSeries(maxInstances)
+// series, is a *LimitError.
+func discover(ctx context.Context, q *querier, sel Selector, by []string, start, end time.Time, maxInstances int) (*discovery, error) {
+	if maxInstances <= 0 {
+		maxInstances = DefaultMaxInstances
+	}
+	d := &discovery{by: by, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}}
+	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
+	err := q.series(ctx, "discovery: every series of every dialect", []string{discoverMatch(sel)}, start, end, func(m model.Metric) error {
+		if d.series++; d.series > lim.maxSeries {
+			return lim.stopped(len(d.byID))
+		}
+		return d.add(m, lim)
+	})
+	var pe *promapi.Error
+	switch {
+	case errors.As(err, &pe) && pe.Kind == promapi.TooManySeries:
+		return nil, lim.stopped(len(d.byID))
+	case err != nil:
 		return nil, err
+	case lim.over > 0:
+		return nil, lim.tooMany("instances", len(d.byID)+lim.over, false)
 	}
-	d := &discovery{by: by, routerSeries: map[string]int{}, series: len(sets), byKey: map[string]string{}}
-	byID := map[string]*group{}
-	for _, ls := range sets {
-		m := model.Metric(ls)
-		name := string(m[model.MetricNameLabel])
-		owner := dialect.Owner(name)
-		if owner == "" {
-			continue
-		}
-		labels := groupLabels(m, by)
-		id := groupID(labels)
-		d.byKey[groupKey(m, by)] = id
-		if owner == "vllm" && m[routerLabel] != "" {
-			d.routerSeries[id]++
-			continue
-		}
-		g := byID[id]
-		if g == nil {
-			g = &group{id: id, labels: labels, families: map[string]bool{}, targets: map[Target]bool{}}
-			for _, k := range slices.Sorted(maps.Keys(labels)) {
-				g.match = append(g.match, Matcher{Name: k, Op: "=", Value: labels[k]})
-			}
-			byID[id] = g
-		}
-		g.families[name] = true
-		g.targets[targetOf(m)] = true
-	}
-	for _, g := range byID {
+	for _, g := range d.byID {
 		g.dialect = majorityDialect(g.families)
 		d.groups = append(d.groups, g)
 	}
 	sort.Slice(d.groups, func(i, j int) bool { return d.groups[i].id < d.groups[j].id })
-	d.byID = byID
 	d.byTarget = map[Target]*group{}
 	for _, g := range d.groups {
 		for t := range g.targets {
@@ -125,6 +119,176 @@ func discover(ctx context.Context, q *querier, sel Selector, by []string, start,
 		}
 	}
 	return d, nil
+}
+
+// add routes one series to its instance: a new one if it is the first of
+// its instance and there is room, else one only counted (lim).
+func (d *discovery) add(m model.Metric, lim *limits) error {
+	name := string(m[model.MetricNameLabel])
+	owner := dialect.Owner(name)
+	if owner == "" {
+		return nil
+	}
+	key := groupKey(m, d.by)
+	id, known := d.byKey[key]
+	var labels map[string]string
+	if !known {
+		labels = groupLabels(m, d.by)
+		id = groupID(labels)
+		d.byKey[key] = id
+	}
+	if owner == "vllm" && m[routerLabel] != "" {
+		d.routerSeries[id]++
+		return nil
+	}
+	g := d.byID[id]
+	if g == nil {
+		if lim.past[id] {
+			return nil // counted already
+		}
+		if labels == nil {
+			labels = groupLabels(m, d.by)
+		}
+		if lim.full(len(d.byID), id, labels) {
+			return nil
+		}
+		g = &group{id: id, labels: labels, families: map[string]bool{}, targets: map[Target]bool{}}
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			g.match = append(g.match, Matcher{Name: k, Op: "=", Value: labels[k]})
+		}
+		d.byID[id] = g
+		lim.count(labels)
+	}
+	g.families[name] = true
+	g.targets[targetOf(m)] = true
+	return nil
+}
+
+// Bounds of discovery.
+const (
+	// DefaultMaxInstances is how many instances a report reads unless
+	// told (--max-instances): each costs about half a megabyte while the
+	// report is built (110 MB for 200 vLLM pods), and its state at the end
+	// of the window 68 kB of the largest answer.
+	DefaultMaxInstances = 1000
+	// SeriesPerInstance is how many series discovery lists for each
+	// instance allowed, on average: a vLLM pod lists 45 to 61 for each
+	// model and engine it serves (buckets left out).
+	SeriesPerInstance = 200
+)
+
+// MaxSeries is the most series discovery reads for maxInstances
+// instances (0: DefaultMaxInstances).
+func MaxSeries(maxInstances int) int {
+	if maxInstances <= 0 {
+		maxInstances = DefaultMaxInstances
+	}
+	return maxInstances * SeriesPerInstance
+}
+
+// LimitError is a discovery past a bound: more instances than
+// Options.MaxInstances, or more series than MaxSeries allows for them.
+type LimitError struct {
+	What     string // "instances" or "series"
+	Limit    int
+	Found    int  // how many were found
+	AtLeast  bool // reading stopped at Found: there are more
+	Selector Selector
+	// Largest are the values of the widest grouping label (namespace,
+	// job or cluster) holding the most instances, at most three, each
+	// with its count: selectors that narrow the fleet.
+	Largest []Narrower
+}
+
+// Narrower is a matcher that selects part of the fleet, and how many
+// instances it holds.
+type Narrower struct {
+	Selector  Selector
+	Instances int
+}
+
+func (e *LimitError) Error() string {
+	within := ""
+	if len(e.Selector) > 0 {
+		within = " within " + e.Selector.Short()
+	}
+	if e.What == "series" {
+		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %d instances allowed",
+			e.Limit, within, SeriesPerInstance, e.Limit/SeriesPerInstance)
+	}
+	found := fmt.Sprint(e.Found)
+	if e.AtLeast {
+		found = "more than " + found
+	}
+	return fmt.Sprintf("the store holds %s inference-server instances%s, more than the %d read at once", found, within, e.Limit)
+}
+
+// limits counts discovery against its bounds.
+type limits struct {
+	maxInstances, maxSeries int
+	sel                     Selector
+	// over counts the instances found past maxInstances, by id.
+	over int
+	past map[string]bool
+	// wide counts instances by their widest grouping label's value.
+	wide map[Matcher]int
+}
+
+// full says whether an instance not yet seen, with id and labels, is past
+// the bound, and counts it there.
+func (l *limits) full(have int, id string, labels map[string]string) bool {
+	if have < l.maxInstances {
+		return false
+	}
+	if l.past == nil {
+		l.past = map[string]bool{}
+	}
+	l.past[id] = true
+	l.over++
+	l.count(labels)
+	return true
+}
+
+// count adds an instance to the tally of its widest label.
+func (l *limits) count(labels map[string]string) {
+	for k, v := range labels {
+		if rank(k) == 0 {
+			if l.wide == nil {
+				l.wide = map[Matcher]int{}
+			}
+			l.wide[Matcher{Name: k, Op: "=", Value: v}]++
+			return
+		}
+	}
+}
+
+// stopped is the error of a discovery stopped at its series bound: the
+// instances past theirs if they were, else the series.
+func (l *limits) stopped(instances int) *LimitError {
+	if l.over > 0 {
+		return l.tooMany("instances", instances+l.over, true)
+	}
+	return l.tooMany("series", l.maxSeries+1, true)
+}
+
+func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {
+	e := &LimitError{What: what, Limit: l.maxInstances, Found: found, AtLeast: atLeast, Selector: l.sel}
+	if what == "series" {
+		e.Limit = l.maxSeries
+	}
+	ms := slices.Collect(maps.Keys(l.wide))
+	sort.Slice(ms, func(i, j int) bool {
+		if l.wide[ms[i]] != l.wide[ms[j]] {
+			return l.wide[ms[i]] > l.wide[ms[j]]
+		}
+		return ms[i].Value < ms[j].Value
+	})
+	for _, m := range ms[:min(3, len(ms))] {
+		if len(ms) > 1 { // one value narrows nothing
+			e.Largest = append(e.Largest, Narrower{Selector: l.sel.With(m), Instances: l.wide[m]})
+		}
+	}
+	return e
 }
 
 // groupLabels are the labels that identify m's instance.

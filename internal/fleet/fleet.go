@@ -79,6 +79,10 @@ type Options struct {
 	// ReplicaLabels are labels that tell HA replicas' copies of a series
 	// apart: dropped, and one copy kept.
 	ReplicaLabels []string
+	// MaxInstances bounds the instances read (DefaultMaxInstances when
+	// 0), and MaxSeries(MaxInstances) the series discovery lists: past
+	// either, Run fails with a *LimitError.
+	MaxInstances int
 }
 
 // Fleet is what the store said about every instance.
@@ -150,7 +154,7 @@ type NoSeriesError struct {
 func (e *NoSeriesError) Error() string {
 	what := "the store has no inference-server series"
 	if len(e.Selector) > 0 {
-		what += " matching {" + e.Selector.String() + "}"
+		what += " matching " + e.Selector.Short()
 	}
 	if len(e.Prefixes) == 0 {
 		return what + " (and no series at all in the window)"
@@ -176,11 +180,16 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	var derr, eerr error
 	var wg sync.WaitGroup
 	wg.Add(1)
+	endCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
 		defer wg.Done()
-		end, eerr = r.fetchState(ctx, o.To, true, nil)
+		end, eerr = r.fetchState(endCtx, o.To, true, nil)
 	}()
-	disc, derr = discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To)
+	disc, derr = discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To, o.MaxInstances)
+	if derr != nil {
+		stop() // a fleet past its bounds is not read
+	}
 	wg.Wait()
 	switch {
 	case derr != nil:

@@ -64,14 +64,35 @@ func (q *querier) acquire(ctx context.Context) error {
 
 func (q *querier) release() { <-q.sem }
 
-func (q *querier) series(ctx context.Context, purpose string, matches []string, start, end time.Time) ([]model.LabelSet, error) {
+// eachSeries is what promapi.Client offers beyond promapi.API: each
+// series' labels handed over as the answer is read, none kept.
+type eachSeries interface {
+	EachSeries(ctx context.Context, matches []string, start, end time.Time, fn func(model.Metric) error) error
+}
+
+// series calls each with the labels of every series matching matches
+// (not to be kept), as they are read where the API can, else from its
+// list.
+func (q *querier) series(ctx context.Context, purpose string, matches []string, start, end time.Time, each func(model.Metric) error) error {
 	if err := q.acquire(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	defer q.release()
 	t := time.Now()
 	defer q.record(purpose, strings.Join(matches, " "), end, t)
-	return q.api.Series(ctx, matches, start, end)
+	if e, ok := q.api.(eachSeries); ok {
+		return e.EachSeries(ctx, matches, start, end, each)
+	}
+	sets, err := q.api.Series(ctx, matches, start, end)
+	if err != nil {
+		return err
+	}
+	for _, ls := range sets {
+		if err := each(model.Metric(ls)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // instant runs an instant query and returns its vector (a matrix for a

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // Matcher is one PromQL label matcher: name op "value".
@@ -38,6 +40,14 @@ func (s Selector) With(more ...Matcher) Selector {
 // braces writes the selector as a series selector "{…}".
 func (s Selector) braces() string { return "{" + s.String() + "}" }
 
+// shortRunes is how much of a selector or of the user's text a message
+// quotes.
+const shortRunes = 120
+
+// Short writes the selector in braces for a message: on one line, cut to
+// 120 runes.
+func (s Selector) Short() string { return termsafe.Line(s.braces(), shortRunes) }
+
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // SelectorError is a --selector or --instance that cannot be read.
@@ -47,8 +57,33 @@ type SelectorError struct {
 	Msg   string
 }
 
+// Error quotes the input where it is short, else the 40 bytes or so on
+// each side of the problem: a 12 kB selector made a 14,350-character line.
 func (e *SelectorError) Error() string {
-	return fmt.Sprintf("%s at byte %d of %q", e.Msg, e.At+1, e.Input)
+	if utf8.RuneCountInString(e.Input) <= shortRunes {
+		return fmt.Sprintf("%s at byte %d of %q", e.Msg, e.At+1, e.Input)
+	}
+	return fmt.Sprintf("%s at byte %d of %d: %s", e.Msg, e.At+1, len(e.Input), excerpt(e.Input, e.At, 40))
+}
+
+// excerpt quotes s around byte at, about width bytes on each side, with
+// "…" where it is cut.
+func excerpt(s string, at, width int) string {
+	from, to := max(0, at-width), min(len(s), at+width)
+	for from > 0 && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	for to < len(s) && !utf8.RuneStart(s[to]) {
+		to++
+	}
+	q := strconv.Quote(s[from:to])
+	if from > 0 {
+		q = "…" + q
+	}
+	if to < len(s) {
+		q += "…"
+	}
+	return q
 }
 
 // ParseSelector reads label matchers as PromQL writes them inside a series
@@ -166,7 +201,8 @@ func (p *selParser) matcher() (Matcher, error) {
 	}
 	if op == "=~" || op == "!~" {
 		if _, err := regexp.Compile("^(?:" + v + ")$"); err != nil {
-			return Matcher{}, p.fail(fmt.Sprintf("%s: not a regular expression (%v)", name, err))
+			// The error quotes the expression, as long as it is.
+			return Matcher{}, p.fail(fmt.Sprintf("%s: not a regular expression (%s)", name, termsafe.Line(err.Error(), shortRunes)))
 		}
 	}
 	return Matcher{Name: name, Op: op, Value: v}, nil

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,42 @@ func TestParseSelector(t *testing.T) {
 			t.Errorf("%q: %v", tc.in, err)
 		case s.String() != tc.want:
 			t.Errorf("%q: %q, want %q", tc.in, s.String(), tc.want)
+		}
+	}
+}
+
+// A huge selector's error quotes the text around the problem, on one
+// short line (a 12 kB --selector with a missing } printed a 14,350-character
+// line); so do the errors that name a selector.
+func TestHugeSelector(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 667 {
+		fmt.Fprintf(&b, `pod!="vllm-%05d",`, i)
+	}
+	huge := b.String() // 12 kB, no closing brace
+	long := `{pod=~"` + strings.Repeat("(", 12000) + `"}`
+	for _, tc := range []struct{ in, say string }{
+		{huge, fmt.Sprintf(`missing } at byte %d of %d: …"64\",pod!=\"vllm-00665\",pod!=\"vllm-00666\","`, len(huge)+1, len(huge))},
+		{long, "pod: not a regular expression (error parsing regexp: missing closing ): `"},
+		{huge[:6000] + "\x1b[31m" + huge[6000:], `expected a quoted value ("…") at byte 6001 of 12012: …"`},
+	} {
+		_, err := ParseSelector(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.say) {
+			t.Errorf("err = %v, want %q", err, tc.say)
+			continue
+		}
+		if n := len(err.Error()); n > 300 || strings.Contains(err.Error(), "\x1b") {
+			t.Errorf("message of %d bytes: %q", n, err)
+		}
+	}
+	sel, err := ParseSelector(huge + "}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []error{&NoSeriesError{Selector: sel}, &LimitError{What: "instances", Limit: 1, Found: 2, Selector: sel}} {
+		if n := len([]rune(e.Error())); n > 300 {
+			t.Errorf("%T: message of %d runes", e, n)
 		}
 	}
 }

@@ -18,14 +18,17 @@ const module = "github.com/inferscope/inferscope/"
 var layer = map[string]int{
 	"internal/termsafe": 0, "internal/units": 0, "internal/histogram": 0, "internal/iostreams": 0,
 	"internal/golden": 0, "exporter": 0,
-	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "internal/scrape": 1, "sim": 1,
-	"internal/promapi": 1, "internal/storetest": 1, "internal/proxy": 1,
+	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "sim": 1, "internal/storetest": 1,
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3, "internal/fixtures": 3,
 	"internal/watch": 4, "internal/fleet": 4,
 	"internal/cli": 5, "internal/surfaces": 5,
 	"cmd/inferscope":  6,
 	"internal/layers": 7,
+
+	// Issue 19: one HTTP policy under everything that fetches.
+	"internal/httpsafe/hostiletest": 0, "internal/httpsafe": 1,
+	"internal/scrape": 2, "internal/promapi": 2, "internal/proxy": 2,
 
 	// Issue 13: PromQL, alert rules and dashboards.
 	"internal/promql/promtool": 0, "internal/promql": 3, "internal/promql/promqltest": 4,

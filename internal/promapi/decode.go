@@ -134,12 +134,18 @@ func (r *reader) result(rtype string) (model.Value, error) {
 	return nil, fmt.Errorf("unknown result type %q", rtype)
 }
 
-// decodeSeries reads the JSON of /api/v1/series: the label sets, with the
-// envelope's status, error and warnings.
-func decodeSeries(b []byte) (*answer, []model.LabelSet, error) {
+// errTooManySeries stops decodeSeries past its bound.
+var errTooManySeries = errors.New("too many series")
+
+// decodeSeries reads the JSON of /api/v1/series: the envelope's status,
+// error and warnings, and each label set, handed to each as it is read
+// (in one map, cleared between series) and no more than max of them (0:
+// any number) before errTooManySeries.
+func decodeSeries(b []byte, max int, each func(model.Metric) error) (*answer, error) {
 	r := &reader{b: b, intern: map[string]string{}}
 	a := &answer{}
-	var sets []model.LabelSet
+	m := model.Metric{}
+	n := 0
 	err := r.object(func(key string) error {
 		switch key {
 		case "status", "errorType", "error", "warnings":
@@ -149,27 +155,47 @@ func decodeSeries(b []byte) (*answer, []model.LabelSet, error) {
 				return r.skip() // null: none
 			}
 			return r.array(func() error {
-				m, err := r.metric(nil)
-				sets = append(sets, model.LabelSet(m))
-				return err
+				if n++; max > 0 && n > max {
+					return errTooManySeries
+				}
+				clear(m)
+				if _, err := r.metric(m); err != nil {
+					return err
+				}
+				return each(m)
 			})
 		}
 		return r.skip()
 	})
 	if err != nil {
-		return nil, nil, err
+		return a, err
 	}
 	if r.ws(); r.i != len(r.b) {
-		return nil, nil, r.fail("text after the answer")
+		return a, r.fail("text after the answer")
 	}
-	return a, sets, nil
+	return a, nil
 }
+
+// maxDepth bounds how deeply arrays and objects nest, as encoding/json
+// bounds it: deeper, an answer is refused rather than recursed into until
+// the stack overflows (3,000,000 "[" did).
+const maxDepth = 10000
 
 // reader is a cursor over JSON text.
 type reader struct {
 	b      []byte
 	i      int
+	depth  int               // arrays and objects open at the cursor
 	intern map[string]string // label names and values, shared
+}
+
+// open enters an array or object after its first byte; its closing byte
+// leaves it (an error ends the reading, depth and all).
+func (r *reader) open() error {
+	if r.depth++; r.depth > maxDepth {
+		return r.fail(fmt.Sprintf("arrays and objects nested deeper than %d", maxDepth))
+	}
+	return nil
 }
 
 func (r *reader) fail(msg string) error {
@@ -209,8 +235,12 @@ func (r *reader) object(field func(key string) error) error {
 	if err := r.expect('{'); err != nil {
 		return err
 	}
+	if err := r.open(); err != nil {
+		return err
+	}
 	if r.peek() == '}' {
 		r.i++
+		r.depth--
 		return nil
 	}
 	for {
@@ -229,6 +259,7 @@ func (r *reader) object(field func(key string) error) error {
 			r.i++
 		case '}':
 			r.i++
+			r.depth--
 			return nil
 		default:
 			return r.fail("expected , or }")
@@ -241,8 +272,12 @@ func (r *reader) array(elem func() error) error {
 	if err := r.expect('['); err != nil {
 		return err
 	}
+	if err := r.open(); err != nil {
+		return err
+	}
 	if r.peek() == ']' {
 		r.i++
+		r.depth--
 		return nil
 	}
 	for {
@@ -254,6 +289,7 @@ func (r *reader) array(elem func() error) error {
 			r.i++
 		case ']':
 			r.i++
+			r.depth--
 			return nil
 		default:
 			return r.fail("expected , or ]")

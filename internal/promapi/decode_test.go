@@ -2,12 +2,15 @@ package promapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
 )
 
 // reference decodes an answer as client_golang does, with encoding/json
@@ -99,16 +102,89 @@ func TestDecodeAnswer(t *testing.T) {
 	}
 }
 
+// seriesOf decodes a /series answer into kept label sets.
+func seriesOf(b []byte, max int) (*answer, []model.LabelSet, error) {
+	var sets []model.LabelSet
+	a, err := decodeSeries(b, max, func(m model.Metric) error {
+		sets = append(sets, model.LabelSet(m.Clone()))
+		return nil
+	})
+	return a, sets, err
+}
+
 func TestDecodeSeries(t *testing.T) {
-	a, sets, err := decodeSeries([]byte(`{"status":"success","data":[{"__name__":"up","job":"j\u00e9"},{}],"warnings":["w"]}`))
+	a, sets, err := seriesOf([]byte(`{"status":"success","data":[{"__name__":"up","job":"j\u00e9"},{}],"warnings":["w"]}`), 0)
 	if err != nil || a.status != "success" || len(sets) != 2 || sets[0]["job"] != "jé" || len(sets[1]) != 0 || len(a.warnings) != 1 {
 		t.Errorf("%+v %v %v", a, sets, err)
 	}
-	if _, sets, err := decodeSeries([]byte(`{"status":"success","data":null}`)); err != nil || len(sets) != 0 {
+	if _, sets, err := seriesOf([]byte(`{"status":"success","data":null}`), 0); err != nil || len(sets) != 0 {
 		t.Errorf("null data: %v %v", sets, err)
 	}
-	if _, _, err := decodeSeries([]byte(`{"status":"success","data":[1]}`)); err == nil {
+	if _, _, err := seriesOf([]byte(`{"status":"success","data":[1]}`), 0); err == nil {
 		t.Error("a number for a label set: no error")
+	}
+}
+
+// Past its bound, a /series answer stops being read: the series before
+// it were handed over, none after.
+func TestDecodeSeriesBound(t *testing.T) {
+	body := []byte(`{"status":"success","data":[{"a":"1"},{"a":"2"},{"a":"3"}]}`)
+	for _, tc := range []struct {
+		max, want int
+		err       error
+	}{{0, 3, nil}, {3, 3, nil}, {2, 2, errTooManySeries}, {1, 1, errTooManySeries}} {
+		_, sets, err := seriesOf(body, tc.max)
+		if len(sets) != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("max %d: %d series, %v; want %d, %v", tc.max, len(sets), err, tc.want, tc.err)
+		}
+	}
+}
+
+// Nesting is bounded as encoding/json bounds it: 10,000 levels are read,
+// 10,001 are refused, and 3,000,000 (which overflowed the stack) are
+// refused as quickly, by both readers, wherever they are.
+func TestDecodeDepth(t *testing.T) {
+	nest := func(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
+	answer := func(depth int) []byte {
+		// The result before its type is skipped, then read again.
+		return []byte(`{"status":"success","data":{"result":[],"resultType":"vector"},"infos":` + nest(depth) + `}`)
+	}
+	series := func(depth int) []byte { return []byte(`{"status":"success","data":[],"infos":` + nest(depth) + `}`) }
+	seriesErr := func(b []byte) error {
+		_, err := decodeSeries(b, 0, func(model.Metric) error { return nil })
+		return err
+	}
+	answerErr := func(b []byte) error {
+		_, err := decodeAnswer(b)
+		return err
+	}
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		decode func([]byte) error
+		ok     bool
+	}{
+		// The envelope is the first level.
+		{"answer at the bound", answer(maxDepth - 1), answerErr, true},
+		{"answer past it", answer(maxDepth), answerErr, false},
+		{"series at the bound", series(maxDepth - 1), seriesErr, true},
+		{"series past it", series(maxDepth), seriesErr, false},
+		{"a result of 3M levels before its type", []byte(`{"status":"success","data":{"result":` + strings.Repeat("[", 3_000_000)), answerErr, false},
+		{"3M levels in a query's answer", hostiletest.Nested(3_000_000), answerErr, false},
+		{"3M levels in a series answer", hostiletest.Nested(3_000_000), seriesErr, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if json.Valid(tc.body) != tc.ok {
+				t.Fatalf("encoding/json disagrees")
+			}
+			err := tc.decode(tc.body)
+			switch {
+			case tc.ok && err != nil:
+				t.Error(err)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), "nested deeper than 10000")):
+				t.Errorf("err = %v, want the depth named", err)
+			}
+		})
 	}
 }
 
@@ -139,8 +215,13 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(a))
 	}
 	f.Add([]byte(`{"status":"success","data":[{"__name__":"up","job":"j"},{}]}`))
+	// Nesting at encoding/json's bound, and one past it.
+	for _, depth := range []int{maxDepth - 1, maxDepth} {
+		f.Add([]byte(`{"status":"success","data":{"result":[],"resultType":"vector"},"infos":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`))
+	}
+	f.Add(hostiletest.Nested(maxDepth + 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, _, err := decodeSeries(b); err == nil && !json.Valid(b) {
+		if _, _, err := seriesOf(b, 0); err == nil && !json.Valid(b) {
 			t.Fatalf("series: accepted invalid JSON %q", b)
 		}
 		a, err := decodeAnswer(b)

@@ -12,6 +12,9 @@ import (
 	"syscall"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/inferscope/inferscope/internal/httpsafe"
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // Kind says what went wrong with a request.
@@ -43,6 +46,15 @@ const (
 	BadAnswer
 	// Canceled: the caller's context ended.
 	Canceled
+	// Redirect: the store redirected to another host while the request
+	// carried credentials, or redirected too many times (httpsafe).
+	Redirect
+	// TooLarge: an answer over Options.MaxBytes, on the wire or after
+	// decompression.
+	TooLarge
+	// TooManySeries: a /api/v1/series answer listing more than
+	// Options.MaxSeries series (Limit).
+	TooManySeries
 )
 
 // Error is a request the store did not answer as asked.
@@ -54,25 +66,32 @@ type Error struct {
 	Status   int    // HTTP status, 0 when none came
 	Type     string // the API's errorType (bad_data, execution, …)
 	Msg      string // the store's message, or ours
+	Limit    int    // TooManySeries: the bound passed
 	Err      error
 }
 
 func (e *Error) Error() string {
-	where := e.URL + e.Endpoint
+	// The URL is the user's, and may be as long as they typed it.
+	store := termsafe.Line(e.URL, urlRunes)
+	where := store + e.Endpoint
 	msg := e.Msg
 	if msg == "" && e.Err != nil {
-		msg = e.Err.Error()
+		msg = clip(e.Err.Error())
 	}
 	switch e.Kind {
 	case BadURL:
 		if e.URL == "" {
 			return "store URL: " + msg
 		}
-		return fmt.Sprintf("store URL %s: %s", e.URL, msg)
+		return fmt.Sprintf("store URL %s: %s", store, msg)
 	case Unreachable:
-		return fmt.Sprintf("cannot reach the store at %s: %s", e.URL, msg)
+		return fmt.Sprintf("cannot reach the store at %s: %s", store, msg)
 	case Timeout:
-		return fmt.Sprintf("the store at %s did not answer %s in time", e.URL, e.Endpoint)
+		return fmt.Sprintf("the store at %s did not answer %s in time", store, e.Endpoint)
+	case Redirect, TooLarge:
+		return msg // the policy's own words name the endpoint, and the other host or the cap
+	case TooManySeries:
+		return fmt.Sprintf("%s lists %s", where, msg)
 	case Status:
 		return fmt.Sprintf("%s answered HTTP %d: %s", where, e.Status, msg)
 	case Unauthorized:
@@ -89,19 +108,34 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// maxMsg bounds a server's message in an error.
-const maxMsg = 300
+// maxMsg bounds a server's message in an error, in runes; urlRunes the
+// store's URL.
+const (
+	maxMsg   = 300
+	urlRunes = 200
+)
 
 var statusMsg = regexp.MustCompile(`^(?:client|server) error: (\d{3})$|^bad response code (\d{3})$|^HTTP (\d{3})$`)
 
 // wrap turns what the client library returned into an *Error.
 func (c *Client) wrap(ctx context.Context, endpoint, query string, err error) error {
 	e := &Error{URL: c.URL(), Endpoint: endpoint, Query: query, Err: err}
-	var ae *v1.Error
-	var ne net.Error
+	var (
+		ae *v1.Error
+		ne net.Error
+		re *httpsafe.RedirectError
+		te *httpsafe.TooLargeError
+		ge *httpsafe.GzipError
+	)
 	switch {
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
 		e.Kind = Canceled
+	case errors.As(err, &re):
+		e.Kind, e.Msg = Redirect, re.Error()
+	case errors.As(err, &te):
+		e.Kind, e.Msg = TooLarge, te.Error()
+	case errors.As(err, &ge):
+		e.Kind, e.Msg = BadAnswer, clip(ge.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		e.Kind = Timeout
 	case errors.As(err, &ae):
@@ -209,11 +243,6 @@ func bodyMessage(body string) string {
 	return body
 }
 
-// clip keeps a server's message to one line of bounded length.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxMsg {
-		s = s[:maxMsg] + "…"
-	}
-	return s
-}
+// clip keeps a server's message to one clean line of at most maxMsg
+// runes.
+func clip(s string) string { return termsafe.Line(s, maxMsg) }

@@ -7,9 +7,16 @@
 //
 // # What each backend needs
 //
-//   - Every request carries the headers given, a User-Agent, basic auth
-//     taken from the URL's user:password (and removed from every URL this
-//     package prints), and runs within [Options.Timeout].
+//   - Every request goes through inferscope's HTTP policy
+//     (internal/httpsafe): the headers given and basic auth taken from the
+//     URL's user:password (removed from every URL this package prints) go
+//     to the store's host only, and a redirect to another host is refused
+//     while there are any; every answer is capped at [Options.MaxBytes]
+//     after decompression. Each carries a User-Agent and runs within
+//     [Options.Timeout].
+//   - Answers are decoded by this package's own JSON reader, which refuses
+//     nesting deeper than encoding/json does (10,000), and stops a
+//     /api/v1/series answer past [Options.MaxSeries] as it reads it.
 //   - A path prefix in the URL (Mimir's /prometheus, vmselect's
 //     /select/0/prometheus) is kept: every endpoint is resolved under it.
 //   - Thanos: [Options.Dedup] sends dedup=true and [Options.ReplicaLabels]
@@ -24,7 +31,8 @@
 //
 // Errors are [*Error] with a [Kind] a caller can branch on (unreachable, a
 // timeout, an HTTP status, a query over the server's sample limit, a
-// tenant missing), the endpoint, and the server's own message.
+// tenant missing, an answer over a cap, a redirect refused), the endpoint,
+// and the server's own message, cleaned and clipped to one line.
 package promapi
 
 import (
@@ -42,10 +50,19 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/httpsafe"
 )
 
-// DefaultTimeout is how long one request may take unless Options say.
-const DefaultTimeout = 30 * time.Second
+// Defaults of [Options].
+const (
+	// DefaultTimeout is how long one request may take.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxBytes caps each answer, after decompression. The largest
+	// answer of a fleet report, the state of every instance at the end of
+	// its window, is about 82 kB per vLLM pod (16.5 MB for 200).
+	DefaultMaxBytes int64 = 128 << 20
+)
 
 // Options say how to reach the store.
 type Options struct {
@@ -66,6 +83,15 @@ type Options struct {
 	// ReplicaLabels are the labels a Thanos querier deduplicates on
 	// (replicaLabels[]); given, they imply Dedup.
 	ReplicaLabels []string
+	// MaxBytes caps each answer's body, after decompression: an answer
+	// over it is an *Error of Kind TooLarge. 0 is DefaultMaxBytes.
+	MaxBytes int64
+	// MaxSeries bounds the series one /api/v1/series answer may list: the
+	// store is asked for one more (limit=, which recent Prometheus and
+	// VictoriaMetrics honour), and an answer that lists more is an *Error
+	// of Kind TooManySeries as soon as the reader counts past it. 0: no
+	// bound.
+	MaxSeries int
 }
 
 // API is what inferscope asks of a store. [*Client] implements it; tests
@@ -110,10 +136,13 @@ var ErrNoMetadata = errors.New("the store keeps no metric metadata")
 
 // Client is a connection to one store.
 type Client struct {
-	api     v1.API
-	raw     api.Client
-	base    *url.URL // without userinfo: safe to print
-	timeout time.Duration
+	api       v1.API
+	raw       api.Client   // for URLs, and for c.api
+	hc        *http.Client // the policy's client
+	maxBytes  int64
+	base      *url.URL // without userinfo: safe to print
+	timeout   time.Duration
+	maxSeries int
 
 	mu      sync.Mutex
 	backend Backend
@@ -133,18 +162,24 @@ func New(o Options) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	c := &Client{timeout: timeout, params: url.Values{}}
+	maxBytes := o.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	c := &Client{timeout: timeout, maxSeries: max(o.MaxSeries, 0), params: url.Values{}}
 	if o.Dedup || len(o.ReplicaLabels) > 0 {
 		c.params.Set("dedup", "true")
 	}
 	for _, l := range o.ReplicaLabels {
 		c.params.Add("replicaLabels[]", l)
 	}
-	var user *url.Userinfo
-	user, u.User = u.User, nil
+	origin := *u
+	u.User = nil
 	c.base = u
-	rt := &transport{c: c, headers: o.Headers.Clone(), agent: o.UserAgent, user: user}
-	cl, err := api.NewClient(api.Config{Address: u.String(), RoundTripper: rt})
+	c.maxBytes = maxBytes
+	c.hc = httpsafe.NewClient(httpsafe.Options{Origin: &origin, Headers: o.Headers, MaxBytes: maxBytes, Gzip: true,
+		Transport: &transport{c: c, agent: o.UserAgent, base: httpsafe.Transport()}})
+	cl, err := api.NewClient(api.Config{Address: u.String(), Client: c.hc})
 	if err != nil {
 		return nil, &Error{Kind: BadURL, URL: u.String(), Err: err}
 	}
@@ -305,14 +340,27 @@ func (c *Client) post(ctx context.Context, endpoint string, args url.Values) (*h
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, body, err := c.raw.Do(ctx, req)
+	resp, body, err := c.do(req)
 	if err == nil && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
 		u.RawQuery = args.Encode()
 		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil); err != nil {
 			return nil, nil, err
 		}
-		resp, body, err = c.raw.Do(ctx, req)
+		resp, body, err = c.do(req)
 	}
+	return resp, body, err
+}
+
+// do sends req and reads its whole answer within the cap: growing the
+// buffer no further than the cap, where client_golang's reader doubles it
+// past (128 MB allocated to read 32 MiB).
+func (c *Client) do(req *http.Request) (*http.Response, []byte, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := httpsafe.ReadAll(resp.Body, c.maxBytes, resp.ContentLength)
 	return resp, body, err
 }
 
@@ -340,22 +388,54 @@ func (c *Client) refused(ctx context.Context, endpoint, q string, code int, body
 }
 
 // Series lists the label sets of the series matching any of matches with
-// samples between start and end, decoded as queries are (decodeSeries).
+// samples between start and end (EachSeries, kept).
 func (c *Client) Series(ctx context.Context, matches []string, start, end time.Time) ([]model.LabelSet, error) {
+	var sets []model.LabelSet
+	err := c.EachSeries(ctx, matches, start, end, func(m model.Metric) error {
+		sets = append(sets, model.LabelSet(m.Clone()))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sets, nil
+}
+
+// EachSeries calls fn with the labels of each series matching any of
+// matches with samples between start and end, as the answer is decoded:
+// m is reused, and fn must not keep it. An answer that lists more than
+// Options.MaxSeries is an *Error of Kind TooManySeries; an error of fn
+// stops the reading and is returned as it is.
+func (c *Client) EachSeries(ctx context.Context, matches []string, start, end time.Time, fn func(m model.Metric) error) error {
 	ctx, cancel := c.within(ctx)
 	defer cancel()
 	const endpoint = "/api/v1/series"
 	args := url.Values{"match[]": matches, "start": {formatTime(start)}, "end": {formatTime(end)}}
+	if c.maxSeries > 0 {
+		args.Set("limit", strconv.Itoa(c.maxSeries+1))
+	}
 	q := strings.Join(matches, " ")
 	resp, body, err := c.post(ctx, endpoint, args)
 	if err != nil {
-		return nil, c.wrap(ctx, endpoint, q, err)
+		return c.wrap(ctx, endpoint, q, err)
 	}
-	a, sets, derr := decodeSeries(body)
-	if err := c.refused(ctx, endpoint, q, resp.StatusCode, body, a, derr); err != nil {
-		return nil, err
+	var stopped error
+	each := func(m model.Metric) error {
+		if resp.StatusCode/100 != 2 {
+			return nil // an error's body: only its envelope is read
+		}
+		stopped = fn(m)
+		return stopped
 	}
-	return sets, nil
+	a, derr := decodeSeries(body, c.maxSeries, each)
+	switch {
+	case stopped != nil:
+		return stopped
+	case errors.Is(derr, errTooManySeries) && resp.StatusCode/100 == 2:
+		return &Error{Kind: TooManySeries, Endpoint: endpoint, URL: c.URL(), Query: q, Limit: c.maxSeries,
+			Msg: fmt.Sprintf("more than %d series", c.maxSeries)}
+	}
+	return c.refused(ctx, endpoint, q, resp.StatusCode, body, a, derr)
 }
 
 // LabelValues lists a label's values among the series matching matches.
@@ -414,27 +494,20 @@ func (c *Client) TargetsMetadata(ctx context.Context, metric string) ([]TargetMe
 	return out, nil
 }
 
-// transport adds what every request carries: headers, the User-Agent,
-// basic auth, and the backend's extra parameters; and counts requests.
+// transport adds what every request carries: the User-Agent, and the
+// backend's extra parameters; and counts requests. The headers given and
+// basic auth are the policy's to add (httpsafe), to the store's host only.
 type transport struct {
-	c       *Client
-	headers http.Header
-	agent   string
-	user    *url.Userinfo
+	c     *Client
+	agent string
+	base  http.RoundTripper
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.c.requests.Add(1)
 	r := req.Clone(req.Context())
-	for k, vs := range t.headers {
-		r.Header[k] = append([]string(nil), vs...)
-	}
 	if t.agent != "" {
 		r.Header.Set("User-Agent", t.agent)
-	}
-	if t.user != nil && r.Header.Get("Authorization") == "" {
-		pw, _ := t.user.Password()
-		r.SetBasicAuth(t.user.Username(), pw)
 	}
 	if extra := t.c.extraParams(); len(extra) > 0 && strings.Contains(r.URL.Path, "/api/v1/") {
 		q := r.URL.Query()
@@ -445,7 +518,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		r.URL.RawQuery = q.Encode()
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return t.base.RoundTrip(r)
 }
 
 // get sends a GET to an endpoint under the base URL and returns the body
@@ -458,7 +531,7 @@ func (c *Client) get(ctx context.Context, endpoint string) ([]byte, error) {
 	if err != nil {
 		return nil, &Error{Kind: BadURL, URL: c.URL(), Err: err}
 	}
-	resp, body, err := c.raw.Do(ctx, req)
+	resp, body, err := c.do(req)
 	if err != nil {
 		return nil, c.wrap(ctx, endpoint, "", err)
 	}

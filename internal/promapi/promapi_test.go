@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 
@@ -113,6 +114,7 @@ func checkPrometheusAPI(t *testing.T, s *storetest.Store, addr string) {
 	if err != nil || len(series) != 2 {
 		t.Errorf("series = %v, %v", series, err)
 	}
+	checkMaxSeries(t, s.URL)
 	names, err := c.LabelValues(context.Background(), "__name__", nil, time.Now().Add(-time.Minute), time.Now())
 	if err != nil || !contains(names, "up") {
 		t.Errorf("names = %v, %v", names, err)
@@ -186,6 +188,23 @@ func TestVictoriaMetrics(t *testing.T) {
 	}
 	if _, err := c.Metadata(context.Background()); !errors.Is(err, ErrNoMetadata) {
 		t.Errorf("metadata: %v, want ErrNoMetadata", err)
+	}
+	checkMaxSeries(t, s.URL)
+}
+
+// A real store sent limit= and more series than the bound: TooManySeries;
+// within it, every series.
+func checkMaxSeries(t *testing.T, url string) {
+	t.Helper()
+	match := []string{`{__name__=~"vllm:.+"}`}
+	from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Minute)
+	_, err := newClient(t, Options{URL: url, MaxSeries: 1}).Series(context.Background(), match, from, to)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != TooManySeries {
+		t.Errorf("2 series past a bound of 1: %v", err)
+	}
+	if sets, err := newClient(t, Options{URL: url, MaxSeries: 2}).Series(context.Background(), match, from, to); err != nil || len(sets) != 2 {
+		t.Errorf("2 series within a bound of 2: %v, %v", sets, err)
 	}
 }
 
@@ -396,7 +415,7 @@ func FuzzParseBuildinfo(f *testing.F) {
 	f.Add([]byte(`{"status":"success","data":{}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, _ := parseBuildinfo(body)
-		if len(b.Version) > maxMsg+len("…") {
+		if utf8.RuneCountInString(b.Version) > maxMsg {
 			t.Errorf("version of %d bytes kept", len(b.Version))
 		}
 		_ = b.String()

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/httpsafe"
 )
 
 // Ctrl-C while stdin has nothing to give (a terminal, `sleep 20 |`): the
@@ -83,8 +84,7 @@ func TestFIFO(t *testing.T) {
 // the transport has no handshake timeout of its own (it was 10 s, and fired
 // whatever --timeout said), and the error says where it stopped.
 func TestTLSHandshakeTimeout(t *testing.T) {
-	tr, ok := sharedTransport().(*http.Transport)
-	if !ok || tr.TLSHandshakeTimeout != 0 {
+	if tr := httpsafe.Transport(); tr.TLSHandshakeTimeout != 0 {
 		t.Fatalf("shared transport has a TLS handshake timeout of its own: %v", tr.TLSHandshakeTimeout)
 	}
 	addr := silentServer(t)

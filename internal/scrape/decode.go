@@ -6,14 +6,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
-// errCap reports a body over the byte cap.
-var errCap = errors.New("over the byte cap")
+// errCap reports a body over the byte cap: the policy's own error, so that
+// a cap met in the HTTP client and one met here are one.
+var errCap = httpsafe.ErrTooLarge
 
 // unsupportedEncodingError names a Content-Encoding we did not offer.
 type unsupportedEncodingError struct{ enc string }
@@ -25,31 +26,6 @@ type gzipError struct{ err error }
 
 func (e *gzipError) Error() string { return "corrupt gzip data: " + e.err.Error() }
 func (e *gzipError) Unwrap() error { return e.err }
-
-// readCapped reads r to the end, failing with errCap as soon as it holds more
-// than max bytes. sizeHint (a Content-Length, or a file's size) presizes the
-// buffer when it is within the cap. On another error it returns what it
-// read before it.
-func readCapped(r io.Reader, max, sizeHint int64) ([]byte, error) {
-	lr := io.LimitReader(r, max+1)
-	var b []byte
-	var err error
-	if sizeHint > 0 && sizeHint <= max {
-		var buf bytes.Buffer
-		buf.Grow(int(sizeHint) + bytes.MinRead)
-		_, err = buf.ReadFrom(lr)
-		b = buf.Bytes()
-	} else {
-		b, err = io.ReadAll(lr)
-	}
-	if int64(len(b)) > max {
-		return nil, errCap
-	}
-	if err != nil {
-		return b, err
-	}
-	return b, nil
-}
 
 // gzipMagic starts every gzip stream; no exposition text can start with it.
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
@@ -91,7 +67,7 @@ func gunzip(wire []byte, max int64) ([]byte, error) {
 			hint = isize
 		}
 	}
-	body, err := readCapped(zr, max, hint)
+	body, err := httpsafe.ReadAll(zr, max, hint)
 	if err != nil {
 		if errors.Is(err, errCap) {
 			return nil, err

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/httpsafe"
 )
 
 // render prints an error as the CLI does.
@@ -155,7 +156,7 @@ func TestErrorCatalogue(t *testing.T) {
 		{"chunked body cut short", fetch(srv.URL+"/truncated-chunked", o)},
 		{"malformed chunked body", fetch("http://"+rawServer(t, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\na 1\n")), o)},
 		{"redirect away with credentials", requestError(bg, bg, mustResolve(t, "gpu-box:5000"), withKey,
-			&url.Error{Op: "Get", URL: "http://gpu-box:5000/metrics", Err: &redirectError{to: &url.URL{Scheme: "http", Host: "elsewhere:80", Path: "/metrics"}}}, 0, phaseWait)},
+			&url.Error{Op: "Get", URL: "http://gpu-box:5000/metrics", Err: &httpsafe.RedirectError{From: &url.URL{Scheme: "http", Host: "gpu-box:5000", Path: "/metrics"}, To: &url.URL{Scheme: "http", Host: "elsewhere:80", Path: "/metrics"}}}, 0, phaseWait)},
 		{"redirect loop", fetch(srv.URL+"/loop", o)},
 		{"404 at /metrics", fetch(srv.URL+"/metrics", o)},
 		{"404 at another path", fetch(srv.URL+"/404", o)},

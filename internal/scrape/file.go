@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
@@ -255,7 +256,7 @@ func readFile(t Target, o Options) (*Result, error) {
 	if regular {
 		size = fi.Size()
 	}
-	wire, err := readCapped(f, o.MaxBytes, size)
+	wire, err := httpsafe.ReadAll(f, o.MaxBytes, size)
 	if err != nil {
 		if errors.Is(err, errCap) {
 			return nil, tooLarge(src, o.MaxBytes, false)
@@ -282,7 +283,7 @@ func readStdin(t Target, o Options) (*Result, error) {
 		return nil, newError(Read, nil, "no standard input to read for -",
 			"pipe a scrape in, e.g. curl -s http://gpu-box:5000/metrics | inferscope -")
 	}
-	wire, err := readCapped(o.Stdin, o.MaxBytes, 0)
+	wire, err := httpsafe.ReadAll(o.Stdin, o.MaxBytes, 0)
 	if err != nil {
 		if errors.Is(err, errCap) {
 			return nil, tooLarge("stdin", o.MaxBytes, false)

@@ -8,45 +8,18 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
-// maxRedirects bounds the redirects followed; a metrics endpoint needs at
-// most a scheme upgrade and a trailing slash.
-const maxRedirects = 5
-
 // snippetBytes is how much of an error page is read to quote from it.
 const snippetBytes = 4 << 10
-
-// sharedTransport is reused across fetches so a watch loop keeps its
-// connection alive instead of dialling every second.
-var sharedTransport = sync.OnceValue(func() http.RoundTripper {
-	var tr *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr = dt.Clone()
-	} else {
-		tr = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}
-	}
-	// Accept-Encoding is set by hand, so the transport never decompresses
-	// behind our back (and past our cap).
-	tr.DisableCompression = true
-	tr.MaxResponseHeaderBytes = 1 << 20
-	// Options.Timeout, through the request's context, bounds the dial and
-	// the TLS handshake: timeouts of their own (30 s and 10 s by default)
-	// would fire regardless of --timeout and be reported as if it had.
-	tr.TLSHandshakeTimeout = 0
-	tr.DialContext = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
-	return tr
-})
 
 // phase is how far a request got, for saying where it stopped.
 type phase int32
@@ -75,88 +48,35 @@ func tracePhases(ctx context.Context, p *atomic.Int32) context.Context {
 	})
 }
 
-// redirectError is returned by the redirect policy.
-type redirectError struct {
-	to      *url.URL
-	tooMany bool
-}
-
-func (e *redirectError) Error() string {
-	if e.tooMany {
-		return "too many redirects"
-	}
-	return "redirect to another host refused"
-}
-
-// redirectPolicy follows same-host redirects (an http→https upgrade
-// included) and refuses any other while the request carries credentials:
-// Go's client drops Authorization and Cookie across hosts but forwards every
-// other header, and an API key may travel as X-Api-Key.
-func redirectPolicy(origin *url.URL, secrets bool) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if len(via) > maxRedirects {
-			return &redirectError{to: req.URL, tooMany: true}
-		}
-		if secrets && !sameHost(origin, req.URL) {
-			return &redirectError{to: req.URL}
-		}
-		return nil
-	}
-}
-
-// sameHost reports whether b is the same server as a: same host name and
-// port, or the standard upgrade from http on 80 to https on 443. A downgrade
-// from https to http is another server as far as credentials go.
-func sameHost(a, b *url.URL) bool {
-	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
-		return false
-	}
-	switch {
-	case a.Scheme == b.Scheme:
-		return effectivePort(a) == effectivePort(b)
-	case a.Scheme == "http" && b.Scheme == "https":
-		return effectivePort(a) == effectivePort(b) || (effectivePort(a) == "80" && effectivePort(b) == "443")
-	}
-	return false
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if u.Scheme == "https" {
-		return "443"
-	}
-	return "80"
-}
-
-// newRequest builds the GET for t with the headers o asks for (a Host
-// header sets the request's host) and the ones inferscope sends unless o
-// gives its own.
+// newRequest builds the GET for t with the headers inferscope sends unless
+// o gives its own (the client's policy adds o's over them).
 func newRequest(ctx context.Context, t Target, o Options) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL.String(), nil)
+	u := *t.URL
+	u.User = nil // the policy sends it as basic auth, to t's host only
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, newError(BadTarget, err, "cannot build a request for "+sourceOf(t)+": "+clean(err.Error(), 120),
 			"write the target as http://host:port/metrics")
 	}
-	for name, vals := range o.Headers {
-		if http.CanonicalHeaderKey(name) == "Host" {
-			if len(vals) > 0 {
-				req.Host = vals[0]
-			}
-			continue
-		}
-		req.Header[http.CanonicalHeaderKey(name)] = append([]string(nil), vals...)
-	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", Accept)
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", o.UserAgent)
-	}
+	req.Header.Set("Accept", Accept)
+	req.Header.Set("User-Agent", o.UserAgent)
 	// Only gzip and identity are decoded, so nothing else is offered.
 	req.Header.Set("Accept-Encoding", "gzip")
 	return req, nil
+}
+
+// client is the HTTP client of one scrape: inferscope's policy
+// (internal/httpsafe) over the transport of o.Client, if given. The body
+// is decoded here, not by the policy: a gzip body without
+// Content-Encoding is a pre-compressed file, and says so.
+func client(t Target, o Options) *http.Client {
+	h := o.Headers.Clone()
+	h.Del("Accept-Encoding")
+	p := httpsafe.Options{Origin: t.URL, Headers: h, MaxBytes: o.MaxBytes}
+	if o.Client != nil {
+		p.Transport = o.Client.Transport
+	}
+	return httpsafe.NewClient(p)
 }
 
 func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
@@ -170,17 +90,9 @@ func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	client := &http.Client{Transport: sharedTransport()}
-	if o.Client != nil {
-		c := *o.Client
-		client = &c
-	}
-	secrets := len(o.Headers) > 0 || t.URL.User != nil
-	client.CheckRedirect = redirectPolicy(t.URL, secrets)
-
 	start := o.Now()
 	waited := func() time.Duration { return o.Now().Sub(start) }
-	resp, err := client.Do(req)
+	resp, err := client(t, o).Do(req)
 	if err != nil {
 		return nil, requestError(parent, ctx, t, o, err, waited(), phase(at.Load()))
 	}
@@ -193,12 +105,7 @@ func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
 		e.Waited = waited()
 		return nil, e
 	}
-	if resp.ContentLength > o.MaxBytes {
-		e := tooLarge("the answer from "+src, o.MaxBytes, false)
-		e.Waited = waited()
-		return nil, e
-	}
-	wire, err := readCapped(resp.Body, o.MaxBytes, resp.ContentLength)
+	wire, err := httpsafe.ReadAll(resp.Body, o.MaxBytes, resp.ContentLength)
 	if err != nil {
 		if errors.Is(err, errCap) {
 			e := tooLarge("the answer from "+src, o.MaxBytes, false)

@@ -450,31 +450,6 @@ func TestFetchRedirect(t *testing.T) {
 	wantError(t, err, Redirect, "redirected more than 5 times")
 }
 
-func TestSameHost(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"http://h:5000/metrics", "http://h:5000/other", true},
-		{"http://h:5000/metrics", "http://H:5000/metrics", true},
-		{"http://h/metrics", "http://h:80/metrics", true},
-		{"http://h/metrics", "https://h/metrics", true},      // upgrade 80 → 443
-		{"http://h:8443/m", "https://h:8443/m", true},        // upgrade, same port
-		{"https://h/metrics", "http://h/metrics", false},     // downgrade
-		{"http://h:5000/metrics", "http://h:5001/m", false},  // another service
-		{"http://h:5000/metrics", "http://h2:5000/m", false}, // another host
-		{"http://h.example.com/", "http://evil.h.example.com/", false},
-		{"http://[::1]:5000/", "http://[::1]:5000/x", true},
-	}
-	for _, tc := range tests {
-		a, _ := url.Parse(tc.a)
-		b, _ := url.Parse(tc.b)
-		if got := sameHost(a, b); got != tc.want {
-			t.Errorf("sameHost(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 func TestFetchStartHeader(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Process-Start-Time-Unix", r.URL.Query().Get("v"))

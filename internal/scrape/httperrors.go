@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
@@ -28,13 +29,15 @@ func requestError(parent, ctx context.Context, t Target, o Options, err error, w
 	if ctx.Err() != nil || isTimeout(err) {
 		return timeoutError(parent, ctx, t, o, err, waited, ph)
 	}
-	var re *redirectError
+	var re *httpsafe.RedirectError
 	var e *Error
 	switch {
+	case errors.Is(err, errCap):
+		e = tooLarge("the answer from "+src, o.MaxBytes, false)
 	case errors.As(err, &re):
-		to := clean(re.to.Redacted(), 200)
-		if re.tooMany {
-			e = newError(Redirect, err, fmt.Sprintf("%s redirected more than %d times (last to %s)", src, maxRedirects, to),
+		to := httpsafe.Redact(re.To)
+		if re.TooMany {
+			e = newError(Redirect, err, fmt.Sprintf("%s redirected more than %d times (last to %s)", src, httpsafe.MaxRedirects, to),
 				"scrape the final address directly")
 		} else {
 			e = newError(Redirect, err, fmt.Sprintf("%s redirected to another host, %s; not following it with your credentials", src, to),
@@ -206,7 +209,7 @@ func unreachableHints(t Target, err error) []string {
 		hints = append(hints, "with no target inferscope scrapes tabbyAPI's default address; give host:port, a URL or a file otherwise")
 	}
 	if t.NoPort && !t.Default {
-		hints = append(hints, "no port was given, so "+effectivePort(t.URL)+" was used; tabbyAPI listens on 5000 by default")
+		hints = append(hints, "no port was given, so "+httpsafe.Port(t.URL)+" was used; tabbyAPI listens on 5000 by default")
 	}
 	return append(hints, curlHint(t))
 }

@@ -26,11 +26,13 @@
 //
 // # Untrusted input
 //
-// Everything a server sends is treated as hostile: bodies are capped on the
-// wire and again after gzip decompression, any server text quoted in an
-// [Error] is stripped of control characters and escape sequences and
-// truncated, and a redirect to another host is refused when the request
-// carries credentials (user headers or URL user info). [Result.Body] and
+// Everything a server sends is treated as hostile: requests go through
+// inferscope's HTTP policy (internal/httpsafe), so that bodies are capped
+// on the wire, the headers given and URL user info go to the target's host
+// only, and a redirect to another host is refused while there are any;
+// bodies are capped again after gzip decompression here, and any server
+// text quoted in an [Error] is stripped of control characters and escape
+// sequences and truncated. [Result.Body] and
 // [Result.Header] are returned as received: whoever prints from them must
 // clean them.
 //
@@ -77,8 +79,9 @@ type Options struct {
 	Headers http.Header
 	// Stdin is read for the target "-".
 	Stdin io.Reader
-	// Client replaces the default client (tests, custom TLS). Its redirect
-	// policy is replaced by inferscope's own.
+	// Client's transport carries the requests (tests, custom TLS); the
+	// policy over it (redirects, caps, where headers go) is inferscope's
+	// own.
 	Client *http.Client
 	// Now reads the clock (time.Now when nil).
 	Now func() time.Time

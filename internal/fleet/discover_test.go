@@ -1,0 +1,168 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
+	"github.com/inferscope/inferscope/internal/promapi"
+)
+
+// vllmSeries are the names discovery lists for one pod (buckets left
+// out), 45 as a current vLLM serving one model on one engine.
+var vllmSeries = func() []string {
+	var out []string
+	for i := range 45 {
+		out = append(out, fmt.Sprintf("vllm:family_%02d", i))
+	}
+	return out
+}()
+
+// nsOf spreads pods over three namespaces, half in the first, three
+// tenths in the second.
+func nsOf(pod int) int { return []int{0, 0, 0, 0, 0, 1, 1, 1, 2, 2}[pod%10] }
+
+// bigStore is a store whose discovery lists pods × perPod series (45
+// families, for as many models as it takes), the pods spread over
+// namespaces (nsOf), and which knows nothing else. With honourLimit it stops at
+// the limit= it is sent, as Prometheus 2.50 and VictoriaMetrics do; else
+// it sends every series, as older stores do.
+func bigStore(t *testing.T, pods, perPod int, honourLimit bool) (*httptest.Server, *int) {
+	t.Helper()
+	limitSent := new(int)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		switch r.URL.Path {
+		case "/api/v1/series":
+			limit, _ := strconv.Atoi(r.Form.Get("limit"))
+			*limitSent = limit
+			if !honourLimit {
+				limit = 0
+			}
+			// Written without allocating: what the test measures is the
+			// reader's memory.
+			buf := append(make([]byte, 0, 64<<10), `{"status":"success","data":[`...)
+			n := 0
+			for pod := 0; pod < pods && (limit == 0 || n < limit); pod++ {
+				for k := 0; k < perPod && (limit == 0 || n < limit); k++ {
+					if n > 0 {
+						buf = append(buf, ',')
+					}
+					buf = append(append(append(buf, `{"__name__":"`...), vllmSeries[k%45]...), `","job":"vllm","instance":"10.0.0.`...)
+					buf = append(strconv.AppendInt(buf, int64(pod%256), 10), `:8000","namespace":"ns-`...)
+					buf = append(strconv.AppendInt(buf, int64(nsOf(pod)), 10), `","pod":"vllm-`...)
+					buf = append(strconv.AppendInt(buf, int64(pod), 10), `","model_name":"m`...)
+					buf = append(strconv.AppendInt(buf, int64(k/45), 10), `","engine":"0"}`...)
+					n++
+					if len(buf) > 60<<10 {
+						if _, err := w.Write(buf); err != nil {
+							return
+						}
+						buf = buf[:0]
+					}
+				}
+			}
+			w.Write(append(buf, `]}`...))
+		case "/api/v1/query":
+			w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[]}}`))
+		default:
+			w.Write([]byte(`{"status":"success","data":{}}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, limitSent
+}
+
+func bigClient(t *testing.T, srv *httptest.Server, maxInstances int, maxBytes int64) *promapi.Client {
+	t.Helper()
+	c, err := promapi.New(promapi.Options{URL: srv.URL, MaxSeries: MaxSeries(maxInstances), MaxBytes: maxBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A fleet past --max-instances, or a discovery past its series, is refused
+// with the count, the bound and where to narrow; what discovery holds
+// meanwhile grows with the instances allowed, not with the series listed
+// (before the bound: 30k series took 285 MB, 100k 884 MB, 1M past 8 GB).
+func TestDiscoveryBounds(t *testing.T) {
+	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name         string
+		pods, perPod int
+		honour       bool
+		maxInstances int
+		maxBytes     int64
+		what         string
+		msg          string
+		alloc        uint64 // at most, in bytes
+	}{
+		{name: "2,000 instances past 500", pods: 2000, perPod: 45, honour: true, maxInstances: 500, what: "instances",
+			msg: "the store holds 2000 inference-server instances, more than the 500 read at once", alloc: 56 << 20},
+		{name: "1M series, the store stops at limit=", pods: 2, perPod: 500_000, honour: true, maxInstances: 10, what: "series",
+			msg: "the store lists more than 2000 inference-server series: discovery reads at most 200 for each of the 10 instances allowed", alloc: 4 << 20},
+		{name: "300k series of 300 instances, all sent", pods: 300, perPod: 1000, maxInstances: 1000, what: "series",
+			msg: "the store lists more than 200000 inference-server series", alloc: 200 << 20},
+		{name: "300k series of 6,666 instances, all sent", pods: 6666, perPod: 45, maxInstances: 1000, what: "instances",
+			msg: "the store holds more than 4445 inference-server instances, more than the 1000 read at once", alloc: 200 << 20},
+		{name: "1M series, all sent", pods: 1000, perPod: 1000, maxInstances: 1000, maxBytes: 32 << 20,
+			msg: "/api/v1/series is larger than the 32.0 MiB cap", alloc: 80 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, limitSent := bigStore(t, tc.pods, tc.perPod, tc.honour)
+			c := bigClient(t, srv, tc.maxInstances, tc.maxBytes)
+			var err error
+			alloc := hostiletest.Allocated(func() {
+				_, err = Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: tc.maxInstances})
+			})
+			t.Logf("%d kB allocated", alloc>>10)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want %q", err, tc.msg)
+			}
+			var le *LimitError
+			if tc.what != "" && (!errors.As(err, &le) || le.What != tc.what) {
+				t.Errorf("err = %#v, want a LimitError on %s", err, tc.what)
+			}
+			if *limitSent != MaxSeries(tc.maxInstances)+1 {
+				t.Errorf("limit=%d sent, want %d", *limitSent, MaxSeries(tc.maxInstances)+1)
+			}
+			if alloc > tc.alloc {
+				t.Errorf("%d MB allocated, want at most %d MB", alloc>>20, tc.alloc>>20)
+			}
+		})
+	}
+}
+
+// The error of a fleet past --max-instances names the namespaces holding
+// the most instances, as selectors that narrow it, within the user's own.
+func TestLimitErrorNarrowers(t *testing.T) {
+	srv, _ := bigStore(t, 70, 45, true)
+	c := bigClient(t, srv, 20, 0)
+	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
+	sel := Selector{{Name: "job", Op: "=", Value: "vllm"}}
+	_, err := Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: 20, Selector: sel})
+	var le *LimitError
+	if !errors.As(err, &le) || le.Found != 70 || le.AtLeast {
+		t.Fatalf("err = %v", err)
+	}
+	// Of 70 pods, 35 are in ns-0, 21 in ns-1, 14 in ns-2 (nsOf).
+	want := []string{`{job="vllm",namespace="ns-0"} 35`, `{job="vllm",namespace="ns-1"} 21`, `{job="vllm",namespace="ns-2"} 14`}
+	var got []string
+	for _, n := range le.Largest {
+		got = append(got, fmt.Sprintf("%s %d", n.Selector.braces(), n.Instances))
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("narrowers %q, want %q", got, want)
+	}
+	if !strings.Contains(le.Error(), `within {job="vllm"}`) {
+		t.Errorf("message %q does not name the selector", le.Error())
+	}
+}
