@@ -25,14 +25,14 @@ func FuzzFeed(f *testing.F) {
 				x.feed(p, now)
 			}
 			x.end(now)
-			x.generation(now)
+			x.generation(now, 0)
 			x.outcome()
 			return x
 		}
 		whole := read([][]byte{body})
 		c := int(cut) % (len(body) + 1)
 		split := read([][]byte{body[:c], body[c:]})
-		if whole.model != split.model || whole.complete != split.complete || (whole.usage == nil) != (split.usage == nil) || whole.overflow != split.overflow {
+		if whole.model != split.model || whole.complete != split.complete || (whole.usage == nil) != (split.usage == nil) || whole.oversized != split.oversized || whole.ttftLost != split.ttftLost {
 			t.Errorf("cutting at %d changed what was read: %+v vs %+v", c, whole, split)
 		}
 	})
@@ -91,22 +91,19 @@ func FuzzFilter(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []byte
-		rest := body
-		for len(rest) > 0 {
-			i, sep := bytes.Index(rest, []byte("\n\n")), 2
-			if j := bytes.Index(rest, []byte("\r\n\r\n")); j >= 0 && (i < 0 || j < i) {
-				i, sep = j, 4
+		// Events end at a blank line ("\n" or "\r\n"), found here by
+		// splitting into lines.
+		var want, ev []byte
+		for line := range bytes.Lines(body) {
+			ev = append(ev, line...)
+			if string(line) == "\n" || string(line) == "\r\n" {
+				if !usageOnly(ev) {
+					want = append(want, ev...)
+				}
+				ev = ev[:0]
 			}
-			if i < 0 {
-				want = append(want, rest...)
-				break
-			}
-			if ev := rest[:i+sep]; !usageOnly(ev) {
-				want = append(want, ev...)
-			}
-			rest = rest[i+sep:]
 		}
+		want = append(want, ev...)
 		if !bytes.Equal(got, want) {
 			t.Errorf("filtered %q\n got %q\nwant %q", body, got, want)
 		}
