@@ -176,6 +176,10 @@ func (p *Proxy) Metrics() *exporter.Metrics { return p.m }
 // MetricsHandler serves GET /metrics.
 func (p *Proxy) MetricsHandler() http.Handler { return p.m.Handler() }
 
+// CloseIdleConnections closes the connections to the upstream that are
+// idle.
+func (p *Proxy) CloseIdleConnections() { p.up.pool.CloseIdleConnections() }
+
 // InFlight is the number of measured requests in flight now.
 func (p *Proxy) InFlight() int64 { return p.inflight.Load() }
 

@@ -115,6 +115,7 @@ func (s *Server) Drain(ctx context.Context) (cut int64) {
 		s.metrics.Close()
 	}
 	s.serving.Wait()
+	s.p.CloseIdleConnections()
 	return cut
 }
 
