@@ -79,21 +79,7 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 		fmt.Fprint(io.Out, proxyUsage)
 		return nil
 	}
-	o := &proxyOptions{view: defaultOptions(), drain: proxy.DefaultDrainTimeout}
-	fs := newFlagSet("proxy")
-	fs.StringVar(&o.upstream, "upstream", "", "")
-	fs.StringVar(&o.listen, "listen", "", "")
-	fs.StringVar(&o.metrics, "metrics", "", "")
-	fs.BoolVar(&o.inject, "inject-usage", false, "")
-	fs.Var(durationFlag{&o.drain}, "drain-timeout", "")
-	fs.Var(durationFlag{&o.headerTimeout}, "upstream-header-timeout", "")
-	o.view.outputFlags.define(fs)
-	o.view.watchFlags.define(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err, "proxy")
-	}
-	up, err := o.check(pos, given(fs))
+	o, up, err := parseProxy(args)
 	if err != nil {
 		return err
 	}
@@ -150,6 +136,27 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 		return nil // asked to stop, and stopped: exit 0
 	}
 	return err
+}
+
+// parseProxy reads the proxy's flags and refuses what it cannot do as
+// asked.
+func parseProxy(args []string) (*proxyOptions, *url.URL, error) {
+	o := &proxyOptions{view: defaultOptions(), drain: proxy.DefaultDrainTimeout}
+	fs := newFlagSet("proxy")
+	fs.StringVar(&o.upstream, "upstream", "", "")
+	fs.StringVar(&o.listen, "listen", "", "")
+	fs.StringVar(&o.metrics, "metrics", "", "")
+	fs.BoolVar(&o.inject, "inject-usage", false, "")
+	fs.Var(durationFlag{&o.drain}, "drain-timeout", "")
+	fs.Var(durationFlag{&o.headerTimeout}, "upstream-header-timeout", "")
+	o.view.outputFlags.define(fs)
+	o.view.watchFlags.define(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, nil, flagError(err, "proxy")
+	}
+	up, err := o.check(pos, given(fs))
+	return o, up, err
 }
 
 // drain stops the proxy as a service manager expects: unready at once,

@@ -1,17 +1,17 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/proxy/proxytest"
 )
 
 // serve runs a Server for a proxy to upstream, clients and metrics on
@@ -37,66 +37,26 @@ func serve(t *testing.T, upstream string) (*Proxy, *Server, string, string) {
 	return p, s, "http://" + cl.Addr().String(), "http://" + ml.Addr().String()
 }
 
-// ticking streams n events, gap apart (n < 0: until the client goes).
-func ticking(n int, gap time.Duration) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; n < 0 || i < n; i++ {
-			w.Write([]byte(`data: {"model":"m","choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n"))
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(gap):
-			}
-		}
-		w.Write([]byte(`data: {"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":` + strconv.Itoa(n) + `}}` + "\n\ndata: [DONE]\n\n"))
-	}
-}
-
-func status(t *testing.T, url string) int {
-	resp, err := http.Get(url)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// openStream starts a stream through the proxy and reads its first event.
-func openStream(t *testing.T, base string) (*http.Response, *bufio.Reader) {
-	t.Helper()
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(resp.Body)
-	if _, err := br.ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
-	return resp, br
-}
-
 // TestDrain: a drain turns /readyz unready at once while /healthz stays
 // up, stops taking connections, and lets a stream in flight finish whole.
 func TestDrain(t *testing.T) {
-	up := httptest.NewServer(ticking(20, 30*time.Millisecond))
+	up := httptest.NewServer(proxytest.Ticks(20, 30*time.Millisecond))
 	defer up.Close()
 	p, s, clients, metrics := serve(t, up.URL)
-	if status(t, metrics+"/readyz") != 200 || status(t, metrics+"/healthz") != 200 {
+	if proxytest.Status(metrics+"/readyz") != 200 || proxytest.Status(metrics+"/healthz") != 200 {
 		t.Fatal("not ready before the drain")
 	}
-	resp, br := openStream(t, clients)
+	resp, br := proxytest.OpenStream(t, clients)
 	defer resp.Body.Close()
 	drained := make(chan int64)
 	go func() { drained <- s.Drain(context.Background()) }()
-	for i := 0; status(t, metrics+"/readyz") != http.StatusServiceUnavailable; i++ {
+	for i := 0; proxytest.Status(metrics+"/readyz") != http.StatusServiceUnavailable; i++ {
 		if i > 100 {
 			t.Fatal("/readyz still ready during the drain")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if status(t, metrics+"/healthz") != 200 {
+	if proxytest.Status(metrics+"/healthz") != 200 {
 		t.Error("/healthz failed during the drain")
 	}
 	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(clients, "http://"), time.Second); err == nil {
@@ -118,10 +78,10 @@ func TestDrain(t *testing.T) {
 // TestDrainTimeout: a stream that outlasts the drain is cut when it ends,
 // and counts as aborted.
 func TestDrainTimeout(t *testing.T) {
-	up := httptest.NewServer(ticking(-1, 20*time.Millisecond))
+	up := httptest.NewServer(proxytest.Ticks(-1, 20*time.Millisecond))
 	defer up.Close()
 	p, s, clients, _ := serve(t, up.URL)
-	resp, br := openStream(t, clients)
+	resp, br := proxytest.OpenStream(t, clients)
 	defer resp.Body.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
