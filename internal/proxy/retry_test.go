@@ -119,27 +119,8 @@ func TestNoErrorAfterStreams(t *testing.T) {
 			var notices []string
 			var mu sync.Mutex
 			p, srv := start(t, up.url(), Options{Notice: func(s string) { mu.Lock(); notices = append(notices, s); mu.Unlock() }})
-			client := &http.Client{Transport: &http.Transport{}}
-			failed, t0 := 0, time.Now()
-			for i := range 2000 {
-				stream := i%2 == 0
-				body, want := `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":4}`, up.doneBody
-				if stream {
-					body, want = `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"stream":true}`, up.streamBody
-				}
-				resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 || err != nil || !bytes.Equal(got, want) {
-					failed++
-					if failed < 5 {
-						t.Errorf("request %d (stream %v): status %d, %v: %q", i, stream, resp.StatusCode, err, got)
-					}
-				}
-			}
+			t0 := time.Now()
+			failed := alternate(t, up, srv.URL, 2000)
 			waitIdle(t, p)
 			pub := scrapeProxy(t, p)
 			if failed > 0 || pub.outcome("chat_completions", "finished") != 2000 {
@@ -164,6 +145,32 @@ func TestNoErrorAfterStreams(t *testing.T) {
 			t.Logf("%v retries, in %v", retries, time.Since(t0))
 		})
 	}
+}
+
+// alternate sends n requests one after the other, streamed and not in
+// turn, and returns how many did not get the recorded answer.
+func alternate(t *testing.T, up *recorded, base string, n int) (failed int) {
+	client := &http.Client{Transport: &http.Transport{}}
+	for i := range n {
+		stream := i%2 == 0
+		body, want := `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":4}`, up.doneBody
+		if stream {
+			body, want = `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"stream":true}`, up.streamBody
+		}
+		resp, err := client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || err != nil || !bytes.Equal(got, want) {
+			failed++
+			if failed < 5 {
+				t.Errorf("request %d (stream %v): status %d, %v: %q", i, stream, resp.StatusCode, err, got)
+			}
+		}
+	}
+	return failed
 }
 
 // TestRetryOnlyBeforeAnswer: a request whose reused connection the

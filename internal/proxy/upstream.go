@@ -113,31 +113,19 @@ func newUpstream(headerTimeout time.Duration, retries prometheus.Counter, notice
 // RoundTrip sends a request upstream, once more on a connection of its
 // own when its reused connection failed before any answer.
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
-	f := flowOf(req)
-	tr := u.pool
 	var a attempt
-	out := req.WithContext(httptrace.WithClientTrace(req.Context(), a.trace()))
-	if u.closesAfterStreams.Load() && f != nil {
-		switch {
-		case !f.buffered && req.Body != nil && req.Body != http.NoBody:
-			tr = u.fresh // it could not be sent again after a closed connection
-		case f.stream:
-			out.Close = true // the upstream closes it after the answer anyway
-		}
-	}
+	tr, out := u.route(req.WithContext(httptrace.WithClientTrace(req.Context(), a.trace())))
 	resp, err := tr.RoundTrip(out)
 	if n := a.conns.Load(); n > 1 {
 		u.retries.Add(float64(n - 1)) // the transport's own, on a connection that took nothing
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		a.answer(resp)
 		return resp, nil
-	}
-	if a.wrote.Load() && isTimeout(err) && req.Context().Err() == nil {
+	case a.wrote.Load() && isTimeout(err) && req.Context().Err() == nil:
 		return nil, fmt.Errorf("%w: %w", errNoAnswer, err)
-	}
-	if !a.reused.Load() || a.firstByte.Load() || req.Context().Err() != nil || isTimeout(err) ||
-		req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	case !u.unanswered(req, &a, err):
 		return nil, err
 	}
 	if c := a.conn.Load(); c != nil && c.streamed.Load() {
@@ -154,6 +142,35 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.retries.Inc()
 	return u.fresh.RoundTrip(again)
 }
+
+// route picks the transport for a request (out, which it may change):
+// once the upstream is known to close after streams, a stream asks it to
+// close its connection after the answer, and a body that could not be
+// sent again takes a new connection.
+func (u *upstream) route(out *http.Request) (*http.Transport, *http.Request) {
+	f := flowOf(out)
+	if !u.closesAfterStreams.Load() || f == nil {
+		return u.pool, out
+	}
+	switch {
+	case !f.buffered && hasBody(out):
+		return u.fresh, out
+	case f.stream:
+		out.Close = true // the upstream closes it after the answer anyway
+	}
+	return u.pool, out
+}
+
+// unanswered reports a request the upstream never answered and that can
+// be sent again: its reused connection failed before any byte of an
+// answer, not for a timeout, the client is still there, and its body is in
+// memory.
+func (u *upstream) unanswered(req *http.Request, a *attempt, err error) bool {
+	return a.reused.Load() && !a.firstByte.Load() && req.Context().Err() == nil && !isTimeout(err) &&
+		(!hasBody(req) || req.GetBody != nil)
+}
+
+func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
 
 // errNoAnswer is an upstream that took a whole request and sent no
 // answer within the header timeout.
