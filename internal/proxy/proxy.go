@@ -36,6 +36,22 @@
 // With InjectUsage, a streaming OpenAI request that did not ask for usage
 // gets stream_options.include_usage upstream, and the usage-only chunk this
 // adds is removed before it reaches the client.
+//
+// What an upstream reports is checked like any other input: a count that
+// is negative, fractional, over [MaxTokens] or over the model's context
+// (as the upstream's model list reported it) makes that generation's
+// reported figures unknown, and is counted; nothing is clamped.
+//
+// # No error the upstream did not cause
+//
+// A request whose reused upstream connection fails before any byte of an
+// answer, with its body in memory, is sent once more on a connection of
+// its own (an upstream closes idle connections as it likes; llama.cpp's
+// server closes one after every stream); once an upstream is seen to close
+// after streams, streamed requests ask it to close their connection. A
+// client whose body does not arrive in time gets 408; an upstream silent
+// past Options.UpstreamHeaderTimeout, 504. [Server] serves a proxy with the
+// timeouts a server needs, /healthz and /readyz, and a drain.
 package proxy
 
 import (
