@@ -60,7 +60,7 @@ and a Kubernetes sidecar.
 	"min-interval", seconds(watch.MinInterval),
 	"interrupted", fmt.Sprint(ExitInterrupted),
 	"drain", seconds(proxy.DefaultDrainTimeout),
-	"max-wait", seconds(maxProxyWait),
+	"max-wait", units.Duration(maxProxyWait),
 )
 
 // maxProxyWait bounds --drain-timeout and --upstream-header-timeout.

@@ -39,11 +39,13 @@ func flowOf(r *http.Request) *flow {
 // timeout.
 var errBodyLate = errors.New("the request body did not arrive in time")
 
-// readBody reads a request body up to max bytes within the proxy's body
-// timeout. A body read whole is put back as a buffer the transport can send
-// again (head is its bytes, whole is true); a larger one is put back as
-// what was read followed by the rest, still bound by the timeout, and is
-// forwarded as it arrives. errBodyLate is a body that did not arrive in
+// readBody reads a request body up to max bytes, which must arrive within
+// the body timeout. A body read whole is put back as a buffer the transport
+// can send again (head is its bytes, whole is true); a larger one is put
+// back as what was read followed by the rest, which is forwarded as it
+// arrives and must keep arriving: no wait between two reads longer than the
+// timeout (nginx's client_body_timeout), so that an upload of gigabytes on
+// a slow link is not cut. errBodyLate is a body that did not arrive in
 // time; any other error leaves the body to fail where it is forwarded.
 func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, f *flow, max int) (head []byte, whole bool, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
@@ -67,7 +69,7 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, f *flow, max in
 	// it still within the deadline.
 	rest := io.Reader(r.Body)
 	if deadline {
-		rest = &lateBody{r: r.Body, rc: rc, f: f}
+		rest = &lateBody{r: r.Body, rc: rc, f: f, timeout: p.o.BodyTimeout}
 	}
 	r.Body = readCloser{io.MultiReader(bytes.NewReader(head), rest), r.Body}
 	return head, false, nil
@@ -83,13 +85,15 @@ func setBody(r *http.Request, body []byte) {
 }
 
 // lateBody is the rest of a body too large to buffer, read by the
-// transport: it notes a read past the deadline, and lifts the deadline
-// once the body has ended (net/http keeps reading the connection after
-// it, to see the client go away).
+// transport: each read that brings bytes moves the deadline on, a read
+// past it is noted, and the deadline is lifted once the body has ended
+// (net/http keeps reading the connection after it, to see the client go
+// away).
 type lateBody struct {
-	r  io.Reader
-	rc *http.ResponseController
-	f  *flow
+	r       io.Reader
+	rc      *http.ResponseController
+	f       *flow
+	timeout time.Duration
 }
 
 func (b *lateBody) Read(p []byte) (int, error) {
@@ -99,6 +103,8 @@ func (b *lateBody) Read(p []byte) (int, error) {
 		b.rc.SetReadDeadline(time.Time{})
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.f.bodyLate.Store(true)
+	case n > 0:
+		b.rc.SetReadDeadline(time.Now().Add(b.timeout))
 	}
 	return n, err
 }

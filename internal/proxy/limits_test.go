@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,6 +59,37 @@ func TestBodyTimeout(t *testing.T) {
 				t.Errorf("aborted %v, want 1", got)
 			}
 		})
+	}
+}
+
+// TestSteadyBody: a body larger than the proxy holds may take longer
+// than the body timeout, as long as what the proxy holds comes within it
+// and the rest keeps coming.
+func TestSteadyBody(t *testing.T) {
+	var got int
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = len(b)
+	}))
+	defer up.Close()
+	_, srv := start(t, up.URL, Options{BodyTimeout: 300 * time.Millisecond, MaxInspect: 1000})
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(`{"model":"m","pad":"` + strings.Repeat("x", 1000)))
+		for range 12 { // 1.2 s in all, 100 ms apart
+			time.Sleep(100 * time.Millisecond)
+			pw.Write(bytes.Repeat([]byte("x"), 200))
+		}
+		pw.Write([]byte(`"}`))
+		pw.Close()
+	}()
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := len(`{"model":"m","pad":""}`) + 3400; resp.StatusCode != 200 || got != want {
+		t.Errorf("status %d, the upstream got %d bytes of %d", resp.StatusCode, got, want)
 	}
 }
 
@@ -184,5 +216,48 @@ func TestParseUpstream(t *testing.T) {
 		case err != nil && err.(*UpstreamError).Hint == "":
 			t.Errorf("%q: no hint", tt.in)
 		}
+	}
+}
+
+// TestNotAnOpenProxy: a request that names another host (an absolute
+// URI, a Host header, CONNECT) goes to the upstream or nowhere, never to
+// that host.
+func TestNotAnOpenProxy(t *testing.T) {
+	var other atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { other.Add(1) }))
+	defer elsewhere.Close()
+	var mu sync.Mutex
+	var paths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+	}))
+	defer up.Close()
+	_, srv := start(t, up.URL, Options{})
+	host := strings.TrimPrefix(elsewhere.URL, "http://")
+	for _, raw := range []string{
+		"GET " + elsewhere.URL + "/secret HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"GET /secret HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+	} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write([]byte(raw))
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+			resp.Body.Close()
+		}
+		conn.Close()
+	}
+	if other.Load() != 0 {
+		t.Errorf("another host got %d requests through the proxy", other.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) < 2 || paths[0] != "GET /secret" || paths[1] != "GET /secret" {
+		t.Errorf("the upstream got %q", paths)
 	}
 }

@@ -84,12 +84,13 @@ type upstream struct {
 	// closesAfterStreams: the upstream closed a connection after a
 	// streamed answer on it, as the next request was sent or before.
 	closesAfterStreams atomic.Bool
+	headerTimeout      time.Duration
 	retries            prometheus.Counter
 	notice             func(string)
 }
 
 func newUpstream(headerTimeout time.Duration, retries prometheus.Counter, notice func(string)) *upstream {
-	u := &upstream{retries: retries, notice: notice}
+	u := &upstream{headerTimeout: headerTimeout, retries: retries, notice: notice}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// The proxy reads what it measures: a transport that asked for gzip on
 	// its own would also change what the client receives.
@@ -123,7 +124,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	case err == nil:
 		a.answer(resp)
 		return resp, nil
-	case a.wrote.Load() && isTimeout(err) && req.Context().Err() == nil:
+	case u.headerTimeout > 0 && a.wrote.Load() && isTimeout(err) && req.Context().Err() == nil:
 		return nil, fmt.Errorf("%w: %w", errNoAnswer, err)
 	case !u.unanswered(req, &a, err):
 		return nil, err
