@@ -114,7 +114,9 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 	run, stop := context.WithCancel(ctx)
 	defer stop()
 	var terminated atomic.Bool
+	first := make(chan struct{}) // closed once the first signal is no longer awaited
 	go func() {
+		defer close(first)
 		select {
 		case <-term:
 			terminated.Store(true)
@@ -131,6 +133,8 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 		so := scrape.Options{Timeout: o.view.timeout, MaxBytes: o.view.maxBytes, UserAgent: userAgent()}
 		err = o.view.runWatch(run, io, so)
 	}
+	stop()
+	<-first // a SIGTERM from now on is the drain's second signal
 	drain(ctx, srv, p, o.drain, term, io)
 	if terminated.Load() {
 		return nil // asked to stop, and stopped: exit 0
