@@ -32,7 +32,12 @@ func TestProxyRefuses(t *testing.T) {
 	}{
 		{[]string{"--listen", "127.0.0.1:0"}, "--upstream is required"},
 		{[]string{"--upstream", "http://127.0.0.1:11434"}, "--listen is required"},
-		{[]string{"--upstream", "127.0.0.1:11434", "--listen", "127.0.0.1:0"}, "is not an http:// or https:// URL"},
+		{[]string{"--upstream", "ftp://127.0.0.1:11434", "--listen", "127.0.0.1:0"}, "is not an http:// or https:// URL"},
+		{[]string{"--upstream", "127.0.0.1:99999", "--listen", "127.0.0.1:0"}, "has an invalid port"},
+		{[]string{"--upstream", "http://:8080", "--listen", "127.0.0.1:0"}, "has no host"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--drain-timeout", "-1s"}, "--drain-timeout -1s is out of range"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--drain-timeout", "soon"}, "not a duration"},
+		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--upstream-header-timeout", "2d"}, "--upstream-header-timeout 48h is out of range"},
 		{[]string{"--upstream", "http://h/?key=1", "--listen", "127.0.0.1:0"}, "has a query"},
 		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--json"}, "--json is for the live view"},
 		{[]string{"--upstream", "http://h", "--listen", "127.0.0.1:0", "--watch", "1ms"}, "shorter than the shortest refresh interval"},

@@ -18,7 +18,8 @@ const module = "github.com/inferscope/inferscope/"
 var layer = map[string]int{
 	"internal/termsafe": 0, "internal/units": 0, "internal/histogram": 0, "internal/iostreams": 0,
 	"internal/golden": 0, "exporter": 0,
-	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "sim": 1, "internal/storetest": 1,
+	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "sim": 1,
+	"internal/storetest": 1, "internal/proxy/proxytest": 0,
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3, "internal/fixtures": 3,
 	"internal/watch": 4, "internal/fleet": 4,

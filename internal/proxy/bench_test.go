@@ -87,17 +87,64 @@ func firstByte(tb testing.TB, client *http.Client, url string) time.Duration {
 // BenchmarkAddedTTFB is the time to first byte the proxy adds: the same
 // stream requested alternately from the upstream and through the proxy, on
 // loopback, keep-alive connections; it reports p50 and p99 of each and the
-// difference of the p99s.
+// difference of the p99s. It runs with no other traffic, and with 1,000
+// other streams open through the proxy, each sending a token every gap.
 func BenchmarkAddedTTFB(b *testing.B) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, c := range []struct {
+		name    string
+		streams int
+		gap     time.Duration
+	}{{"idle", 0, 0}, {"1000-streams-1s", 1000, time.Second}, {"1000-streams-100ms", 1000, 100 * time.Millisecond}} {
+		b.Run(c.name, func(b *testing.B) { addedTTFB(b, c.streams, c.gap) })
+	}
+}
+
+func addedTTFB(b *testing.B, streams int, gap time.Duration) {
+	stop := make(chan struct{})
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte(`data: {"model":"m","choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n"))
 		w.(http.Flusher).Flush()
+		if r.URL.RawQuery == "background" {
+			for {
+				select {
+				case <-stop:
+					w.Write([]byte("data: [DONE]\n\n"))
+					return
+				case <-r.Context().Done():
+					return
+				case <-time.After(gap):
+					w.Write(sseToken)
+					w.(http.Flusher).Flush()
+				}
+			}
+		}
 		w.Write([]byte("data: [DONE]\n\n"))
 	}))
+	up.Config.MaxHeaderBytes = 1 << 16
+	up.Start()
 	defer up.Close()
 	_, srv := start(b, up.URL, Options{})
+	var background sync.WaitGroup
+	if streams > 0 {
+		bg := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams}}
+		var opened sync.WaitGroup
+		opened.Add(streams)
+		for range streams {
+			background.Go(func() {
+				resp, err := bg.Post(srv.URL+"/v1/chat/completions?background", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+				opened.Done()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		opened.Wait()
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	var direct, proxied []time.Duration
 	for range 50 { // warm both paths' connections
@@ -108,6 +155,8 @@ func BenchmarkAddedTTFB(b *testing.B) {
 		direct = append(direct, firstByte(b, client, up.URL+"/v1/chat/completions"))
 		proxied = append(proxied, firstByte(b, client, srv.URL+"/v1/chat/completions"))
 	}
+	close(stop)
+	background.Wait()
 	pct := func(d []time.Duration, q float64) float64 {
 		slices.Sort(d)
 		return float64(d[min(len(d)-1, int(q*float64(len(d))))].Microseconds())

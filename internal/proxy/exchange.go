@@ -54,6 +54,24 @@ func classify(r *http.Request) api {
 	return apiNone
 }
 
+// listsModels reports a request for the OpenAI model list (GET
+// .../models), whose answer may say each model's context length.
+func listsModels(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models")
+}
+
+// asksStream reports a request body that asks for a streamed answer:
+// OpenAI's "stream": true; Ollama streams unless "stream": false.
+func asksStream(a api, body []byte) bool {
+	switch {
+	case a == apiNone:
+		return false
+	case apis[a].openai:
+		return valueAfter(body, `"stream"`) == 't'
+	}
+	return valueAfter(body, `"stream"`) != 'f'
+}
+
 // exchange is one measured request: what the proxy saw of it, as it
 // happened. Only the goroutine serving the request touches it.
 type exchange struct {
@@ -65,7 +83,8 @@ type exchange struct {
 	injected bool   // stream_options.include_usage was added upstream
 
 	status      int
-	unreachable bool
+	unreachable bool // the upstream could not be reached, or sent no answer in time
+	bodyLate    bool // the client's body did not arrive in time
 	copyFailed  bool // writing to the client failed: it went away
 	readErr     bool // the upstream broke off
 	eof         bool
@@ -75,8 +94,14 @@ type exchange struct {
 
 	// Parsing state: a partial line, or a whole non-streamed body.
 	buf      []byte
-	overflow bool // a line or body beyond its bound, or encoded: figures lost
-	complete bool // the stream's end was seen ([DONE], done:true), or a whole body read
+	encoded  bool // the upstream compressed the answer: not read
+	tooLong  bool // a non-streamed answer beyond its bound: not read
+	skipping bool // inside a streamed line beyond its bound, until its end
+	// oversized: a line or answer beyond its bound passed unread;
+	// ttftLost: before the first token seen, so a token may have been
+	// in it.
+	oversized, ttftLost bool
+	complete            bool // the stream's end was seen ([DONE], done:true), or a whole body read
 	// noGeneration: the answer was Ollama's to a model load or unload.
 	noGeneration bool
 	finish       bool // a finish_reason was seen (a stream without [DONE] ends with one)
@@ -87,35 +112,18 @@ type exchange struct {
 	ol    *ollamaFinal
 }
 
-// inspect reads the request body up to its bound, to find the model and,
-// with inject, to ask for usage on a stream that did not. The body is
-// forwarded whole either way: what was read is put back in front of the
-// rest. A body read whole is handed to the transport from memory, so the
-// server never has the transport reading its body while it discards what
-// is left of it (which net/http answers with a panic).
-func (x *exchange) inspect(r *http.Request, max int, inject bool) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return
-	}
-	head, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
-	if err != nil || len(head) > max {
-		// Too large (or broken): forwarded as it is, uninspected.
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-		return
-	}
-	r.Body.Close()
-	body := head
-	x.reqModel = requestModel(head)
+// inspect reads a request body read whole, to find the model and, with
+// inject, to ask for usage on a stream that did not; it returns the body
+// to send.
+func (x *exchange) inspect(body []byte, inject bool) []byte {
+	x.reqModel = requestModel(body)
 	if inject && apis[x.api].openai {
-		if out, ok := injectUsage(head, &x.reqModel); ok {
-			body = out
+		if out, ok := injectUsage(body, &x.reqModel); ok {
 			x.injected = true
+			return out
 		}
 	}
-	r.ContentLength = int64(len(body))
-	r.Header.Del("Content-Length") // the transport writes it from ContentLength
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return body
 }
 
 // requestModel is the model a request names: the first "model" key's
@@ -133,11 +141,6 @@ func requestModel(body []byte) string {
 		return ""
 	}
 	return m
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
 }
 
 // injectUsage returns the request with stream_options.include_usage set,
@@ -193,137 +196,63 @@ func marshal(v any) ([]byte, error) {
 // outcome says how the request ended.
 func (x *exchange) outcome() outcome {
 	switch {
+	case x.bodyLate:
+		return aborted // the client did not send its request
 	case x.unreachable || x.status != 0 && x.status != http.StatusOK:
 		return failed
 	case x.copyFailed || x.readErr || x.status == 0:
 		return aborted
 	case !x.stream && x.eof:
 		return finished
-	case x.complete || x.eof && (x.finish || x.overflow):
+	case x.complete || x.eof && (x.finish || x.encoded || x.oversized):
+		// An unread part may have held the stream's end.
 		return finished
 	}
 	return aborted
 }
 
-// generation is what the request tells of its generation.
-func (x *exchange) generation(now time.Time) exporter.Generation {
-	g := exporter.Generation{Model: x.model, Unknown: exporter.UnknownQueue}
-	if g.Model == "" {
-		g.Model = x.reqModel
+// modelName is the model the answer names, or else the request.
+func (x *exchange) modelName() string {
+	if x.model != "" {
+		return x.model
 	}
+	return x.reqModel
+}
+
+// generation is what the request tells of its generation, given the
+// model's context length (0: not reported); valid is false when what the
+// upstream reported could not be true, and then every reported figure is
+// unknown.
+func (x *exchange) generation(now time.Time, context int) (g exporter.Generation, valid bool) {
+	g = exporter.Generation{Model: x.modelName(), Unknown: exporter.UnknownQueue}
 	end := x.last
 	if end.IsZero() {
 		end = now
 	}
 	g.E2E = positive(end.Sub(x.start))
-	if x.stream && !x.firstToken.IsZero() {
+	if x.stream && !x.firstToken.IsZero() && !x.ttftLost {
 		g.TTFT = positive(x.firstToken.Sub(x.start))
 	} else {
 		g.Unknown |= exporter.UnknownTTFT
 	}
+	c := check{context: context, ok: true}
 	switch {
 	case x.tim != nil && x.tim.PromptN != nil && x.tim.PredictedN != nil:
-		x.tim.into(&g) // llama.cpp's own account: exact, with the cached part
+		x.tim.into(&g, &c) // llama.cpp's own account: exact, with the cached part
 	case x.ol != nil:
-		x.ol.into(&g)
+		x.ol.into(&g, &c)
 	default:
 		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
-		x.usage.into(&g)
+		x.usage.into(&g, &c)
 	}
-	return g
-}
-
-// into fills a generation from llama.cpp's timings.
-func (t *timings) into(g *exporter.Generation) {
-	cached := 0
-	if t.CacheN != nil {
-		cached = *t.CacheN
-	} else {
-		g.Unknown |= exporter.UnknownCached
+	if !c.ok {
+		g.Unknown |= reported
+		g.PromptTokens, g.CachedTokens, g.GeneratedTokens, g.Prefill, g.Decode = 0, 0, 0, 0, 0
 	}
-	g.PromptTokens, g.CachedTokens, g.GeneratedTokens = *t.PromptN+cached, cached, *t.PredictedN
-	g.Prefill, g.Decode = millis(t.PromptMS), millis(t.PredictedMS)
-	if t.PromptMS == nil {
-		g.Unknown |= exporter.UnknownPrefill
-	}
-	if t.PredictedMS == nil {
-		g.Unknown |= exporter.UnknownDecode
-	}
-}
-
-// into fills a generation from Ollama's last line. prompt_eval_count
-// counts cached and evaluated tokens alike, and older versions leave it out
-// on a cached prompt: then it is unknown.
-func (o *ollamaFinal) into(g *exporter.Generation) {
-	g.Unknown |= exporter.UnknownCached
-	if o.PromptEvalCount != nil {
-		g.PromptTokens = *o.PromptEvalCount
-	} else {
-		g.Unknown |= exporter.UnknownPrompt
-	}
-	if o.EvalCount != nil {
-		g.GeneratedTokens = *o.EvalCount
-	} else {
-		g.Unknown |= exporter.UnknownGenerated
-	}
-	if o.PromptEvalDuration != nil {
-		g.Prefill = time.Duration(*o.PromptEvalDuration)
-	} else {
-		g.Unknown |= exporter.UnknownPrefill
-	}
-	if o.EvalDuration != nil {
-		g.Decode = time.Duration(*o.EvalDuration)
-	} else {
-		g.Unknown |= exporter.UnknownDecode
-	}
-}
-
-// into fills a generation from an OpenAI usage object, which may be nil
-// (none was sent).
-func (u *usage) into(g *exporter.Generation) {
-	if u == nil || u.PromptTokens == nil {
-		g.Unknown |= exporter.UnknownPrompt | exporter.UnknownCached
-	} else {
-		g.PromptTokens = *u.PromptTokens
-		if u.Details != nil && u.Details.CachedTokens != nil {
-			g.CachedTokens = *u.Details.CachedTokens
-		} else {
-			g.Unknown |= exporter.UnknownCached
-		}
-	}
-	if u == nil || u.CompletionTokens == nil {
-		g.Unknown |= exporter.UnknownGenerated
-	} else {
-		g.GeneratedTokens = *u.CompletionTokens
-	}
+	return g, c.ok
 }
 
 func positive(d time.Duration) time.Duration { return max(d, 1) }
-
-func millis(ms *float64) time.Duration {
-	if ms == nil || !(*ms > 0) || *ms > 1e12 {
-		return 0
-	}
-	return time.Duration(*ms * float64(time.Millisecond))
-}
-
-// usage is an OpenAI usage object.
-type usage struct {
-	PromptTokens     *int `json:"prompt_tokens"`
-	CompletionTokens *int `json:"completion_tokens"`
-	Details          *struct {
-		CachedTokens *int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-// timings is llama.cpp's account of one request.
-type timings struct {
-	CacheN      *int     `json:"cache_n"`
-	PromptN     *int     `json:"prompt_n"`
-	PromptMS    *float64 `json:"prompt_ms"`
-	PredictedN  *int     `json:"predicted_n"`
-	PredictedMS *float64 `json:"predicted_ms"`
-}
 
 // openaiChunk is what the proxy reads of an OpenAI response or stream
 // chunk.
@@ -378,14 +307,6 @@ type ollamaLine struct {
 	ollamaFinal
 }
 
-// ollamaFinal is the accounting on Ollama's last line (nanoseconds).
-type ollamaFinal struct {
-	PromptEvalCount    *int   `json:"prompt_eval_count"`
-	PromptEvalDuration *int64 `json:"prompt_eval_duration"`
-	EvalCount          *int   `json:"eval_count"`
-	EvalDuration       *int64 `json:"eval_duration"`
-}
-
 func (l *ollamaLine) tokens() bool {
 	if l.Response != "" || l.Thinking != "" {
 		return true
@@ -397,12 +318,12 @@ func (l *ollamaLine) tokens() bool {
 // feed reads bytes of the response as they pass, at time t.
 func (x *exchange) feed(b []byte, t time.Time) {
 	x.last = t
-	if x.overflow {
+	switch {
+	case x.encoded || x.tooLong:
 		return
-	}
-	if !x.stream {
+	case !x.stream:
 		if len(x.buf)+len(b) > x.p.o.MaxResponse {
-			x.overflow, x.buf = true, nil
+			x.tooLong, x.oversized, x.buf = true, true, nil
 			return
 		}
 		x.buf = append(x.buf, b...)
@@ -410,41 +331,49 @@ func (x *exchange) feed(b []byte, t time.Time) {
 	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if len(x.buf)+len(b) > maxLine {
-				x.overflow, x.buf = true, nil
-				return
-			}
+		switch {
+		case x.skipping && i < 0:
+			return
+		case x.skipping:
+			x.skipping = false // the long line ends here
+		case i < 0 && len(x.buf)+len(b) > maxLine, i >= 0 && len(x.buf)+i > maxLine:
+			x.skip()
+			continue
+		case i < 0:
 			x.buf = append(x.buf, b...)
 			return
-		}
-		line := b[:i]
-		if len(x.buf) > 0 {
-			if len(x.buf)+i > maxLine {
-				x.overflow, x.buf = true, nil
-				return
+		default:
+			line := b[:i]
+			if len(x.buf) > 0 {
+				line = append(x.buf, line...)
+				x.buf = line
 			}
-			x.buf = append(x.buf, line...)
-			line = x.buf
+			x.line(line, t)
+			x.buf = x.buf[:0]
 		}
-		x.line(line, t)
-		x.buf = x.buf[:0]
 		b = b[i+1:]
+	}
+}
+
+// skip passes the rest of a line beyond the bound unread. What it said
+// is lost: a first token in it would make the time to first token later
+// than it was.
+func (x *exchange) skip() {
+	x.skipping, x.oversized, x.buf = true, true, x.buf[:0]
+	if x.firstToken.IsZero() {
+		x.ttftLost = true
 	}
 }
 
 // end is the upstream's end of body.
 func (x *exchange) end(t time.Time) {
 	x.eof, x.last = true, t
-	if x.overflow {
-		return
-	}
-	if !x.stream {
+	switch {
+	case x.encoded || x.tooLong:
+	case !x.stream:
 		x.whole(x.buf)
 		x.buf = nil
-		return
-	}
-	if len(x.buf) > 0 {
+	case len(x.buf) > 0 && !x.skipping:
 		x.line(x.buf, t) // a last line without its newline
 		x.buf = x.buf[:0]
 	}
@@ -605,79 +534,3 @@ func (m *meter) Read(b []byte) (int, error) {
 }
 
 func (m *meter) Close() error { return m.body.Close() }
-
-// filter passes an injected stream's events through, less the usage-only
-// chunk the injection caused. An event goes out when it is whole (its
-// blank line has arrived), so the client sees no partial events either.
-type filter struct {
-	meter *meter
-	in    []byte // the event being received
-	out   []byte // whole events to hand out, from off on
-	off   int
-	err   error
-	tmp   [32 << 10]byte
-}
-
-func (f *filter) Read(b []byte) (int, error) {
-	for f.off == len(f.out) {
-		f.out, f.off = f.out[:0], 0
-		if f.err != nil {
-			if len(f.in) > 0 { // the stream's tail without its blank line
-				f.out, f.in = append(f.out, f.in...), f.in[:0]
-				break
-			}
-			return 0, f.err
-		}
-		n, err := f.meter.Read(f.tmp[:])
-		f.in = append(f.in, f.tmp[:n]...)
-		f.err = err
-		f.cut()
-	}
-	n := copy(b, f.out[f.off:])
-	f.off += n
-	return n, nil
-}
-
-// cut moves the whole events received to out, dropping injected usage.
-func (f *filter) cut() {
-	for {
-		i, sep := bytes.Index(f.in, []byte("\n\n")), 2
-		if j := bytes.Index(f.in, []byte("\r\n\r\n")); j >= 0 && (i < 0 || j < i) {
-			i, sep = j, 4
-		}
-		if i < 0 {
-			return
-		}
-		ev := f.in[:i+sep]
-		if !usageOnly(ev) {
-			f.out = append(f.out, ev...)
-		}
-		f.in = f.in[:copy(f.in, f.in[i+sep:])]
-	}
-}
-
-// usageOnly reports an event whose chunk has no choices and a usage: the
-// chunk include_usage adds.
-func usageOnly(ev []byte) bool {
-	if valueAfter(ev, `"usage"`) != '{' {
-		return false
-	}
-	for _, line := range bytes.Split(ev, []byte("\n")) {
-		data, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\r")), []byte("data:"))
-		if !ok {
-			continue
-		}
-		var c struct {
-			Choices []json.RawMessage `json:"choices"`
-			Usage   json.RawMessage   `json:"usage"`
-		}
-		if json.Unmarshal(bytes.TrimSpace(data), &c) == nil && len(c.Choices) == 0 && len(c.Usage) > 0 && string(c.Usage) != "null" {
-			return true
-		}
-	}
-	return false
-}
-
-func (f *filter) Close() error { return f.meter.Close() }
-
-func (o outcome) String() string { return outcomeNames[o] }

@@ -25,14 +25,14 @@ func FuzzFeed(f *testing.F) {
 				x.feed(p, now)
 			}
 			x.end(now)
-			x.generation(now)
+			x.generation(now, 0)
 			x.outcome()
 			return x
 		}
 		whole := read([][]byte{body})
 		c := int(cut) % (len(body) + 1)
 		split := read([][]byte{body[:c], body[c:]})
-		if whole.model != split.model || whole.complete != split.complete || (whole.usage == nil) != (split.usage == nil) || whole.overflow != split.overflow {
+		if whole.model != split.model || whole.complete != split.complete || (whole.usage == nil) != (split.usage == nil) || whole.oversized != split.oversized || whole.ttftLost != split.ttftLost {
 			t.Errorf("cutting at %d changed what was read: %+v vs %+v", c, whole, split)
 		}
 	})
@@ -91,22 +91,19 @@ func FuzzFilter(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []byte
-		rest := body
-		for len(rest) > 0 {
-			i, sep := bytes.Index(rest, []byte("\n\n")), 2
-			if j := bytes.Index(rest, []byte("\r\n\r\n")); j >= 0 && (i < 0 || j < i) {
-				i, sep = j, 4
+		// Events end at a blank line ("\n" or "\r\n"), found here by
+		// splitting into lines.
+		var want, ev []byte
+		for line := range bytes.Lines(body) {
+			ev = append(ev, line...)
+			if string(line) == "\n" || string(line) == "\r\n" {
+				if !usageOnly(ev) {
+					want = append(want, ev...)
+				}
+				ev = ev[:0]
 			}
-			if i < 0 {
-				want = append(want, rest...)
-				break
-			}
-			if ev := rest[:i+sep]; !usageOnly(ev) {
-				want = append(want, ev...)
-			}
-			rest = rest[i+sep:]
 		}
+		want = append(want, ev...)
 		if !bytes.Equal(got, want) {
 			t.Errorf("filtered %q\n got %q\nwant %q", body, got, want)
 		}
@@ -126,4 +123,47 @@ func (r *trickle) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), r.n)], r.b)
 	r.b = r.b[k:]
 	return k, nil
+}
+
+// FuzzModelList: any answer to GET /v1/models is read without a panic,
+// and only context lengths that can be true are kept.
+func FuzzModelList(f *testing.F) {
+	f.Add([]byte(`{"object":"list","data":[{"id":"m","object":"model","meta":{"n_ctx":1024,"n_ctx_train":4096}}]}`))
+	f.Add([]byte(`{"object":"list","data":[{"id":"a","max_model_len":2048},{"id":"b","max_model_len":-1},{"id":"c","max_model_len":1e20}]}`))
+	f.Add([]byte(`{"data":[{"id":"m","meta":{"n_ctx":"big"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var c contexts
+		c.learn(body)
+		for id, n := range c.by {
+			if n <= 0 || n > MaxTokens {
+				t.Errorf("kept a context of %d for %q", n, id)
+			}
+		}
+		if c.only < 0 || c.only > MaxTokens || len(c.by) > maxContexts {
+			t.Errorf("only %d, %d models", c.only, len(c.by))
+		}
+	})
+}
+
+// FuzzParseUpstream: whatever is typed, the upstream is an http(s) URL
+// with a host, or an error with a hint.
+func FuzzParseUpstream(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:8080", "https://u:p@h/v1", "h:0", "[::1]", "http://h/?q", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := ParseUpstream(s)
+		if err != nil {
+			if ue, ok := err.(*UpstreamError); !ok || ue.Hint == "" {
+				t.Errorf("%q: %v without a hint", s, err)
+			}
+			return
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.RawQuery != "" || u.Fragment != "" {
+			t.Errorf("%q gave %v", s, u)
+		}
+		if _, err := New(Options{Upstream: u}); err != nil {
+			t.Errorf("%q: the proxy refuses %v: %v", s, u, err)
+		}
+	})
 }

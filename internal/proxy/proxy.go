@@ -36,6 +36,22 @@
 // With InjectUsage, a streaming OpenAI request that did not ask for usage
 // gets stream_options.include_usage upstream, and the usage-only chunk this
 // adds is removed before it reaches the client.
+//
+// What an upstream reports is checked like any other input: a count that
+// is negative, fractional, over [MaxTokens] or over the model's context
+// (as the upstream's model list reported it) makes that generation's
+// reported figures unknown, and is counted; nothing is clamped.
+//
+// # No error the upstream did not cause
+//
+// A request whose reused upstream connection fails before any byte of an
+// answer, with its body in memory, is sent once more on a connection of
+// its own (an upstream closes idle connections as it likes; llama.cpp's
+// server closes one after every stream); once an upstream is seen to close
+// after streams, streamed requests ask it to close their connection. A
+// client whose body does not arrive in time gets 408; an upstream silent
+// past Options.UpstreamHeaderTimeout, 504. [Server] serves a proxy with the
+// timeouts a server needs, /healthz and /readyz, and a drain.
 package proxy
 
 import (
@@ -52,8 +68,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/inferscope/inferscope/exporter"
 )
 
@@ -61,19 +75,23 @@ import (
 const (
 	// DefaultMaxInspect is how much of a request body is read to find the
 	// model and whether it streams; a larger body is forwarded whole all
-	// the same, and only --inject-usage cannot apply to it.
+	// the same, and only --inject-usage cannot apply to it (nor can it be
+	// sent again after a closed connection).
 	DefaultMaxInspect = 1 << 20
 	// DefaultMaxResponse is how much of a non-streamed response is kept to
 	// read its usage; beyond it the generation counts, without figures.
 	DefaultMaxResponse = 8 << 20
-	// maxLine bounds one streamed event or line kept for parsing.
+	// DefaultBodyTimeout is how long a client has to send a request body,
+	// from the first read of it to its end.
+	DefaultBodyTimeout = 60 * time.Second
+	// maxLine bounds one streamed line or event kept for parsing.
 	maxLine = 1 << 20
 )
 
 // Options configure [New].
 type Options struct {
 	// Upstream is the server's base URL (scheme, host, optional path
-	// prefix).
+	// prefix, optional credentials sent as basic auth).
 	Upstream *url.URL
 	// InjectUsage asks the upstream for usage on streaming OpenAI requests
 	// that did not, and removes the extra chunk before the client sees it.
@@ -84,54 +102,35 @@ type Options struct {
 	// MaxResponse bounds a non-streamed response kept for parsing; 0
 	// means DefaultMaxResponse.
 	MaxResponse int
-	// Transport carries requests upstream; nil is a transport like
-	// http.DefaultTransport's that never asks for compression itself.
-	Transport http.RoundTripper
+	// BodyTimeout bounds the time a client takes to send a request body;
+	// past it the request ends with 408. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// UpstreamHeaderTimeout bounds the wait for the upstream's answer
+	// once a request is sent (then 504); 0 waits as long as it takes (a
+	// long prefill is legitimate).
+	UpstreamHeaderTimeout time.Duration
+	// Notice receives, once each, what the proxy learns of the upstream
+	// that an operator should know (a line without a newline); nil
+	// discards them.
+	Notice func(string)
 	// Namespace is the exporter's series prefix; "" is the exporter's.
 	Namespace string
 	// Now is the clock; nil is time.Now (tests replace it).
 	Now func() time.Time
 }
 
-// Proxy is the measuring reverse proxy. Serve it with an http.Server; its
-// metrics are served by [Proxy.MetricsHandler].
+// Proxy is the measuring reverse proxy. Serve it with an http.Server, or
+// with [Server]; its metrics are served by [Proxy.MetricsHandler].
 type Proxy struct {
 	rp       *httputil.ReverseProxy
+	up       *upstream
 	m        *exporter.Metrics
 	o        Options
 	now      func() time.Time
 	inflight atomic.Int64
-	outcomes [numAPIs][numOutcomes]prometheus.Counter
-	ttfb     [numAPIs]prometheus.Observer
-	// upstream is the kind of server the upstream's answers say it is
-	// ("" until one does), published as inferscope_proxy_upstream_info.
-	upstreamMu   sync.Mutex
-	upstream     string
-	upstreamInfo *prometheus.GaugeVec
+	ctx      contexts
+	own      ownSeries
 }
-
-// UpstreamKinds are the servers the proxy recognises from their answers,
-// by their Server header; the value is the kind it publishes (a dialect's
-// name). Only these names are ever published: nothing of a header passes
-// through.
-var UpstreamKinds = map[string]string{"llama.cpp": "llamacpp"}
-
-// firstByteBuckets are the bounds of the time-to-first-byte histogram:
-// the exporter's time-to-first-token bounds, so the two compare bucket by
-// bucket.
-var firstByteBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
-
-// outcome is how a measured request ended.
-type outcome int
-
-const (
-	finished outcome = iota // a generation recorded
-	aborted                 // the client went away, or the upstream broke off, before the end
-	failed                  // the upstream answered an error, or could not be reached
-	numOutcomes
-)
-
-var outcomeNames = [numOutcomes]string{"finished", "aborted", "error"}
 
 // New builds a proxy to o.Upstream.
 func New(o Options) (*Proxy, error) {
@@ -143,6 +142,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.MaxResponse <= 0 {
 		o.MaxResponse = DefaultMaxResponse
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 	p := &Proxy{o: o, now: o.Now}
 	if p.now == nil {
@@ -158,47 +160,24 @@ func New(o Options) (*Proxy, error) {
 		Unknown: exporter.UnknownWaiting | exporter.UnknownKVCache | exporter.UnknownOffload |
 			exporter.UnknownRecurrent | exporter.UnknownDraft,
 	})
-	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "inferscope_proxy_requests_total",
-		Help: "Requests to the measured endpoints by how they ended: finished (a generation recorded), aborted (the client went away or the upstream broke off), error (an error status, or the upstream unreachable).",
-	}, []string{"endpoint", "outcome"})
-	for a := range numAPIs {
-		for o := range numOutcomes {
-			p.outcomes[a][o] = vec.WithLabelValues(apis[a].name, outcomeNames[o])
-		}
+	if err := p.own.register(p.m.Registry()); err != nil {
+		return nil, err
 	}
-	ttfb := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "inferscope_proxy_time_to_first_byte_seconds",
-		Help:    "Time from a finished request's arrival at the proxy to the upstream's response headers, in seconds. A server that sends its headers with the first token makes it the time to first token; one that sends them at once, the time to accept the request.",
-		Buckets: firstByteBuckets,
-	}, []string{"endpoint"})
-	for a := range numAPIs {
-		p.ttfb[a] = ttfb.WithLabelValues(apis[a].name)
-	}
-	p.upstreamInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "inferscope_proxy_upstream_info",
-		Help: "The kind of server behind the proxy, as its answers say it (the server label: a dialect name, such as llamacpp); absent until one does.",
-	}, []string{"server"})
-	for _, c := range []prometheus.Collector{vec, ttfb, p.upstreamInfo} {
-		if err := p.m.Registry().Register(c); err != nil {
-			return nil, fmt.Errorf("proxy: registering its own series: %w", err)
-		}
-	}
-	tr := o.Transport
-	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		// The proxy reads what it measures: a transport that asked for
-		// gzip on its own would also change what the client receives.
-		t.DisableCompression = true
-		t.MaxIdleConnsPerHost = 256
-		tr = t
-	}
+	p.up = newUpstream(o.UpstreamHeaderTimeout, p.own.retries, o.Notice)
 	up := o.Upstream
 	p.rp = &httputil.ReverseProxy{
 		// SetURL sends the upstream's own Host; no X-Forwarded-* headers
-		// are added: the request reaches the upstream as the client sent it.
-		Rewrite:        func(pr *httputil.ProxyRequest) { pr.SetURL(up) },
-		Transport:      tr,
+		// are added: the request reaches the upstream as the client sent
+		// it, but for credentials in the upstream's URL, which are the
+		// upstream's and replace any the client sent.
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(up)
+			if up.User != nil {
+				pw, _ := up.User.Password()
+				pr.Out.SetBasicAuth(up.User.Username(), pw)
+			}
+		},
+		Transport:      p.up,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       quietLog,
@@ -213,6 +192,10 @@ func (p *Proxy) Metrics() *exporter.Metrics { return p.m }
 // MetricsHandler serves GET /metrics.
 func (p *Proxy) MetricsHandler() http.Handler { return p.m.Handler() }
 
+// CloseIdleConnections closes the connections to the upstream that are
+// idle.
+func (p *Proxy) CloseIdleConnections() { p.up.pool.CloseIdleConnections() }
+
 // InFlight is the number of measured requests in flight now.
 func (p *Proxy) InFlight() int64 { return p.inflight.Load() }
 
@@ -222,8 +205,6 @@ type engine struct{ p *Proxy }
 
 func (e engine) Live() exporter.Live { return exporter.Live{ActiveJobs: int(e.p.inflight.Load())} }
 
-type exchangeKey struct{}
-
 // ServeHTTP forwards one request, measuring it when it is a generation.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// By default an HTTP/1 server consumes and closes what is left of a
@@ -231,42 +212,66 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// reading it towards the upstream (its last read, for EOF), and then
 	// drops the upstream connection mid-answer (seen in 2% of test runs).
 	http.NewResponseController(w).EnableFullDuplex()
+	f := &flow{}
 	a := classify(r)
-	if a == apiNone {
-		p.rp.ServeHTTP(w, r)
+	if a != apiNone {
+		x := &exchange{p: p, api: a, start: p.now()}
+		f.x = x
+		p.inflight.Add(1)
+		defer func() {
+			p.inflight.Add(-1)
+			if v := recover(); v != nil {
+				// ReverseProxy panics with http.ErrAbortHandler when the
+				// copy to the client fails: the client went away.
+				x.copyFailed = true
+				p.finish(x)
+				panic(v)
+			}
+			p.finish(x)
+		}()
+	}
+	head, whole, err := p.readBody(w, r, f, p.o.MaxInspect)
+	if err != nil {
+		if f.x != nil {
+			f.x.bodyLate = true
+		}
+		p.bodyLate(w)
 		return
 	}
-	x := &exchange{p: p, api: a, start: p.now()}
-	x.inspect(r, p.o.MaxInspect, p.o.InjectUsage)
-	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
-	// The proxy reads the answer: it must come uncompressed.
-	r.Header.Del("Accept-Encoding")
-	p.inflight.Add(1)
-	defer func() {
-		p.inflight.Add(-1)
-		if v := recover(); v != nil {
-			// ReverseProxy panics with http.ErrAbortHandler when the copy
-			// to the client fails: the client went away.
-			x.copyFailed = true
-			p.finish(x)
-			panic(v)
+	if whole {
+		body := head
+		if f.x != nil {
+			body = f.x.inspect(head, p.o.InjectUsage)
 		}
-		p.finish(x)
-	}()
-	p.rp.ServeHTTP(w, r)
+		f.stream = asksStream(a, head)
+		setBody(r, body)
+	}
+	f.models = listsModels(r)
+	if f.x != nil || f.models {
+		// The proxy reads the answer: it must come uncompressed.
+		r.Header.Del("Accept-Encoding")
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), flowKey{}, f)))
 }
 
-// modifyResponse puts the meter on a measured response.
+// modifyResponse puts the meter on a measured response, and reads a
+// model list for the models' context lengths.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
-	x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
-	if x == nil {
+	f := flowOf(resp.Request)
+	switch {
+	case f == nil:
+		return nil
+	case f.models:
+		p.ctx.watch(resp)
+		return nil
+	case f.x == nil:
 		return nil
 	}
+	x := f.x
 	x.status = resp.StatusCode
 	x.firstByte = p.now()
-	p.recognise(resp.Header.Get("Server"))
-	ct := resp.Header.Get("Content-Type")
-	stream := strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/x-ndjson")
+	p.own.recognise(resp.Header.Get("Server"))
+	stream := streams(resp.Header.Get("Content-Type"))
 	if stream {
 		// Proxies between here and the client must not hold the stream.
 		cc := resp.Header.Get("Cache-Control")
@@ -285,12 +290,12 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		return nil // an error: nothing to measure
 	}
 	x.stream = stream
-	x.sse = strings.HasPrefix(ct, "text/event-stream")
+	x.sse = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	// An encoded body (the upstream compressed it unasked) is passed on and
 	// timed, not read: its figures are unknown.
-	x.overflow = resp.Header.Get("Content-Encoding") != ""
+	x.encoded = resp.Header.Get("Content-Encoding") != ""
 	m := &meter{x: x, body: resp.Body}
-	if x.injected && x.sse && !x.overflow {
+	if x.injected && x.sse && !x.encoded {
 		// Removing the injected chunk changes the length.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
@@ -301,35 +306,31 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-// recognise publishes the kind of server a Server header names, when it
-// is one of UpstreamKinds and not already the one published.
-func (p *Proxy) recognise(server string) {
-	name, _, _ := strings.Cut(server, "/") // "name/version" is the header's usual form
-	kind, ok := UpstreamKinds[strings.TrimSpace(name)]
-	if !ok {
-		return
-	}
-	p.upstreamMu.Lock()
-	defer p.upstreamMu.Unlock()
-	if p.upstream != kind {
-		p.upstream = kind
-		p.upstreamInfo.Reset()
-		p.upstreamInfo.WithLabelValues(kind).Set(1)
-	}
-}
-
-// upstreamError answers 502 when the upstream cannot be reached, in words
-// that carry nothing of the request.
+// upstreamError answers a request the upstream did not: 502 when it
+// cannot be reached, 504 when it took the request and sent nothing within
+// the header timeout, 408 when the client's body did not arrive in time;
+// in words that carry nothing of the request.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	if x, _ := r.Context().Value(exchangeKey{}).(*exchange); x != nil {
-		x.unreachable = true
+	f := flowOf(r)
+	late := f != nil && f.bodyLate.Load()
+	if f != nil && f.x != nil {
+		f.x.unreachable, f.x.bodyLate = !late, late
 	}
 	if r.Context().Err() != nil {
 		return // the client went away: nobody to answer
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusBadGateway)
-	fmt.Fprintln(w, "inferscope proxy: the upstream server could not be reached")
+	switch {
+	case late:
+		p.bodyLate(w)
+	case errors.Is(err, errNoAnswer):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusGatewayTimeout)
+		fmt.Fprintf(w, "inferscope proxy: the upstream server sent no answer within %s\n", p.o.UpstreamHeaderTimeout)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintln(w, "inferscope proxy: the upstream server could not be reached")
+	}
 }
 
 // finish records how a measured request ended.
@@ -338,11 +339,19 @@ func (p *Proxy) finish(x *exchange) {
 		return // not a generation, whichever way it ended
 	}
 	o := x.outcome()
-	p.outcomes[x.api][o].Inc()
-	if o == finished {
-		p.m.RecordGeneration(x.generation(p.now()))
-		p.ttfb[x.api].Observe(x.firstByte.Sub(x.start).Seconds())
+	p.own.outcomes[x.api][o].Inc()
+	if x.oversized {
+		p.own.oversized[x.api].Inc()
 	}
+	if o != finished {
+		return
+	}
+	g, valid := x.generation(p.now(), p.ctx.of(x.modelName()))
+	if !valid {
+		p.own.invalid[x.api].Inc()
+	}
+	p.m.RecordGeneration(g)
+	p.own.ttfb[x.api].Observe(x.firstByte.Sub(x.start).Seconds())
 }
 
 // copyBuffers lends ReverseProxy the buffers it copies answers through.

@@ -85,7 +85,7 @@ func start(t testing.TB, upstream string, o Options) (*Proxy, *httptest.Server) 
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Close(); p.CloseIdleConnections() })
 	return p, srv
 }
 
