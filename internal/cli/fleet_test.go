@@ -42,7 +42,7 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "extra"}, `unexpected argument "extra"`, "flags only"},
 		{[]string{"--prometheus", "p:9090", "--last", "1h", "--from", "2026-01-01T00:00Z"}, "--last does not go with --from", "either --last"},
 		{[]string{"--prometheus", "p:9090", "--to", "2026-01-01T00:00Z"}, "--to needs --from", "--from T"},
-		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00"}, "no time zone", "RFC 3339"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00"}, "has no time zone", "add Z for UTC"},
 		{[]string{"--prometheus", "p:9090", "--from", "yesterday"}, "not a time", "RFC 3339"},
 		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T03:00Z", "--to", "2026-01-01T02:00Z"}, "is not before --to", "after --from"},
 		{[]string{"--prometheus", "p:9090", "--from", "2999-01-01T03:00Z"}, "in the future", "RFC 3339"},
@@ -52,7 +52,7 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "--instance", "vllm-7"}, "expected label=value", "--instance pod=vllm-7"},
 		{[]string{"--prometheus", "p:9090", "--by", "name space"}, "is not a label name", "--by namespace,pod"},
 		{[]string{"--prometheus", "p:9090", "--sort", "speed"}, `--sort "speed" is not a column`, "req"},
-		{[]string{"--prometheus", "p:9090", "--watch", "1s"}, "shorter than the fleet view refreshes", "--watch 5s"},
+		{[]string{"--prometheus", "p:9090", "--watch", "100ms"}, "shorter than the shortest refresh interval (200ms)", "--watch 200ms"},
 		{[]string{"--prometheus", "p:9090", "--watch", "10s", "--last", "1h"}, "does not go with a past range", "once"},
 		{[]string{"--prometheus", "p:9090", "--fail-on", "info"}, `"info" is not a severity`, "--fail-on warn"},
 		{[]string{"--prometheus", "p:9090", "--header", "nocolon"}, "--header", "Name: value"},
@@ -78,7 +78,7 @@ func TestParseTime(t *testing.T) {
 		"1764554400":                time.Unix(1764554400, 0),
 		"1764554400.5":              time.Unix(1764554400, 5e8),
 	} {
-		got, err := parseTime(in, now)
+		got, err := parseTime("from", in, now)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}

@@ -11,42 +11,29 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/proxy"
 	"github.com/inferscope/inferscope/internal/scrape"
-	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// proxyUsage is the proxy's help text.
-var proxyUsage = fill(`inferscope proxy: measure a server that publishes no /metrics (Ollama, LM Studio,
-any OpenAI-compatible API) by standing in front of it
+var proxyLong = `Stands in front of a server that publishes no /metrics (Ollama, LM Studio,
+any OpenAI-compatible API), passes every request and response through
+unchanged (streams flushed event by event), measures each generation, and
+publishes the metric set any server does, so that inferscope, --watch and
+--since report on it.
 
-Usage:
-  inferscope proxy --upstream http://127.0.0.1:11434 --listen 127.0.0.1:11435
+Measured: POST .../chat/completions, .../completions, /api/chat and
+/api/generate; everything else is passed through. docs/proxy.md says what
+each API lets it measure. --upstream and --listen are required.
+
+` + watchKeys
+
+const proxyExample = `  inferscope proxy --upstream http://127.0.0.1:11434 --listen 127.0.0.1:11435
       clients talk to :11435 instead; the metric set is on http://127.0.0.1:11435/metrics,
       so "inferscope 127.0.0.1:11435" reports on the server behind it
-  inferscope proxy ... --watch 2s       the proxy and the live view in one terminal
-
-Flags:
-  --upstream URL     the server's base URL (http:// or https://)
-  --listen ADDR      where clients connect (host:port)
-  --metrics ADDR     serve /metrics on ADDR instead; /metrics on --listen then goes
-                     to the upstream like any other path
-  --inject-usage     ask the upstream for usage on OpenAI streams that did not
-                     (stream_options.include_usage), and remove the chunk this adds
-                     before the client sees it; without it such streams give no token counts
-  --watch D          also open the live view on the metrics, refreshed every D
-                     (at least {min-interval})
-  --windows LIST     rate windows of the view
-  --json, --hist, --width, --columns, --no-color   as for inferscope itself
-
-Measured: POST .../chat/completions, .../completions, /api/chat, /api/generate;
-everything else is passed through. docs/proxy.md says what each API lets it measure.
-Ctrl-C stops it (exit status {interrupted}).
-`,
-	"min-interval", seconds(watch.MinInterval),
-	"interrupted", fmt.Sprint(ExitInterrupted),
-)
+  inferscope proxy ... -w 2s     the proxy and the live view in one terminal`
 
 // proxyOptions are the proxy's flags.
 type proxyOptions struct {
@@ -55,24 +42,34 @@ type proxyOptions struct {
 	view                      inspectOptions
 }
 
-func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, proxyUsage)
-		return nil
-	}
+// newProxyCmd is inferscope proxy.
+func newProxyCmd(io *iostreams.IO) *cobra.Command {
 	o := &proxyOptions{view: defaultOptions()}
-	fs := newFlagSet("proxy")
-	fs.StringVar(&o.upstream, "upstream", "", "")
-	fs.StringVar(&o.listen, "listen", "", "")
-	fs.StringVar(&o.metrics, "metrics", "", "")
-	fs.BoolVar(&o.inject, "inject-usage", false, "")
-	o.view.outputFlags.define(fs)
-	o.view.watchFlags.define(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err, "proxy")
-	}
-	up, err := o.check(pos, given(fs))
+	cmd := newCommand(commandSpec{
+		use:     "proxy --upstream URL --listen ADDR [flags]",
+		short:   "measure a server without /metrics (Ollama, LM Studio) from in front",
+		long:    proxyLong,
+		example: proxyExample,
+		exits:   []exitStatus{{ExitOK, "the view closed with q (with --watch)"}},
+		args:    noArgs,
+		moved:   map[string]string{"windows": "--windows is now --watch-windows"},
+		run: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), io, given(cmd))
+		},
+	})
+	flagDef{name: "upstream", noFiles: true, usage: "the server's base `URL` (http:// or https://)"}.string(cmd, &o.upstream)
+	flagListen.string(cmd, &o.listen)
+	flagDef{name: "metrics", noFiles: true, usage: "serve /metrics on `ADDR` instead; /metrics on --listen then goes to the upstream like any other path"}.string(cmd, &o.metrics)
+	flagDef{name: "inject-usage", usage: "ask the upstream for usage on OpenAI streams that did not (stream_options.include_usage), " +
+		"and remove the chunk this adds before the client sees it; without it such streams give no token counts"}.bool(cmd, &o.inject)
+	o.view.watchFlags.define(cmd, true)
+	o.view.outputFlags.define(cmd)
+	return cmd
+}
+
+// run serves until Ctrl-C (set holds the names of the flags given).
+func (o *proxyOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
+	up, err := o.check(set)
 	if err != nil {
 		return err
 	}
@@ -132,11 +129,7 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 
 // check refuses what the proxy cannot do as asked, and returns the
 // upstream URL.
-func (o *proxyOptions) check(pos []string, set map[string]bool) (*url.URL, error) {
-	const help = "inferscope proxy --help lists the flags"
-	if len(pos) > 0 {
-		return nil, usagef("inferscope proxy takes flags only; "+help, "unexpected argument %q", pos[0])
-	}
+func (o *proxyOptions) check(set map[string]bool) (*url.URL, error) {
 	if o.upstream == "" {
 		return nil, usagef("name the server to stand in front of, such as --upstream http://127.0.0.1:11434 (Ollama)", "--upstream is required")
 	}
@@ -156,9 +149,11 @@ func (o *proxyOptions) check(pos []string, set map[string]bool) (*url.URL, error
 	if err := viewFlagsNeedWatch(set); err != nil {
 		return nil, err
 	}
-	if err := o.view.outputFlags.check(); err != nil {
+	if err := o.view.outputFlags.check(set); err != nil {
 		return nil, err
 	}
+	o.view.timeout = timeoutFor(set, 0, o.view.watch)
+	o.view.withRates = true
 	return up, o.view.watchFlags.check(set)
 }
 
@@ -168,7 +163,7 @@ func viewFlagsNeedWatch(set map[string]bool) error {
 	if set["watch"] {
 		return nil
 	}
-	for _, f := range []string{"windows", "json", "hist", "width", "columns", "no-color"} {
+	for _, f := range []string{"watch-windows", "output", "json", "hist", "width", "columns", "no-color"} {
 		if set[f] {
 			return usagef("add --watch 2s to open the live view, or leave --"+f+" out", "--%s is for the live view, which needs --watch", f)
 		}

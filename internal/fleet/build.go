@@ -317,7 +317,7 @@ func windowLabel(d time.Duration) string { return units.Duration(d.Round(time.Se
 // report is the instance's single-server report, with the window's rates
 // first, as --since shows them.
 func (r *run) report(in *Instance) *report.Report {
-	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw})
+	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw, WithRates: true})
 	sec, figs := rateSection(in.snap, in.delta, r.o, in)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
 	rep.Rates = figs

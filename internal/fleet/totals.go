@@ -76,7 +76,7 @@ func totals(f *Fleet, o Options) *Instance {
 	d := mergeDeltas(deltas)
 	d.Seconds = o.To.Sub(o.From).Seconds()
 	t.delta = windowDelta{Delta: d}
-	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist})
+	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist, WithRates: true})
 	sec, figs := rateSection(s, t.delta, o, nil)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
 	rep.Rates = figs
