@@ -76,13 +76,19 @@ func TestCLIDocs(t *testing.T) {
 			}
 		})
 	}
-	// man reads the pages: each renders without a warning, where man is.
-	if _, err := exec.LookPath("man"); err == nil && !updating() {
-		for name := range pages {
-			out, err := exec.Command("man", "--warnings", "-E", "UTF-8", "-l", "-Tutf8", filepath.Join(dir, name)).CombinedOutput()
-			if err != nil || strings.Contains(string(out), "warning:") {
-				t.Errorf("man %s: %v\n%.2000s", name, err, out)
-			}
+	manReads(t, dir, pages)
+}
+
+// manReads checks that man reads each page without a warning, where man
+// is installed.
+func manReads(t *testing.T, dir string, pages map[string]string) {
+	if _, err := exec.LookPath("man"); err != nil || updating() {
+		return
+	}
+	for name := range pages {
+		out, err := exec.Command("man", "--warnings", "-E", "UTF-8", "-l", "-Tutf8", filepath.Join(dir, name)).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "warning:") {
+			t.Errorf("man %s: %v\n%.2000s", name, err, out)
 		}
 	}
 }
@@ -114,16 +120,11 @@ func TestSharedFlagsOneDefinition(t *testing.T) {
 			t.Errorf("--%s is taken only by %v", name, where[name])
 		}
 	}
-	shorts := map[string]string{}
+	shorthands := map[string]string{}
 	for name, d := range first {
-		if d.short == "" {
-			continue
-		}
-		if other, ok := shorts[d.short]; ok {
-			t.Errorf("-%s is both --%s and --%s", d.short, name, other)
-		}
-		shorts[d.short] = name
+		shorthands[name] = d.short
 	}
+	oneFlagPerShorthand(t, shorthands)
 	// A report-writing command takes -o and --json, and a watching one -w.
 	for _, cmd := range []string{"inferscope", "inferscope demo", "inferscope fleet", "inferscope proxy"} {
 		for _, f := range []string{"output", "json", "watch"} {
@@ -140,6 +141,21 @@ func TestSharedFlagsOneDefinition(t *testing.T) {
 				t.Errorf("%s takes --%s", c, name)
 			}
 		}
+	}
+}
+
+// oneFlagPerShorthand checks that no shorthand stands for two flags
+// (shorthands: {flag: its shorthand}).
+func oneFlagPerShorthand(t *testing.T, shorthands map[string]string) {
+	seen := map[string]string{}
+	for name, short := range shorthands {
+		if short == "" {
+			continue
+		}
+		if other, ok := seen[short]; ok {
+			t.Errorf("-%s is both --%s and --%s", short, name, other)
+		}
+		seen[short] = name
 	}
 }
 

@@ -86,17 +86,8 @@ func (o *sourceOptions) libraryOptions(cmd *cobra.Command, pos []string, formats
 	if o.format == "" {
 		o.format = formats[0]
 	}
-	name := cmd.CommandPath()
-	switch {
-	case o.target == "" && o.dialect == "":
-		return lo, usagef(name+" host:port reads the names from a scrape; --dialect vllm writes a server's newest names",
-			"give a TARGET (a scrape of the server) or --dialect NAME")
-	case o.dialect != "" && !slices.Contains(dialect.Names(), o.dialect):
-		return lo, usagef("--dialect takes one of: "+strings.Join(dialect.Names(), ", "), "unknown dialect %q", o.dialect)
-	case o.window < time.Second || o.window%time.Second != 0:
-		return lo, usagef("use whole seconds of at least 1s, such as --window 5m", "--window %s cannot be a range", units.Duration(o.window))
-	case !slices.Contains(formats, o.format):
-		return lo, usagef("--format takes "+orList(formats)+" here", "%s cannot write --format %s", name, o.format)
+	if err := o.checkSource(cmd.CommandPath(), formats); err != nil {
+		return lo, err
 	}
 	if err := o.scrape.checkLimits(); err != nil {
 		return lo, err
@@ -118,6 +109,24 @@ func (o *sourceOptions) libraryOptions(cmd *cobra.Command, pos []string, formats
 		}
 	}
 	return lo, nil
+}
+
+// checkSource refuses a command (name) given neither a target nor a
+// dialect, an unknown dialect, a window no range can be, or a format it
+// does not write.
+func (o *sourceOptions) checkSource(name string, formats []string) error {
+	switch {
+	case o.target == "" && o.dialect == "":
+		return usagef(name+" host:port reads the names from a scrape; --dialect vllm writes a server's newest names",
+			"give a TARGET (a scrape of the server) or --dialect NAME")
+	case o.dialect != "" && !slices.Contains(dialect.Names(), o.dialect):
+		return usagef("--dialect takes one of: "+strings.Join(dialect.Names(), ", "), "unknown dialect %q", o.dialect)
+	case o.window < time.Second || o.window%time.Second != 0:
+		return usagef("use whole seconds of at least 1s, such as --window 5m", "--window %s cannot be a range", units.Duration(o.window))
+	case !slices.Contains(formats, o.format):
+		return usagef("--format takes "+orList(formats)+" here", "%s cannot write --format %s", name, o.format)
+	}
+	return nil
 }
 
 // promDuration writes a whole number of seconds as Prometheus spells a

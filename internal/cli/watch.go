@@ -56,7 +56,7 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 	})
 }
 
-// parseWindows reads --windows, with a hint when it cannot.
+// parseWindows reads --watch-windows, with a hint when it cannot.
 func parseWindows(s string) ([]time.Duration, error) {
 	w, err := watch.ParseWindows(s)
 	if err != nil {
