@@ -32,7 +32,8 @@ without a GPU. It runs in one of four forms: the watch view on it (the
 default, refreshed every ` + units.Duration(demoRefresh) + ` unless --watch says), serving only (--no-ui),
 one report of a simulated stretch as fast as possible (--once), or a fleet
 of servers and a prometheus.yml scraping them (--servers). A flag the form
-does not read is refused.
+does not read is refused. /metrics is served on --listen, or on a free
+loopback port.
 
 Scenarios: ` + strings.Join(demo.Scenarios(), ", ") + `.
 

@@ -375,9 +375,10 @@ func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *proma
 	return b.Bytes(), o.tripping(f), nil
 }
 
-// stamp sets the version on every report of the fleet.
+// stamp sets the version on the fleet and every report of it.
 func stamp(f *fleet.Fleet) {
 	v := version.String()
+	f.Version = v
 	for _, in := range f.Instances {
 		in.Report.Version = v
 	}

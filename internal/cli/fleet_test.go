@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/storetest"
+	"github.com/inferscope/inferscope/internal/version"
 )
 
 func TestFleetHelp(t *testing.T) {
@@ -232,7 +233,8 @@ func TestFleetLive(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		var doc struct {
-			Schema  int `json:"schema"`
+			Version string `json:"inferscope_version"`
+			Schema  int    `json:"schema"`
 			Backend struct {
 				Kind string `json:"kind"`
 			} `json:"backend"`
@@ -252,7 +254,7 @@ func TestFleetLive(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		if doc.Schema != 1 || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
+		if doc.Schema != 1 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
 			t.Fatalf("document: %+v", doc)
 		}
 		sum := 0.0
