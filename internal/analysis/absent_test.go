@@ -328,3 +328,26 @@ func TestDistributionFoldsManyBuckets(t *testing.T) {
 		t.Errorf("last row = %+v, want the folded caveat", last)
 	}
 }
+
+// The cumulative section says its request times are no rate, and points
+// to where rates are: --watch for a one-shot report, the table above when
+// the report is shown under windowed rates (issue 21: the watch view said
+// "see --watch" inside --watch).
+func TestNoRatePointsToRates(t *testing.T) {
+	s := snap(map[string]float64{
+		snapshot.RequestsTotal: 10, snapshot.TokensPredictedTotal: 1000,
+		snapshot.PromptSecondsTotal: 2, snapshot.TokensPredictedSecondsTotal: 20,
+	})
+	for _, tt := range []struct {
+		with bool
+		want string
+	}{
+		{false, "summed request time, not a rate: see --watch"},
+		{true, "summed request time, not a rate: the rates are above"},
+	} {
+		row, ok := findRow(Analyze(s, Options{WithRates: tt.with}), "throughput", "no_rate")
+		if !ok || row.Note != tt.want {
+			t.Errorf("WithRates %v: row %+v (found %v), want note %q", tt.with, row, ok, tt.want)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type Options struct {
 	// Raw keeps the server's own families in the report (JSON "raw"); the
 	// text view does not show them, so it need not pay for the copy.
 	Raw bool
+	// WithRates says the report is shown under windowed rates (the watch
+	// view, --since, a fleet's instance): the cumulative figures point to
+	// them rather than to --watch.
+	WithRates bool
 }
 
 type analyzer struct {
@@ -453,8 +457,11 @@ func (a *analyzer) throughput() {
 		a.section("throughput", "Throughput (cumulative)", rows)
 		return
 	}
-	rows = append(rows, report.Row{ID: "no_rate", Severity: report.Dim,
-		Note: "summed request time, not a rate: see --watch"})
+	note := "summed request time, not a rate: see --watch"
+	if a.o.WithRates {
+		note = "summed request time, not a rate: the rates are above"
+	}
+	rows = append(rows, report.Row{ID: "no_rate", Severity: report.Dim, Note: note})
 	a.section("throughput", "Throughput (cumulative)", rows)
 }
 

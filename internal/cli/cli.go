@@ -3,46 +3,34 @@
 // `inferscope: error:` / `inferscope: hint:` lines and exit codes. It never
 // exits the process itself, so tests run it many times in one process.
 //
-// Each command (inspect, in its one-shot, --since and --watch modes, and
-// demo) parses its flags into an options value and returns an error; one
-// function, [exitCode], turns that error into the exit code and what
-// stderr says. The flags every command shares are defined and checked in
-// one place ([outputFlags], [watchFlags]), with their defaults declared
-// once ([defaultOptions]).
+// The command tree is built with cobra afresh for every run ([newRoot]):
+// each command is an options value, its flags bound to the value's fields,
+// and a run function that returns an error; one function, [exitCode],
+// turns that error into the exit code and what stderr says, cobra's own
+// errors included (a flag it cannot read reaches it through [flagError]).
+// A flag that several commands take is defined once ([flagDef]), so that
+// it is spelt, typed, defaulted and explained alike in each; its checks
+// live beside it ([outputFlags.check], [watchFlags.check]). The help,
+// docs/cli.md and the man pages are all written from the tree.
 package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/version"
 )
-
-// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3";
-// otherwise it is the module version go install recorded, else "dev". It
-// is what `inferscope version` prints and every HTTP scrape's User-Agent
-// carries.
-var Version = ""
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-// userAgent is the User-Agent of every HTTP scrape.
-func userAgent() string { return "inferscope/" + version() }
 
 // Main runs inferscope with args (without the program name) and returns the
 // exit code. Ctrl-C (SIGINT) ends any mode at once with ExitInterrupted,
 // having written nothing half-done; a second Ctrl-C kills the process.
+// SIGTERM keeps its default action: the process ends, and a shell reports
+// ExitTerminated.
 func Main(args []string, io *iostreams.IO) int {
 	ctx, stop := interruptible()
 	defer stop()
@@ -63,31 +51,88 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // run runs the command args name and returns its exit code.
 func run(ctx context.Context, args []string, io *iostreams.IO) int {
-	return exitCode(ctx, io.Err, command(ctx, args, io))
+	root := newRoot(io, args)
+	// Never nil: cobra reads os.Args when given nil.
+	root.SetArgs(append([]string{}, args...))
+	_, err := root.ExecuteContextC(ctx)
+	return exitCode(ctx, io.Err, err)
 }
 
-// command runs the command args name: demo, fleet, proxy, version, help, or inspect,
-// which takes every other argument list.
-func command(ctx context.Context, args []string, io *iostreams.IO) error {
+// newRoot builds the command tree: inferscope itself (a report on a
+// target) and its commands, writing to io. args are the command line's
+// arguments, for what an error says of them.
+func newRoot(io *iostreams.IO, args []string) *cobra.Command {
+	root := newInspectCmd(io, args)
+	root.AddCommand(newDemoCmd(io), newFleetCmd(io), newProxyCmd(io), newRulesCmd(io), newDashboardCmd(io),
+		newVersionCmd(), newCompletionCmd())
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SuggestionsMinimumDistance = 2
+	root.SetHelpCommand(newHelpCmd(args))
+	root.InitDefaultHelpCmd()
+
+	info := version.Current()
+	root.Version = info.Version
+	root.SetVersionTemplate(strings.Join(info.Lines(), "\n") + "\n")
+	flagDef{name: "version", short: "v", usage: "print the version and exit (as inferscope version)"}.bool(root, new(bool))
+
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	finish(root, args)
+	return root
+}
+
+// userAgent is the User-Agent of every HTTP request.
+func userAgent() string { return version.Current().UserAgent() }
+
+// newVersionCmd is inferscope version.
+func newVersionCmd() *cobra.Command {
+	return newCommand(commandSpec{
+		use:   "version",
+		short: "print the version, the commit it was built from, and the toolchain",
+		long: `The first line is the version every HTTP request sends as its User-Agent
+(inferscope/VERSION) and every JSON report carries (inferscope_version): a
+release's tag, the module version go install fetched, or, for a build from a
+clone, the pseudo-version of its commit (+dirty for uncommitted changes). A
+build from a clone also says its commit, the commit's time and whether the
+tree had uncommitted changes.`,
+		exits: []exitStatus{{ExitOK, "the version written"}},
+		args:  noArgs,
+		run: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write([]byte(strings.Join(version.Current().Lines(), "\n") + "\n"))
+			if err != nil {
+				return writeError(err)
+			}
+			return nil
+		},
+	})
+}
+
+// newHelpCmd is inferscope help [COMMAND].
+func newHelpCmd(args []string) *cobra.Command {
+	return newCommand(commandSpec{
+		use:   "help [COMMAND]",
+		short: "the help of inferscope or of a command (as COMMAND --help)",
+		exits: []exitStatus{{ExitOK, "the help written"}},
+		args:  cobra.ArbitraryArgs,
+		run: func(cmd *cobra.Command, topic []string) error {
+			target, rest, err := cmd.Root().Find(topic)
+			if err != nil || target == nil || len(rest) > 0 {
+				if err := commandTypo(cmd.Root(), topic); err != nil {
+					return err
+				}
+				return usagef("inferscope --help lists the commands", "no command %q", strings.Join(topic, " "))
+			}
+			writeHelp(cmd.OutOrStdout(), target)
+			return nil
+		},
+	})
+}
+
+// noArgs refuses any argument.
+func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		switch args[0] {
-		case "demo":
-			return runDemo(ctx, args[1:], io)
-		case "fleet":
-			return runFleet(ctx, args[1:], io)
-		case "proxy":
-			return runProxy(ctx, args[1:], io)
-		case "rules":
-			return runRules(ctx, args[1:], io)
-		case "dashboard":
-			return runDashboard(ctx, args[1:], io)
-		case "version", "--version":
-			fmt.Fprintln(io.Out, "inferscope", version())
-			return nil
-		case "help":
-			fmt.Fprint(io.Out, usage)
-			return nil
-		}
+		return usagef(cmd.CommandPath()+" takes flags only; "+cmd.CommandPath()+" --help lists them", "unexpected argument %q", args[0])
 	}
-	return runInspect(ctx, args, io)
+	return nil
 }

@@ -95,7 +95,7 @@ func TestJSONSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"schema", "source", "dialect", "source_kind", "scraped_at", "scrape_seconds", "scalars", "histograms", "figures", "sections", "notes"} {
+	for _, k := range []string{"schema", "inferscope_version", "source", "dialect", "source_kind", "scraped_at", "scrape_seconds", "scalars", "histograms", "figures", "sections", "notes"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
@@ -142,23 +142,85 @@ func TestNoRequestsJSONNulls(t *testing.T) {
 	}
 }
 
+// --fail-on exits 1 when a note that severe fires, and says on stderr
+// which: its id and severity (issue 21: one-shot was silent).
 func TestFailOn(t *testing.T) {
 	tests := []struct {
 		fixture, level string
 		code           int
+		stderr         string
 	}{
-		{"offload-thrashing", "warn", ExitFailOn}, // kv_offload_thrashing is warn
-		{"offload-thrashing", "bad", ExitOK},
-		{"hybrid-raise", "bad", ExitFailOn}, // recurrent_raise_budget is bad
-		{"hybrid-raise", "warn", ExitFailOn},
-		{"hybrid-not-budget", "warn", ExitOK}, // info notes never trip it
-		{"idle", "warn", ExitOK},
+		{"offload-thrashing", "warn", ExitFailOn, "inferscope: --fail-on warn tripped: kv_offload_thrashing (warn)\n"},
+		{"offload-thrashing", "bad", ExitOK, ""},
+		{"hybrid-raise", "bad", ExitFailOn, "inferscope: --fail-on bad tripped: recurrent_raise_budget (bad)\n"},
+		{"hybrid-raise", "warn", ExitFailOn, "inferscope: --fail-on warn tripped: recurrent_raise_budget (bad), recurrent_live_kv_evictions (warn)\n"},
+		{"hybrid-not-budget", "warn", ExitOK, ""}, // info notes never trip it
+		{"idle", "warn", ExitOK, ""},
 	}
 	for _, tt := range tests {
-		_, _, code := runCLI(t, "", "--fail-on", tt.level, fixtures+tt.fixture+".prom")
-		if code != tt.code {
-			t.Errorf("%s --fail-on %s: exit %d, want %d", tt.fixture, tt.level, code, tt.code)
+		for _, json := range []bool{false, true} {
+			args := []string{"--fail-on", tt.level, fixtures + tt.fixture + ".prom"}
+			if json {
+				args = append(args, "-o", "json")
+			}
+			out, errOut, code := runCLI(t, "", args...)
+			if code != tt.code || errOut != tt.stderr || out == "" {
+				t.Errorf("%v: exit %d, stderr %q; want %d, %q, and the report", args, code, errOut, tt.code, tt.stderr)
+			}
 		}
+	}
+}
+
+// The one version string: what inferscope version prints first, what the
+// JSON report carries and what a scrape sends as its User-Agent.
+func TestOneVersionString(t *testing.T) {
+	var agent string
+	body := readFile(t, fixtures+"idle.prom")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agent = r.Header.Get("User-Agent")
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	out, _, code := runCLI(t, "", "version")
+	first, _, _ := strings.Cut(out, "\n")
+	v := strings.TrimPrefix(first, "inferscope ")
+	if code != ExitOK || v == first || v == "" {
+		t.Fatalf("version: exit %d, %q", code, out)
+	}
+	if vflag, _, _ := runCLI(t, "", "--version"); vflag != out {
+		t.Errorf("--version %q, version %q", vflag, out)
+	}
+	rep, errOut, code := runCLI(t, "", "-o", "json", srv.URL)
+	var doc struct {
+		Version string `json:"inferscope_version"`
+	}
+	if err := json.Unmarshal([]byte(rep), &doc); err != nil || code != ExitOK {
+		t.Fatalf("exit %d: %v %s", code, err, errOut)
+	}
+	if doc.Version != v || agent != "inferscope/"+v {
+		t.Errorf("JSON %q, User-Agent %q; version %q", doc.Version, agent, v)
+	}
+	help, _, _ := runCLI(t, "", "--help")
+	if !strings.Contains(help, "-v, --version") {
+		t.Error("--help does not list --version")
+	}
+}
+
+// A report whose time nobody knows (the demo's --once runs on the
+// simulator's clock) leaves time_source out, as docs/json.md says: never
+// null.
+func TestTimeSourceAbsent(t *testing.T) {
+	out, errOut, code := runCLI(t, "", "demo", "--once", "--sim-time", "1m", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := doc["time_source"]; ok {
+		t.Errorf("time_source = %v, want the key left out", v)
 	}
 }
 

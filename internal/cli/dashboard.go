@@ -2,82 +2,72 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/dashboard"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/promql"
-	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
-// dashboardUsage is the help text of inferscope dashboard.
-var dashboardUsage = fill(`inferscope dashboard: a Grafana or Perses dashboard of the report's figures,
-for the series names one server publishes
+const dashboardLong = `Writes a Grafana or Perses dashboard of the report's figures for the series
+names one server publishes: TARGET is a scrape of it, as inferscope reads one
+(a URL, host:port, a saved scrape, or - for stdin); without one, --dialect
+writes for a server's newest names. One panel per figure of the report, one
+row per section, a variable per --by label ($instance, $model); every query
+over $__rate_interval.`
 
-Usage:
-  inferscope dashboard --from TARGET --format grafana > dashboard.json
-  inferscope dashboard --from TARGET --format perses > dashboard.yaml
-  inferscope dashboard --dialect NAME --format grafana                   a server's newest names
-
-One panel per figure of the report, one row per section, a variable per --by label
-($instance, $model); every query over $__rate_interval.
-
-Flags:
-{source-flags}
-  --format F          grafana (JSON to import) or perses (a Dashboard resource); required
-  --title TEXT        the dashboard's title (default inferscope · SERVER)
-  --uid ID            Grafana's uid and Perses' name (default inferscope-DIALECT)
-`,
-	"source-flags", strings.Replace(sourceUsage, "{window-flag}", "", 1),
-)
+const dashboardExample = `  inferscope dashboard gpu-box:8000 > dashboard.json                  Grafana JSON to import
+  inferscope dashboard scrape.prom --format perses > dashboard.yaml    a Perses Dashboard
+  inferscope dashboard --dialect sglang --title "LLM fleet"            a server's newest names`
 
 // dashboardOptions are the flags of inferscope dashboard.
 type dashboardOptions struct {
 	sourceOptions
-	format, title, uid string
+	title, uid string
 }
 
-func (o *dashboardOptions) flags() *flag.FlagSet {
-	fs := newFlagSet("dashboard")
-	o.sourceOptions.define(fs, false)
-	fs.StringVar(&o.format, "format", "", "")
-	fs.StringVar(&o.title, "title", "", "")
-	fs.StringVar(&o.uid, "uid", "", "")
-	return fs
-}
-
-func parseDashboard(args []string) (*dashboardOptions, promql.Options, error) {
+// newDashboardCmd is inferscope dashboard.
+func newDashboardCmd(io *iostreams.IO) *cobra.Command {
 	o := &dashboardOptions{}
-	fs := o.flags()
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, promql.Options{}, flagError(err, "dashboard")
-	}
-	if len(pos) > 0 {
-		return nil, promql.Options{}, usagef("give the server with --from "+termsafe.ShellQuote(pos[0]), "inferscope dashboard takes no arguments, only flags: %s", strings.Join(pos, " "))
-	}
-	set := given(fs)
-	lo, err := o.libraryOptions("dashboard", set)
-	if err != nil {
-		return nil, lo, err
-	}
+	cmd := newCommand(commandSpec{
+		use:     "dashboard [TARGET] [flags]",
+		short:   "a Grafana or Perses dashboard of the report's figures for the series names a server publishes",
+		long:    dashboardLong,
+		example: dashboardExample,
+		exits:   []exitStatus{{ExitOK, "the dashboard written, and a line on stderr saying what and for which names"}},
+		args:    targetArg,
+		moved:   map[string]string{"from": "the target is an argument now: inferscope dashboard TARGET"},
+		run: func(cmd *cobra.Command, pos []string) error {
+			lo, err := o.parse(cmd, pos)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), io, lo)
+		},
+	})
+	o.sourceOptions.define(cmd, false)
+	flagDef{name: "title", noFiles: true, usage: "the dashboard's title, `TEXT` (default inferscope · SERVER)"}.string(cmd, &o.title)
+	flagDef{name: "uid", noFiles: true, usage: "Grafana's uid and Perses' name, `ID` (default inferscope-DIALECT)"}.string(cmd, &o.uid)
+	return cmd
+}
+
+func (o *dashboardOptions) parse(cmd *cobra.Command, pos []string) (promql.Options, error) {
 	formats := make([]string, len(dashboard.Formats))
 	for i, f := range dashboard.Formats {
 		formats[i] = string(f)
 	}
-	switch {
-	case o.format == "":
-		return nil, lo, usagef("add --format grafana (JSON to import) or --format perses", "give the dashboard's --format")
-	case !slices.Contains(formats, o.format):
-		return nil, lo, usagef("--format takes grafana or perses", "unknown dashboard format %q", o.format)
-	case o.uid != "" && !validUID(o.uid):
-		return nil, lo, usagef("use letters, digits, - and _ only, at most 40 of them", "--uid %q cannot name a dashboard", o.uid)
+	lo, err := o.libraryOptions(cmd, pos, formats)
+	if err != nil {
+		return lo, err
 	}
-	return o, lo, nil
+	if o.uid != "" && !validUID(o.uid) {
+		return lo, usagef("use letters, digits, - and _ only, at most 40 of them", "--uid %q cannot name a dashboard", o.uid)
+	}
+	return lo, nil
 }
 
 // validUID reports an id both Grafana's uid and Perses' name accept.
@@ -93,15 +83,7 @@ func validUID(s string) bool {
 	return true
 }
 
-func runDashboard(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, dashboardUsage)
-		return nil
-	}
-	o, lo, err := parseDashboard(args)
-	if err != nil {
-		return err
-	}
+func (o *dashboardOptions) run(ctx context.Context, io *iostreams.IO, lo promql.Options) error {
 	f := dashboard.Format(o.format)
 	// The labels to aggregate by decide the variables; they are the
 	// dialect's default unless --by says, and the dialect may be known

@@ -3,73 +3,52 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/units"
-	"github.com/inferscope/inferscope/internal/watch"
 )
 
 // demoRefresh is the demo view's refresh interval unless --watch says
 // otherwise.
 const demoRefresh = time.Second
 
-// demoUsage is the demo's help text, its defaults and limits filled in
-// from where they are declared.
-var demoUsage = fill(`inferscope demo: a simulated inference server, so you can see inferscope without a GPU
+// demoLong is the demo's help, its defaults and limits filled in from
+// where they are declared.
+var demoLong = `A simulated inference engine (requests arriving by scenario, batches of
+prefill chunks and decode steps on its own clock, a paged KV cache keyed by
+prefix hashes, optional KV offload, recurrent-state checkpoints and a
+drafter) publishing tabbyAPI's metric set, so that inferscope can be seen
+without a GPU. It runs in one of four forms: the watch view on it (the
+default, refreshed every ` + units.Duration(demoRefresh) + ` unless --watch says), serving only (--no-ui),
+one report of a simulated stretch as fast as possible (--once), or a fleet
+of servers and a prometheus.yml scraping them (--servers). A flag the form
+does not read is refused. /metrics is served on --listen, or on a free
+loopback port.
 
-Usage:
-  inferscope demo [--scenario S] [--speed {speed}] [--seed N]    serve it and open the watch view
-  inferscope demo --listen 127.0.0.1:9400 --no-ui          only serve /metrics (for curl, Prometheus,
-                                                           or another inferscope)
-  inferscope demo --once --sim-time {sim-time} [--json]           simulate as fast as possible, print one report
+Scenarios: ` + strings.Join(demo.Scenarios(), ", ") + `.
+
+--api also serves /v1/chat/completions, /v1/completions, /api/chat and
+/api/generate on the simulated engine, streamed at its pace (for inferscope
+proxy or any client): only its requests arrive, and --speed defaults to 1.
+
+` + watchKeys
+
+const demoExample = `  inferscope demo                                   the chat scenario at 20x, watched
+  inferscope demo --scenario offload-thrash          a thrashing KV offload
+  inferscope demo --listen 127.0.0.1:9400 --no-ui    serve /metrics only, for curl or Prometheus
+  inferscope demo --once --sim-time 10m -o json      simulate 10 minutes, one report
   inferscope demo --servers 4 --prometheus-config prometheus.yml
-                                                           a fleet of servers and a prometheus.yml
-                                                           scraping them (for inferscope fleet)
-  inferscope demo --api 127.0.0.1:11434 --no-ui            also serve an OpenAI- and Ollama-compatible API on the
-                                                           simulated engine (for inferscope proxy, or any client)
-
-Scenarios: {scenarios}
-
-Flags:
-  --scenario S     the workload (default {scenario})
-  --speed X        simulated seconds per wall second, at most {max-speed} (default {speed})
-  --seed N         random seed; the same seed gives the same run (default {seed})
-  --listen ADDR    where to serve /metrics (default a free loopback port)
-  --api ADDR       serve /v1/chat/completions, /v1/completions, /api/chat and /api/generate on ADDR,
-                   streamed at the simulated pace; only its requests arrive (the scenario's own
-                   users are off), and --speed defaults to 1
-  --no-ui          serve only; print the URL and wait for Ctrl-C
-  --once           simulate --sim-time in virtual time and print the report
-  --sim-time D     how much to simulate with --once, at most {max-sim-time} (default {sim-time})
-  --watch D        refresh interval of the view, at least {min-interval} (default {refresh})
-  --windows LIST   rate windows of the view
-  --servers N      serve N simulated servers (1 to {max-servers}), each a scenario in turn
-  --prometheus-config FILE   with --servers: write a prometheus.yml scraping them to FILE
-  --json, --hist, --width, --columns, --no-color   as for inferscope itself
-
-Ctrl-C ends every form (exit status {interrupted}).
-`,
-	"scenarios", strings.Join(demo.Scenarios(), ", "),
-	"scenario", demo.DefaultScenario,
-	"speed", strconv.FormatFloat(demo.DefaultSpeed, 'g', -1, 64),
-	"max-speed", strconv.Itoa(demo.MaxSpeed),
-	"seed", strconv.Itoa(demo.DefaultSeed),
-	"sim-time", units.Duration(demo.DefaultSimTime),
-	"max-sim-time", units.Duration(demo.MaxSimTime),
-	"min-interval", seconds(watch.MinInterval),
-	"refresh", units.Duration(demoRefresh),
-	"interrupted", strconv.Itoa(ExitInterrupted),
-	"max-servers", strconv.Itoa(demo.MaxFleet),
-)
+  inferscope demo --api 127.0.0.1:11434 --no-ui      an OpenAI- and Ollama-compatible API`
 
 // demoOptions are the demo's flags: what to simulate, which form to run,
 // and the report's and the view's flags as inspect takes them.
@@ -82,47 +61,63 @@ type demoOptions struct {
 
 // defaultDemo is the demo as it runs without flags.
 func defaultDemo() *demoOptions {
-	d := &demoOptions{
+	return &demoOptions{
 		sim:  demo.Options{Scenario: demo.DefaultScenario, Speed: demo.DefaultSpeed, Seed: demo.DefaultSeed, SimTime: demo.DefaultSimTime},
 		view: defaultOptions(),
 	}
-	d.view.watch = demoRefresh
-	return d
 }
 
-// flags defines the demo's flags into d.
-func (d *demoOptions) flags() *flag.FlagSet {
-	fs := newFlagSet("demo")
-	fs.StringVar(&d.sim.Scenario, "scenario", d.sim.Scenario, "")
-	fs.Float64Var(&d.sim.Speed, "speed", d.sim.Speed, "")
-	fs.Uint64Var(&d.sim.Seed, "seed", d.sim.Seed, "")
-	fs.StringVar(&d.sim.Listen, "listen", d.sim.Listen, "")
-	fs.StringVar(&d.sim.API, "api", d.sim.API, "")
-	fs.BoolVar(&d.noUI, "no-ui", d.noUI, "")
-	fs.BoolVar(&d.once, "once", d.once, "")
-	fs.Var(durationFlag{&d.sim.SimTime}, "sim-time", "")
-	d.view.outputFlags.define(fs)
-	d.view.watchFlags.define(fs)
-	d.fleet.define(fs)
-	return fs
+// newDemoCmd is inferscope demo.
+func newDemoCmd(io *iostreams.IO) *cobra.Command {
+	d := defaultDemo()
+	cmd := newCommand(commandSpec{
+		use:     "demo [flags]",
+		short:   "a simulated inference server, watched: inferscope without a GPU",
+		long:    demoLong,
+		example: demoExample,
+		exits:   []exitStatus{{ExitOK, "with --once, the report written; the view closed with q"}},
+		args:    noArgs,
+		moved:   map[string]string{"windows": "--windows is now --watch-windows"},
+		run: func(cmd *cobra.Command, _ []string) error {
+			if err := d.check(cmd); err != nil {
+				return err
+			}
+			return d.run(cmd.Context(), io, given(cmd))
+		},
+	})
+	d.define(cmd)
+	return cmd
+}
+
+// define defines the demo's flags on cmd.
+func (d *demoOptions) define(cmd *cobra.Command) {
+	flagDef{name: "scenario", choices: demo.Scenarios, usage: "the workload, `S`: " + strings.Join(demo.Scenarios(), ", ")}.string(cmd, &d.sim.Scenario)
+	flagDef{name: "speed", noFiles: true, usage: fmt.Sprintf("simulated seconds per wall second, `X`, at most %d", demo.MaxSpeed)}.float(cmd, &d.sim.Speed)
+	flagDef{name: "seed", noFiles: true, usage: "the random seed, `N`: the same seed gives the same run"}.uint64(cmd, &d.sim.Seed)
+	flagListen.string(cmd, &d.sim.Listen)
+	flagDef{name: "api", noFiles: true, usage: "also serve an OpenAI- and Ollama-compatible API on `ADDR` (host:port)"}.string(cmd, &d.sim.API)
+	flagDef{name: "no-ui", usage: "serve only: print the URL and wait for Ctrl-C"}.bool(cmd, &d.noUI)
+	flagDef{name: "once", usage: "simulate --sim-time in virtual time and print one report"}.bool(cmd, &d.once)
+	flagDef{name: "sim-time", noFiles: true, usage: "how much to simulate with --once, `D`, at most " + units.Duration(demo.MaxSimTime)}.duration(cmd, &d.sim.SimTime)
+	d.fleet.define(cmd)
+	d.view.outputFlags.define(cmd)
+	d.view.watchFlags.define(cmd, true)
 }
 
 // demoModes says which flags each form of the demo does not read: a flag
 // given to a form that does not read it is refused, never ignored.
 var demoModes = map[string][]string{
-	"once":  {"listen", "no-ui", "speed", "watch", "windows", "api"},
-	"no-ui": {"once", "sim-time", "watch", "windows", "json", "hist", "width", "columns", "no-color"},
+	"once":  {"listen", "no-ui", "speed", "watch", "watch-windows", "api"},
+	"no-ui": {"once", "sim-time", "watch", "watch-windows", "output", "json", "hist", "width", "columns", "no-color"},
 	"view":  {"sim-time"},
 	"fleet": fleetRefuses,
 }
 
 // check refuses what the demo cannot do as asked: arguments, flags the
 // chosen form does not read, and values out of range.
-func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
+func (d *demoOptions) check(cmd *cobra.Command) error {
 	const help = "inferscope demo --help lists the scenarios and flags"
-	if len(pos) > 0 {
-		return usagef("inferscope demo takes flags only; "+help, "unexpected argument %q", pos[0])
-	}
+	set := given(cmd)
 	if d.once && d.noUI {
 		return usagef("--once prints one report and exits; --no-ui serves until Ctrl-C: pick one", "--once and --no-ui do not go together")
 	}
@@ -136,7 +131,7 @@ func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
 		mode, form = "no-ui", "--no-ui"
 	}
 	var refused error
-	fs.Visit(func(f *flag.Flag) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if refused == nil && slices.Contains(demoModes[mode], f.Name) {
 			refused = usagef(help, "--%s does nothing with %s", f.Name, form)
 		}
@@ -154,37 +149,32 @@ func (d *demoOptions) check(fs *flag.FlagSet, pos []string) error {
 	if err := d.sim.Validate(); err != nil {
 		return usagef(help, "%v", err)
 	}
-	if err := d.view.outputFlags.check(); err != nil {
+	if err := d.view.outputFlags.check(set); err != nil {
 		return err
 	}
-	return d.view.watchFlags.check(given(fs))
+	if err := d.view.watchFlags.check(set); err != nil {
+		return err
+	}
+	return d.fleet.check(set)
 }
 
-func runDemo(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, demoUsage)
-		return nil
-	}
-	d := defaultDemo()
-	fs := d.flags()
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err, "demo")
-	}
-	if err := d.check(fs, pos); err != nil {
-		return err
-	}
-	if err := d.fleet.check(given(fs)); err != nil {
-		return err
-	}
+// run runs the form the flags chose (set holds the names of the flags
+// given).
+func (d *demoOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
 	if d.fleet.servers != 0 {
 		return d.runFleet(ctx, io)
 	}
-	if d.sim.API != "" && !given(fs)["speed"] {
+	if d.sim.API != "" && !set["speed"] {
 		d.sim.Speed = 1 // an API streams at the pace a client would see
 	}
 	o := &d.view
+	if !set["watch"] {
+		o.watch = demoRefresh
+	}
+	o.timeout = timeoutFor(set, 0, o.watch)
+	o.withRates = true
 	if d.once {
+		o.withRates = false
 		got, err := bounded(ctx, 0, func(ctx context.Context) (*outcome, error) {
 			body, now, err := demo.Once(ctx, d.sim)
 			if err != nil {

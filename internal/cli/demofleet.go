@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/iostreams"
@@ -17,7 +18,7 @@ import (
 const demoFleetScrape = 2 * time.Second
 
 // fleetRefuses are the demo's flags a fleet of servers does not read.
-var fleetRefuses = []string{"once", "sim-time", "listen", "no-ui", "scenario", "watch", "windows", "json", "hist", "width", "columns", "no-color"}
+var fleetRefuses = []string{"once", "sim-time", "listen", "no-ui", "scenario", "watch", "watch-windows", "output", "json", "hist", "width", "columns", "no-color"}
 
 // demoFleet is demo --servers N [--prometheus-config FILE].
 type demoFleet struct {
@@ -25,9 +26,9 @@ type demoFleet struct {
 	config  string
 }
 
-func (f *demoFleet) define(fs *flag.FlagSet) {
-	fs.IntVar(&f.servers, "servers", 0, "")
-	fs.StringVar(&f.config, "prometheus-config", "", "")
+func (f *demoFleet) define(cmd *cobra.Command) {
+	flagDef{name: "servers", noFiles: true, usage: fmt.Sprintf("serve `N` simulated servers (1 to %d), each a scenario in turn", demo.MaxFleet)}.int(cmd, &f.servers)
+	flagDef{name: "prometheus-config", usage: "with --servers: write a prometheus.yml scraping them to `FILE`"}.string(cmd, &f.config)
 }
 
 func (f *demoFleet) check(set map[string]bool) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ const (
 	// ExitInterrupted is Ctrl-C (SIGINT, or the key in the watch view), as
 	// a shell reports a command that SIGINT ended: 128 + 2.
 	ExitInterrupted = 130
+	// ExitTerminated is what a shell reports of a process SIGTERM ended
+	// (128 + 15): inferscope leaves SIGTERM its default action.
+	ExitTerminated = 143
 )
 
 // exitCode is the one way out of a command: it maps the error a command
@@ -36,10 +40,10 @@ const (
 //   - an interrupt (ctx ended: SIGINT; context.Canceled; the watch view's
 //     Ctrl-C key, [watch.ErrInterrupted]): ExitInterrupted, and nothing
 //     more is said, since the user asked for it.
-//   - [*failOnError], a one-shot report with a note at --fail-on's
-//     severity: ExitFailOn, silently (the report, written whole, shows
-//     the note); a watch stopped by it ([*watch.TrippedError]) says which
-//     note, and when.
+//   - [*failOnError], a one-shot report (or fleet) with a note at
+//     --fail-on's severity: ExitFailOn, and one line naming the notes
+//     (id, severity, and the instance in a fleet); a watch stopped by it
+//     ([*watch.TrippedError]) says which note, when, and its text.
 //   - anything else: ExitError, with one `inferscope: error:` line and
 //     the `inferscope: hint:` lines of [printError].
 func exitCode(ctx context.Context, stderr io.Writer, err error) int {
@@ -49,15 +53,18 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 		werr    *watch.WriteError
 	)
 	switch {
+	case errors.Is(err, errStopped):
+		return ExitOK
 	case ctx.Err() != nil, errors.Is(err, context.Canceled), errors.Is(err, watch.ErrInterrupted):
 		return ExitInterrupted
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &failed):
+		fmt.Fprintf(stderr, "inferscope: %s\n", failed.Error())
 		return ExitFailOn
 	case errors.As(err, &tripped):
-		fmt.Fprintf(stderr, "inferscope: stopped by --fail-on %s: a %s note fired at %s: %s\n", tripped.FailOn, tripped.Note.Severity,
-			tripped.At.Format("2006-01-02 15:04:05 MST"), termsafe.Line(tripped.Note.Text, 300))
+		fmt.Fprintf(stderr, "inferscope: --fail-on %s tripped at %s, the watch stopped: %s (%s): %s\n", tripped.FailOn,
+			tripped.At.Format("2006-01-02 15:04:05 MST"), termsafe.Line(tripped.Note.ID, 80), tripped.Note.Severity, termsafe.Line(tripped.Note.Text, 300))
 		return ExitFailOn
 	case errors.As(err, &werr):
 		err = writeError(werr.Err)
@@ -65,6 +72,11 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 	printError(stderr, err)
 	return ExitError
 }
+
+// errStopped is a service (the proxy) that was asked to stop by a signal
+// and stopped cleanly, its work drained: exit 0 even after Ctrl-C, as a
+// service manager expects of a stop it asked for.
+var errStopped = errors.New("stopped as asked")
 
 // usageError is an error whose words and hints the CLI writes itself: a
 // mistake on the command line, or a failure it explains in its own terms.
@@ -83,14 +95,64 @@ func usagef(hint, format string, args ...any) error {
 	return e
 }
 
-// failOnError is a report written whole with a note at or above the
+// failOnError is a report written whole with notes at or above the
 // severity --fail-on names.
 type failOnError struct {
-	failOn, worst report.Severity
+	failOn report.Severity
+	notes  []firedNote // at least one
 }
 
+// maxFired is how many of the notes that tripped --fail-on its line names.
+const maxFired = 5
+
 func (e *failOnError) Error() string {
-	return fmt.Sprintf("a %s note fired (--fail-on %s)", e.worst, e.failOn)
+	names := make([]string, 0, min(len(e.notes), maxFired)+1)
+	for i, n := range e.notes {
+		if i == maxFired {
+			names = append(names, fmt.Sprintf("and %d more", len(e.notes)-maxFired))
+			break
+		}
+		s := fmt.Sprintf("%s (%s)", termsafe.Line(n.id, 80), n.severity)
+		if n.where != "" {
+			s += " on " + termsafe.Line(n.where, 80)
+		}
+		names = append(names, s)
+	}
+	return fmt.Sprintf("--fail-on %s tripped: %s", e.failOn, strings.Join(names, ", "))
+}
+
+// firedNote is a note that trips --fail-on: its id and severity, and
+// where it fired (a fleet's instance; "" for the server reported on).
+type firedNote struct {
+	id       string
+	severity report.Severity
+	where    string
+}
+
+// tripping are r's notes at severity failOn or worse, the most severe
+// first ("" trips on none); where says where r is of.
+func tripping(r *report.Report, failOn, where string) []firedNote {
+	if failOn == "" || r == nil {
+		return nil
+	}
+	var out []firedNote
+	for _, n := range r.Notes {
+		if n.Severity.Rank() >= report.Severity(failOn).Rank() {
+			out = append(out, firedNote{id: n.ID, severity: n.Severity, where: where})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b firedNote) int { return b.severity.Rank() - a.severity.Rank() })
+	return out
+}
+
+// failedOn is the error of a run whose notes trip --fail-on, nil when
+// none does.
+func failedOn(failOn string, notes []firedNote) error {
+	if failOn == "" || len(notes) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(notes, func(a, b firedNote) int { return b.severity.Rank() - a.severity.Rank() })
+	return &failOnError{failOn: report.Severity(failOn), notes: notes}
 }
 
 // timeoutError is a scrape whose read, parse and analysis ran past

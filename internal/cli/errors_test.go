@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/version"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -119,12 +120,22 @@ func TestErrors(t *testing.T) {
 		{"watch stdin", []string{"--watch", "1s", "-"}, "", nil, []string{"error: --watch re-reads its target, and stdin can be read only once", "hint: watch a server"}},
 		{"since stdin twice", []string{"--since", "-", "-"}, "", nil, []string{"error: --since - and the target - would both read stdin", "hint: save one scrape"}},
 		{"save with watch", []string{"--watch", "2s", "--save", "x.prom", idle}, "", nil, []string{"error: --save does not go with --watch"}},
-		{"windows without watch", []string{"--windows", "1m", idle}, "", nil, []string{"error: --windows sets the windows of --watch", "hint: add an interval"}},
-		{"bad windows", []string{"--watch", "1s", "--windows", "5x", idle}, "", nil, []string{`error: --windows: "5x" is not a duration`, "hint: "}},
-		{"windows 1ns", []string{"--watch", "1s", "--windows", "1ns", idle}, "", nil, []string{`error: --windows: "1ns" is too short: a window spans at least two scrapes, and scrapes are at least 200ms apart`}},
-		{"too many windows", []string{"--watch", "1s", "--windows", "1,2,3,4,5,6,7,8,9,10,11,12,13", idle}, "", nil, []string{"error: --windows: 13 windows given; at most 12 are shown"}},
+		{"windows without watch", []string{"--watch-windows", "1m", idle}, "", nil, []string{"error: --watch-windows sets the windows of --watch", "hint: add an interval"}},
+		{"bad windows", []string{"--watch", "1s", "--watch-windows", "5x", idle}, "", nil, []string{`error: --watch-windows: "5x" is not a duration`, "hint: "}},
+		{"windows 1ns", []string{"--watch", "1s", "--watch-windows", "1ns", idle}, "", nil, []string{`error: --watch-windows: "1ns" is too short: a window spans at least two scrapes, and scrapes are at least 200ms apart`}},
+		{"too many windows", []string{"--watch", "1s", "--watch-windows", "1,2,3,4,5,6,7,8,9,10,11,12,13", idle}, "", nil, []string{"error: --watch-windows: 13 windows given; at most 12 are shown"}},
+		{"windows renamed", []string{"--windows", "1m", idle}, "", nil, []string{"error: unknown flag --windows", "hint: --windows is now --watch-windows"}},
+		{"a misspelt flag", []string{"--jsn", idle}, "", nil, []string{"error: unknown flag --jsn", "hint: did you mean --json?", "hint: inferscope --help lists the flags"}},
+		{"one dash", []string{"-json", idle}, "", nil, []string{"error: unknown flag -j", "hint: a long flag takes two dashes: --json"}},
+		{"a misspelt command", []string{"flet", "--prometheus", "http://p:9090"}, "", nil, []string{`error: unknown command "flet"; did you mean inferscope fleet?`, "hint: to scrape a host of that name, give its port"}},
+		{"a misspelt command alone", []string{"dmeo"}, "", nil, []string{`error: unknown command "dmeo"; did you mean inferscope demo?`}},
+		{"output", []string{"-o", "yaml", idle}, "", nil, []string{`error: --output "yaml" is not a format`, "hint: use -o text or -o json"}},
+		{"output and json", []string{"-o", "text", "--json", idle}, "", nil, []string{"error: --json and --output text disagree", "hint: "}},
+		{"version v on a command", []string{"fleet", "-v"}, "", nil, []string{"error: unknown flag -v", "hint: inferscope --version prints the version", "hint: inferscope fleet --help"}},
+		{"help of no command", []string{"help", "nope"}, "", nil, []string{`error: no command "nope"`, "hint: inferscope --help lists the commands"}},
+		{"completion shell", []string{"completion", "tcsh"}, "", nil, []string{"error: give the shell", "hint: inferscope completion takes one of: bash, zsh, fish, powershell"}},
 		// --at.
-		{"at not a time", []string{"--at", "yesterday", idle}, "", nil, []string{`error: --at "yesterday" is not a time`, "hint: give the scrape's time as RFC 3339"}},
+		{"at not a time", []string{"--at", "yesterday", idle}, "", nil, []string{`error: --at "yesterday" is not a time`, "hint: give a time as RFC 3339"}},
 		{"at before 2000", []string{"--at", "100", idle}, "", nil, []string{"error: --at 1970-01-01T00:01:40Z is before 2000"}},
 		{"at in milliseconds", []string{"--at", "1772366400000", idle}, "", nil, []string{"error: --at 1772366400000 is in the future", "hint: that reads as Unix milliseconds or finer"}},
 		{"at with a URL", []string{"--at", "1772366400", notFound.URL}, "", nil, []string{"error: --at gives the time of a file or stdin; a live scrape of http://127.0.0.1:", "hint: leave out --at"}},
@@ -176,9 +187,9 @@ func TestErrors(t *testing.T) {
 		{"demo width", []string{"demo", "--once", "--width", "5000"}, "", nil, []string{"error: --width 5000 is wider"}},
 		{"demo narrow", []string{"demo", "--once", "--width", "5"}, "", nil, []string{"error: --width 5 is too narrow for a report", "hint: use --width 40 or more"}},
 		{"demo columns", []string{"demo", "--columns", "9"}, "", nil, []string{"error: --columns 9 is out of range"}},
-		{"demo windows empty", []string{"demo", "--windows", ""}, "", nil, []string{"error: --windows: no window given"}},
+		{"demo windows empty", []string{"demo", "--watch-windows", ""}, "", nil, []string{"error: --watch-windows: no window given"}},
 		{"demo watch", []string{"demo", "--watch", "10ms"}, "", nil, []string{"error: --watch 10ms is shorter"}},
-		{"demo windows", []string{"demo", "--windows", "1ns"}, "", nil, []string{`error: --windows: "1ns" is too short`}},
+		{"demo windows", []string{"demo", "--watch-windows", "1ns"}, "", nil, []string{`error: --watch-windows: "1ns" is too short`}},
 		{"demo json=maybe", []string{"demo", "--once", "--json=maybe"}, "", nil, []string{"error: --json takes no value"}},
 		{"demo seed", []string{"demo", "--seed", "-1"}, "", nil, []string{`error: invalid value "-1" for --seed: not a number`}},
 	}
@@ -299,7 +310,7 @@ func TestSharedFlagsEveryCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"--watch", "100ms"}, "inferscope: error: --watch 100ms is shorter than the shortest refresh interval (200ms)\n"},
-		{[]string{"--watch", "2s", "--windows", "5x"}, `inferscope: error: --windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)` + "\n"},
+		{[]string{"--watch", "2s", "--watch-windows", "5x"}, `inferscope: error: --watch-windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)` + "\n"},
 	} {
 		for _, cmd := range [][]string{{idle}, {"demo"}} {
 			args := append(slices.Clone(cmd), bad.args...)
@@ -329,9 +340,14 @@ func TestExitCode(t *testing.T) {
 		{"Ctrl-C with an error", canceled, errors.New("reading stdin: interrupted"), ExitInterrupted, ""},
 		{"a canceled context's error", context.Background(), fmt.Errorf("scrape: %w", context.Canceled), ExitInterrupted, ""},
 		{"Ctrl-C in the watch view", context.Background(), watch.ErrInterrupted, ExitInterrupted, ""},
-		{"--fail-on, one report", context.Background(), &failOnError{failOn: report.Warn, worst: report.Bad}, ExitFailOn, ""},
-		{"--fail-on, a watch", context.Background(), &watch.TrippedError{FailOn: report.Warn, At: at, Note: report.Note{Severity: report.Bad, Text: "KV cache\x1b[2J full"}}, ExitFailOn,
-			"inferscope: stopped by --fail-on warn: a bad note fired at 2026-03-01 12:00:00 UTC: KV cache full\n"},
+		{"--fail-on, one report", context.Background(), &failOnError{failOn: report.Warn, notes: []firedNote{{id: "kv_offload_thrashing", severity: report.Warn}}}, ExitFailOn,
+			"inferscope: --fail-on warn tripped: kv_offload_thrashing (warn)\n"},
+		{"--fail-on, a fleet", context.Background(), &failOnError{failOn: report.Warn, notes: []firedNote{
+			{id: "a", severity: report.Bad, where: "ns/pod-1"}, {id: "b", severity: report.Warn}, {id: "c", severity: report.Warn}, {id: "d", severity: report.Warn},
+			{id: "e", severity: report.Warn}, {id: "f", severity: report.Warn}, {id: "g", severity: report.Warn}}}, ExitFailOn,
+			"inferscope: --fail-on warn tripped: a (bad) on ns/pod-1, b (warn), c (warn), d (warn), e (warn), and 2 more\n"},
+		{"--fail-on, a watch", context.Background(), &watch.TrippedError{FailOn: report.Warn, At: at, Note: report.Note{ID: "kv_full", Severity: report.Bad, Text: "KV cache\x1b[2J full"}}, ExitFailOn,
+			"inferscope: --fail-on warn tripped at 2026-03-01 12:00:00 UTC, the watch stopped: kv_full (bad): KV cache full\n"},
 		{"a frame not written", context.Background(), &watch.WriteError{Err: &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}}, ExitError,
 			"inferscope: error: cannot write the report to stdout: broken pipe\ninferscope: hint: check where stdout goes: a full disk, or a pipe whose reader has gone\n"},
 		{"a usage error", context.Background(), usagef("use --width 40 or more", "--width %d is too narrow for a report", 5), ExitError,
@@ -371,11 +387,13 @@ func TestVersionUserAgent(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	defer func(v string) { Version = v }(Version)
-	Version = "v1.2.3"
+	defer func(v string) { version.Version = v }(version.Version)
+	version.Version = "v1.2.3"
 
-	if out, _, code := runCLI(t, "", "version"); code != ExitOK || out != "inferscope v1.2.3\n" {
-		t.Errorf("version: exit %d, %q", code, out)
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		if out, _, code := runCLI(t, "", args...); code != ExitOK || !strings.HasPrefix(out, "inferscope v1.2.3\n") || !strings.Contains(out, "built with go") {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
 	}
 	for _, args := range [][]string{
 		{srv.URL},

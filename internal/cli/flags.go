@@ -2,16 +2,19 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"math"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/render"
+	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
@@ -25,25 +28,157 @@ const (
 	MaxMaxBytes = 1 << 30
 )
 
-// outputFlags are the flags of every command that writes a report (inspect
-// in each of its modes, and the demo): how the report is drawn. They are
-// defined by [outputFlags.define] and checked by [outputFlags.check] for
-// every command alike.
+// defaultTimeout is --timeout outside watch modes.
+const defaultTimeout = scrape.DefaultTimeout
+
+// defaultWindow is --window's default: the range rates are taken over by
+// fleet and by the rules.
+const defaultWindow = 5 * time.Minute
+
+// A flagDef is the one definition of a flag. Every command that takes the
+// flag defines it through this value, so that its name, shorthand,
+// argument and help are the same wherever it appears
+// (TestSharedFlagsOneDefinition holds every command to it, and to the same
+// default). The argument's name stands in backquotes in the usage, as
+// pflag reads it.
+//
+// To add a flag: write its flagDef here (beside the flags it goes with),
+// bind it in each command that takes it with the method for its type
+// (def.duration(cmd, &o.field)), and check its value where the command
+// checks its options. ARCHITECTURE.md has the checklist.
+type flagDef struct {
+	name, short, usage string
+	// choices are the values shell completion offers; nil offers files
+	// where the argument is a path, and nothing otherwise.
+	choices func() []string
+	// noFiles says the argument is not a path (no file completion).
+	noFiles bool
+}
+
+func (d flagDef) define(cmd *cobra.Command, v pflag.Value) *pflag.Flag {
+	f := cmd.Flags().VarPF(v, d.name, d.short, d.usage)
+	switch {
+	case d.choices != nil:
+		choices := d.choices
+		_ = cmd.RegisterFlagCompletionFunc(d.name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return choices(), cobra.ShellCompDirectiveNoFileComp
+		})
+	case d.noFiles:
+		_ = cmd.RegisterFlagCompletionFunc(d.name, cobra.NoFileCompletions)
+	}
+	return f
+}
+
+// The binders, one per type of value. Each defines the flag with *p as its
+// default.
+
+func (d flagDef) bool(cmd *cobra.Command, p *bool) {
+	d.define(cmd, (*boolValue)(p)).NoOptDefVal = "true"
+}
+
+func (d flagDef) string(cmd *cobra.Command, p *string) { d.define(cmd, (*stringValue)(p)) }
+func (d flagDef) int(cmd *cobra.Command, p *int)       { d.define(cmd, (*intValue)(p)) }
+func (d flagDef) uint64(cmd *cobra.Command, p *uint64) { d.define(cmd, (*uint64Value)(p)) }
+func (d flagDef) float(cmd *cobra.Command, p *float64) { d.define(cmd, (*floatValue)(p)) }
+func (d flagDef) duration(cmd *cobra.Command, p *time.Duration) {
+	d.define(cmd, durationValue{p})
+}
+func (d flagDef) size(cmd *cobra.Command, p *int64)    { d.define(cmd, sizeValue{p}) }
+func (d flagDef) list(cmd *cobra.Command, p *[]string) { d.define(cmd, (*listValue)(p)) }
+
+// fixed is a completion list.
+func fixed(values ...string) func() []string { return func() []string { return values } }
+
+// The flags of more than one command, each defined once. A command's own
+// flags are defined in its file.
+var (
+	// How a report is drawn: every command that writes one.
+	flagOutput = flagDef{name: "output", short: "o", choices: fixed("text", "json"),
+		usage: "the report's `FORMAT`: text, or json (one object, docs/json.md; with --watch, one per line per refresh)"}
+	flagJSON    = flagDef{name: "json", usage: "the same as -o json"}
+	flagHist    = flagDef{name: "hist", usage: "add the distributions: one bar per histogram bucket"}
+	flagColumns = flagDef{name: "columns", noFiles: true, usage: fmt.Sprintf(
+		"lay sections out side by side in `N` columns, 1 to %d (default: 2 from %d cells, 3 from %d)", MaxColumns, render.TwoColumnsFrom, render.ThreeColumnsFrom)}
+	flagWidth = flagDef{name: "width", noFiles: true, usage: fmt.Sprintf(
+		"lay the report out `COLS` cells wide, %d to %d (default: the terminal's width, %d when piped)", MinWidth, MaxWidth, iostreams.PipedWidth)}
+	flagNoColor = flagDef{name: "no-color", usage: "no colours (also NO_COLOR=1 or CLICOLOR=0, and TERM=dumb unless CLICOLOR_FORCE=1)"}
+
+	// The live view and its rates.
+	flagWatch = flagDef{name: "watch", short: "w", noFiles: true, usage: "refresh every `D` (at least " + units.Duration(watch.MinInterval) +
+		") and redraw: the whole screen on a terminal, one frame after another when piped (with -o json, one object per line)"}
+	flagWatchWindows = flagDef{name: "watch-windows", noFiles: true, usage: fmt.Sprintf(
+		"the --watch view's rate windows: a `LIST` of up to %d durations or seconds", watch.MaxWindows)}
+
+	// Reading: what one report may take, and what it sends.
+	flagTimeout = flagDef{name: "timeout", noFiles: true, usage: "give one report at most `D`: every request, the parse and the analysis in it " +
+		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval)"}
+	flagMaxBytes = flagDef{name: "max-bytes", noFiles: true, usage: "accept a body of at most `N` bytes, or with k, M or G (x1024), up to " +
+		spellSize(MaxMaxBytes)}
+	flagHeader = flagDef{name: "header", noFiles: true, usage: "send the HTTP header `'K: V'` with every request (repeatable); " +
+		"INFERSCOPE_BEARER_TOKEN sends Authorization: Bearer"}
+	flagFailOn = flagDef{name: "fail-on", choices: fixed("warn", "bad"), usage: "exit 1 when a note of `SEVERITY` (warn or bad) or worse fires " +
+		"(its id and severity on stderr); with --watch, stop at the first refresh where one does, its frame left on screen"}
+
+	// Which server, which model.
+	flagDialect = flagDef{name: "dialect", choices: dialect.Names, usage: "read or write the series as dialect `NAME`: " + orList(dialect.Names()) +
+		" (default: detected from the target)"}
+	flagModel = flagDef{name: "model", noFiles: true, usage: "with several models served, report `NAME` alone (default: all together)"}
+
+	// Times: every time flag takes RFC 3339 (2026-12-01T02:00Z) or Unix
+	// seconds, read by [parseTime].
+	flagAt = flagDef{name: "at", noFiles: true, usage: "the `TIME` the report is of (RFC 3339 or Unix seconds): a saved file's or stdin's " +
+		"scrape time (default: the time --save recorded, else the file's modification time, else now); for fleet, now as of TIME"}
+	flagFrom = flagDef{name: "from", noFiles: true, usage: "a past range from `TIME` (RFC 3339, such as 2026-12-01T02:00Z, or Unix seconds)"}
+	flagTo   = flagDef{name: "to", noFiles: true, usage: "end the --from range at `TIME` (default: now)"}
+	flagLast = flagDef{name: "last", noFiles: true, usage: "a past range: the last `D`, up to now"}
+
+	// Which series, grouped how, over which window.
+	flagSelector = flagDef{name: "selector", noFiles: true, usage: "read only series that match `SEL`, label matchers as PromQL writes them: '{namespace=\"llm\"}'"}
+	flagBy       = flagDef{name: "by", noFiles: true, usage: "the `LABELS` that tell one server from another, comma-separated (default: fleet groups by " +
+		"namespace,pod where the series carry both, else job,instance; rules and dashboards by instance, and the model's label for vLLM and SGLang)"}
+	flagWindow = flagDef{name: "window", noFiles: true, usage: "take rates over the last `D`"}
+
+	// Serving.
+	flagListen = flagDef{name: "listen", noFiles: true, usage: "serve on `ADDR` (host:port)"}
+	flagFormat = flagDef{name: "format", choices: fixed("prometheus", "operator", "vmalert", "grafana", "perses"),
+		usage: "write the format `F`: rules write prometheus (a rule file), operator (a PrometheusRule) or vmalert; dashboard writes grafana " +
+			"(JSON to import) or perses (a Dashboard resource) (default: the first)"}
+)
+
+// outputFlags are how a report is drawn, for every command that writes
+// one; [outputFlags.check] checks them alike for each.
 type outputFlags struct {
-	json, hist, noColor bool
-	columns, width      int
+	output         string // text or json (-o); json also by --json
+	jsonAlias      bool
+	json           bool // the report is written as JSON (set by check)
+	hist, noColor  bool
+	columns, width int
 }
 
-func (f *outputFlags) define(fs *flag.FlagSet) {
-	fs.BoolVar(&f.json, "json", f.json, "")
-	fs.BoolVar(&f.hist, "hist", f.hist, "")
-	fs.BoolVar(&f.noColor, "no-color", f.noColor, "")
-	fs.IntVar(&f.columns, "columns", f.columns, "")
-	fs.IntVar(&f.width, "width", f.width, "")
+// define defines the output flags on cmd; columns says whether the command
+// lays sections out in columns.
+func (f *outputFlags) define(cmd *cobra.Command) {
+	if f.output == "" {
+		f.output = "text"
+	}
+	flagOutput.string(cmd, &f.output)
+	flagJSON.bool(cmd, &f.jsonAlias)
+	flagHist.bool(cmd, &f.hist)
+	flagColumns.int(cmd, &f.columns)
+	flagWidth.int(cmd, &f.width)
+	flagNoColor.bool(cmd, &f.noColor)
 }
 
-// check refuses a column count or width the layout cannot honour.
-func (f *outputFlags) check() error {
+// check refuses an output format, column count or width the layout cannot
+// honour (set holds the names of the flags given).
+func (f *outputFlags) check(set map[string]bool) error {
+	switch {
+	case f.output != "text" && f.output != "json":
+		return usagef("use -o text or -o json", "--output %q is not a format", f.output)
+	case f.jsonAlias && set["output"] && f.output != "json":
+		return usagef("give one of them: -o json (or --json), or -o text", "--json and --output %s disagree", f.output)
+	}
+	f.json = f.output == "json" || f.jsonAlias
 	if f.columns < 0 || f.columns > MaxColumns {
 		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", f.columns)
 	}
@@ -57,16 +192,29 @@ func (f *outputFlags) check() error {
 	return nil
 }
 
-// watchFlags are the flags of the live view, which inspect --watch and
-// the demo both open: its refresh interval and its rate windows.
+// layoutWidth is the width to lay a report out in.
+func (f *outputFlags) layoutWidth(io *iostreams.IO) int {
+	if f.width != 0 {
+		return f.width
+	}
+	return min(io.LayoutWidth(), MaxWidth)
+}
+
+// watchFlags are the live view's: its refresh interval and, where the view
+// is the single-server one, its rate windows.
 type watchFlags struct {
 	watch   time.Duration
 	windows string
 }
 
-func (f *watchFlags) define(fs *flag.FlagSet) {
-	fs.Var(durationFlag{&f.watch}, "watch", "")
-	fs.StringVar(&f.windows, "windows", f.windows, "")
+func (f *watchFlags) define(cmd *cobra.Command, windows bool) {
+	flagWatch.duration(cmd, &f.watch)
+	if windows {
+		if f.windows == "" {
+			f.windows = watch.DefaultWindows
+		}
+		flagWatchWindows.string(cmd, &f.windows)
+	}
 }
 
 // check refuses an interval below the view's floor and windows it cannot
@@ -76,7 +224,7 @@ func (f *watchFlags) check(set map[string]bool) error {
 		return usagef("use --watch "+units.Duration(watch.MinInterval)+" or longer, such as --watch 2s",
 			"--watch %s is shorter than the shortest refresh interval (%s)", units.Duration(f.watch), units.Duration(watch.MinInterval))
 	}
-	if set["windows"] {
+	if set["watch-windows"] {
 		if _, err := parseWindows(f.windows); err != nil {
 			return err
 		}
@@ -84,76 +232,127 @@ func (f *watchFlags) check(set map[string]bool) error {
 	return nil
 }
 
-// given returns the names of the flags fs was given.
-func given(fs *flag.FlagSet) map[string]bool {
+// failOn is --fail-on's value, checked.
+func checkFailOn(s string) error {
+	switch s {
+	case "", "warn", "bad":
+		return nil
+	}
+	return usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", s)
+}
+
+// timeoutFor is --timeout as given, or its default: in a watch mode the
+// interval (a refresh that outlasts it is a failed frame, shown at once),
+// else defaultTimeout.
+func timeoutFor(set map[string]bool, given, interval time.Duration) time.Duration {
+	switch {
+	case set["timeout"]:
+		return given
+	case interval > 0:
+		return interval
+	}
+	return defaultTimeout
+}
+
+// checkTimeout refuses a --timeout that cannot work.
+func checkTimeout(d time.Duration) error {
+	if d <= 0 {
+		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
+	}
+	return nil
+}
+
+// given returns the names of the flags cmd was given.
+func given(cmd *cobra.Command) map[string]bool {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cmd.Flags().Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	return set
 }
 
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
+// The values behind the flags. pflag's own would do for the plain types,
+// but these say "not a number" in inferscope's words, and leave a zero
+// default unsaid (pflag prints a default unless it reads as zero).
 
-// parseInterspersed parses flags wherever they stand among the positional
-// arguments (`inferscope host:5000 --json` as well as `--json host:5000`).
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+type boolValue bool
+
+func (b *boolValue) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
 	}
+	*b = boolValue(v)
+	return nil
 }
+func (b *boolValue) String() string   { return strconv.FormatBool(bool(*b)) }
+func (b *boolValue) Type() string     { return "bool" }
+func (b *boolValue) IsBoolFlag() bool { return true }
 
-// wantsHelp reports a help flag anywhere among the arguments (flags may
-// stand after the target).
-func wantsHelp(args []string) bool {
-	return slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "--help" || a == "-help" })
-}
+type stringValue string
 
-// badBool is the flag package's error for a boolean flag given a value
-// that is not one.
-var badBool = regexp.MustCompile(`^invalid boolean value "(.*)" for -(\S+): `)
+func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
+func (s *stringValue) String() string     { return string(*s) }
+func (s *stringValue) Type() string       { return "string" }
 
-// flagError turns the flag package's error into a usage error with a hint.
-func flagError(err error, cmd string) error {
-	help := "inferscope " + strings.TrimSpace(cmd+" --help") + " lists the flags"
-	msg := err.Error()
-	if m := badBool.FindStringSubmatch(msg); m != nil {
-		return usagef(help, "--%s takes no value (or --%s=true, --%s=false), not %q", m[2], m[2], m[2], m[1])
+type intValue int
+
+func (i *intValue) Set(s string) error {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, strconv.IntSize)
+	if err != nil {
+		return numberError(err)
 	}
-	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
-	msg = strings.Replace(msg, " for flag -", " for --", 1)
-	msg = strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
-	// The flag package's own words for a number it could not read.
-	msg = strings.Replace(msg, ": parse error", ": not a number", 1)
-	msg = strings.Replace(msg, ": value out of range", ": out of range", 1)
-	return usagef(help, "%s", msg)
+	*i = intValue(v)
+	return nil
+}
+func (i *intValue) String() string { return strconv.Itoa(int(*i)) }
+func (i *intValue) Type() string   { return "int" }
+
+type uint64Value uint64
+
+func (u *uint64Value) Set(s string) error {
+	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return numberError(err)
+	}
+	*u = uint64Value(v)
+	return nil
+}
+func (u *uint64Value) String() string { return strconv.FormatUint(uint64(*u), 10) }
+func (u *uint64Value) Type() string   { return "uint64" }
+
+type floatValue float64
+
+func (f *floatValue) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return numberError(err)
+	}
+	*f = floatValue(v)
+	return nil
+}
+func (f *floatValue) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+func (f *floatValue) Type() string   { return "float" }
+
+// numberError says why a number could not be read, without strconv's
+// function names.
+func numberError(err error) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return errors.New("out of range")
+	}
+	return errors.New("not a number")
 }
 
-// durationFlag accepts Go durations and bare seconds.
-type durationFlag struct{ d *time.Duration }
+// durationValue accepts Go durations and bare seconds.
+type durationValue struct{ d *time.Duration }
 
-func (f durationFlag) String() string {
-	if f.d == nil {
+func (f durationValue) Type() string { return "duration" }
+func (f durationValue) String() string {
+	if f.d == nil || *f.d == 0 {
 		return ""
 	}
-	return f.d.String()
+	return units.Duration(*f.d)
 }
 
-func (f durationFlag) Set(s string) error {
+func (f durationValue) Set(s string) error {
 	d, err := parseDuration(s)
 	if err != nil {
 		return err
@@ -170,19 +369,20 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// sizeFlag reads a byte count: a whole or decimal number with an optional
+// sizeValue reads a byte count: a whole or decimal number with an optional
 // unit, B, k (KB, KiB), M (MB, MiB) or G (GB, GiB), case aside. Every unit
 // is a power of 1024, as curl and Prometheus read them: 64M is 64 MiB.
-type sizeFlag struct{ n *int64 }
+type sizeValue struct{ n *int64 }
 
-func (f sizeFlag) String() string {
-	if f.n == nil {
+func (f sizeValue) Type() string { return "size" }
+func (f sizeValue) String() string {
+	if f.n == nil || *f.n == 0 {
 		return ""
 	}
-	return strconv.FormatInt(*f.n, 10)
+	return spellSize(*f.n)
 }
 
-func (f sizeFlag) Set(s string) error {
+func (f sizeValue) Set(s string) error {
 	n, err := parseSize(s)
 	if err != nil {
 		return err
@@ -235,11 +435,65 @@ func spellSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// headerList collects repeated --header flags.
-type headerList []string
+// listValue collects a repeated flag (--header, --replica-label).
+type listValue []string
 
-func (h *headerList) String() string { return strings.Join(*h, ", ") }
-func (h *headerList) Set(s string) error {
-	*h = append(*h, s)
+func (l *listValue) String() string { return strings.Join(*l, ", ") }
+func (l *listValue) Type() string   { return "list" }
+func (l *listValue) Set(s string) error {
+	*l = append(*l, s)
 	return nil
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// timeHint is the hint of a time flag that cannot be read.
+const timeHint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds (1764554400)"
+
+// timeLayouts are the times every time flag takes besides Unix seconds.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04Z07:00"}
+
+// parseTime reads the time flag --name was given: a time with its zone (or
+// Z), or Unix seconds; after 2000 (older than any inference server) and not
+// in the future (now is the clock, a minute's skew allowed).
+func parseTime(name, s string, now time.Time) (time.Time, error) {
+	t, unix, ok := readTime(strings.TrimSpace(s))
+	if !ok {
+		if _, err := time.Parse("2006-01-02T15:04", strings.TrimSpace(s)); err == nil {
+			return time.Time{}, usagef("add Z for UTC or an offset such as +01:00: "+strings.TrimSpace(s)+"Z", "--%s %q has no time zone", name, s)
+		}
+		return time.Time{}, usagef(timeHint, "--%s %q is not a time", name, s)
+	}
+	switch {
+	case t.Year() < 2000:
+		return time.Time{}, usagef(timeHint, "--%s %s is before 2000, older than any inference server", name, t.UTC().Format(time.RFC3339))
+	case t.After(now.Add(time.Minute)):
+		hint := timeHint
+		if unix && t.Sub(now) > 100*365*24*time.Hour {
+			hint = "that reads as Unix milliseconds or finer; --" + name + " takes seconds"
+		}
+		return time.Time{}, usagef(hint, "--%s %s is in the future", name, s)
+	}
+	return t, nil
+}
+
+// readTime reads a time in one of timeLayouts or Unix seconds (unix).
+func readTime(s string) (t time.Time, unix, ok bool) {
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, false, true
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e15 {
+		return time.Time{}, true, false
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), true, true
 }

@@ -4,92 +4,43 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/fleet"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
+	"github.com/inferscope/inferscope/internal/version"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// fleetUsage is the fleet command's help text.
-var fleetUsage = fill(`inferscope fleet: every inference server a Prometheus-compatible store scrapes
+const fleetLong = `Reads every inference server a Prometheus-compatible store (Prometheus, Thanos,
+Mimir, VictoriaMetrics) scrapes, through its HTTP API, and reports on each the
+way inferscope reports on a scrape: a table of every instance now (the rates
+over --window), or over a past range (--last, or --from and --to), with the
+fleet's own notes. docs/fleet.md lists every query it sends.
 
-Usage:
-  inferscope fleet --prometheus URL                    every instance, now
-  inferscope fleet --prometheus URL --last 1h          what happened in the last hour
+The store is --prometheus URL (user:password@ in it is basic auth), or
+INFERSCOPE_PROMETHEUS. --timeout bounds one whole report: every query to the
+store and the analysis.`
+
+const fleetExample = `  inferscope fleet --prometheus http://prom:9090                  every instance, now
+  inferscope fleet --prometheus URL --last 1h                      the last hour
   inferscope fleet --prometheus URL --from 2026-12-01T02:00Z --to 2026-12-01T03:00Z
-  inferscope fleet --prometheus URL --instance pod=vllm-7     one instance's full report
+  inferscope fleet --prometheus URL --instance pod=vllm-7          one instance's full report
   inferscope fleet --prometheus URL --selector '{namespace="llm"}' --by namespace,pod
-  inferscope fleet --prometheus URL --watch 30s        a live fleet table
-
-It reads Prometheus, Thanos, Mimir and VictoriaMetrics through the HTTP API;
-docs/fleet.md lists every query it sends.
-
-Flags:
-  --prometheus URL     the store's API base (http://prom:9090, http://mimir/prometheus);
-                       user:password@ in it is basic auth (also INFERSCOPE_PROMETHEUS)
-  --last D             a past range: the last D, ending now
-  --from T, --to T     a past range between two times (RFC 3339, such as 2026-12-01T02:00Z,
-                       or Unix seconds; --to defaults to now)
-  --window D           "now": the rates' window (default {window})
-  --at T               "now" as of a past time T (as --from takes it)
-  --selector SEL       label matchers every query carries: '{namespace="llm"}'
-  --instance SEL       one instance's full report: pod=vllm-7 (label=value pairs) or matchers
-  --by LIST            labels that make an instance (default: namespace,pod where a series
-                       has both, else job,instance)
-  --model NAME         with several models served, report this one
-  --sort KEY           order the table by {sort-keys} (default instance)
-  --watch D            refresh every D, at least {min-watch}
-  --json               one JSON document: {schema, backend, at|from/to, instances, totals, notes}
-  --fail-on warn|bad   exit {fail-on} when a note of that severity (or worse) fires
-  --header 'K: V'      an HTTP header for the store (repeatable): 'X-Scope-OrgID: team' for
-                       Mimir; INFERSCOPE_BEARER_TOKEN sets Authorization: Bearer
-  --dedup              ask a Thanos querier to merge HA replicas (dedup=true)
-  --replica-label L    a label that tells HA replicas' copies apart (repeatable): dropped, one
-                       copy read; a Thanos querier is asked to deduplicate on it too
-  --timeout D          how long one request to the store may take (default {timeout})
-  --max-bytes N        the largest answer read from the store, after decompression, in bytes or
-                       with k, M or G (x1024), at most {max-max-bytes} (default {max-bytes})
-  --max-instances N    the most instances read (default {max-instances}), and {series-each} series listed
-                       for each; more is an error that says how to narrow --selector
-  --show-queries       write every query sent, and how long it took, to stderr
-  --hist, --width, --columns, --no-color   as for inferscope itself
-
-Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not produce a report;
-{interrupted} interrupted (Ctrl-C).
-`,
-	"window", units.Duration(fleet.DefaultWindow),
-	"sort-keys", orList(fleet.SortKeys()),
-	"min-watch", units.Duration(minFleetWatch),
-	"timeout", units.Duration(promapi.DefaultTimeout),
-	"max-max-bytes", spellSize(MaxMaxBytes),
-	"max-bytes", spellSize(promapi.DefaultMaxBytes),
-	"max-instances", strconv.Itoa(fleet.DefaultMaxInstances),
-	"series-each", strconv.Itoa(fleet.SeriesPerInstance),
-	"ok", strconv.Itoa(ExitOK),
-	"fail-on", strconv.Itoa(ExitFailOn),
-	"error", strconv.Itoa(ExitError),
-	"interrupted", strconv.Itoa(ExitInterrupted),
-)
-
-// minFleetWatch is the shortest refresh of the fleet table: each one
-// queries the store.
-const minFleetWatch = 5 * time.Second
-
-// maxMaxInstances bounds --max-instances: a report past it would take
-// tens of gigabytes.
-const maxMaxInstances = 100_000
+  inferscope fleet --prometheus URL -w 30s                         a live fleet table
+  inferscope fleet --prometheus URL --header 'X-Scope-OrgID: team' (Mimir's tenant)`
 
 // maxWindow is the longest window read: a past range beyond it reads
 // more samples than a store answers within a request's time.
@@ -109,9 +60,9 @@ type fleetOptions struct {
 	sort        string
 	watch       time.Duration
 	failOn      string
-	headers     headerList
+	headers     []string
 	dedup       bool
-	replicas    headerList
+	replicas    []string
 	timeout     time.Duration
 	showQueries bool
 	maxBytes    int64
@@ -126,48 +77,65 @@ type fleetOptions struct {
 	httpHdr  http.Header
 }
 
-func (o *fleetOptions) flags() *flag.FlagSet {
-	fs := newFlagSet("fleet")
-	o.outputFlags.define(fs)
-	fs.StringVar(&o.store, "prometheus", o.store, "")
-	fs.Var(durationFlag{&o.last}, "last", "")
-	fs.StringVar(&o.from, "from", "", "")
-	fs.StringVar(&o.to, "to", "", "")
-	fs.StringVar(&o.at, "at", "", "")
-	fs.Var(durationFlag{&o.window}, "window", "")
-	fs.StringVar(&o.selector, "selector", "", "")
-	fs.StringVar(&o.instance, "instance", "", "")
-	fs.StringVar(&o.by, "by", "", "")
-	fs.StringVar(&o.model, "model", "", "")
-	fs.StringVar(&o.sort, "sort", "", "")
-	fs.Var(durationFlag{&o.watch}, "watch", "")
-	fs.StringVar(&o.failOn, "fail-on", "", "")
-	fs.Var(&o.headers, "header", "")
-	fs.BoolVar(&o.dedup, "dedup", false, "")
-	fs.Var(&o.replicas, "replica-label", "")
-	fs.Var(durationFlag{&o.timeout}, "timeout", "")
-	fs.BoolVar(&o.showQueries, "show-queries", false, "")
-	fs.Var(sizeFlag{&o.maxBytes}, "max-bytes", "")
-	fs.IntVar(&o.maxInst, "max-instances", o.maxInst, "")
-	return fs
+// newFleetCmd is inferscope fleet.
+func newFleetCmd(io *iostreams.IO) *cobra.Command {
+	o := &fleetOptions{window: defaultWindow, maxBytes: scrape.DefaultMaxBytes, maxInst: fleet.DefaultMaxInstances}
+	cmd := newCommand(commandSpec{
+		use:     "fleet --prometheus URL [flags]",
+		short:   "every inference server a Prometheus-compatible store scrapes, now or over a past range",
+		long:    fleetLong,
+		example: fleetExample,
+		exits:   []exitStatus{{ExitOK, "the fleet written (a --watch ends only by a signal or --fail-on)"}, exitFailOnTripped},
+		args:    noArgs,
+		run: func(cmd *cobra.Command, _ []string) error {
+			if err := o.parse(cmd, io, time.Now()); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), io)
+		},
+	})
+	o.define(cmd)
+	return cmd
 }
 
-func parseFleet(args []string, io *iostreams.IO, now time.Time) (*fleetOptions, error) {
-	o := &fleetOptions{window: fleet.DefaultWindow, timeout: promapi.DefaultTimeout, store: io.Getenv("INFERSCOPE_PROMETHEUS"),
-		maxBytes: promapi.DefaultMaxBytes, maxInst: fleet.DefaultMaxInstances}
-	fs := o.flags()
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, flagError(err, "fleet")
+func (o *fleetOptions) define(cmd *cobra.Command) {
+	flagDef{name: "prometheus", noFiles: true, usage: "the store's API base `URL` (http://prom:9090, http://mimir/prometheus); " +
+		"user:password@ in it is basic auth (default: INFERSCOPE_PROMETHEUS)"}.string(cmd, &o.store)
+	flagLast.duration(cmd, &o.last)
+	flagFrom.string(cmd, &o.from)
+	flagTo.string(cmd, &o.to)
+	flagAt.string(cmd, &o.at)
+	flagWindow.duration(cmd, &o.window)
+	flagSelector.string(cmd, &o.selector)
+	flagDef{name: "instance", noFiles: true, usage: "one instance's full report: `SEL`, label=value pairs (pod=vllm-7) or matchers"}.string(cmd, &o.instance)
+	flagBy.string(cmd, &o.by)
+	flagModel.string(cmd, &o.model)
+	flagDef{name: "sort", choices: fleet.SortKeys, usage: "order the table by `KEY`: " + orList(fleet.SortKeys()) + " (default instance)"}.string(cmd, &o.sort)
+	flagWatch.duration(cmd, &o.watch)
+	o.outputFlags.define(cmd)
+	flagFailOn.string(cmd, &o.failOn)
+	flagHeader.list(cmd, &o.headers)
+	flagTimeout.duration(cmd, &o.timeout)
+	flagDef{name: "dedup", usage: "ask a Thanos querier to merge HA replicas (dedup=true)"}.bool(cmd, &o.dedup)
+	flagDef{name: "replica-label", noFiles: true, usage: "a `LABEL` that tells HA replicas' copies apart (repeatable): dropped, one copy read; " +
+		"a Thanos querier is asked to deduplicate on it too"}.list(cmd, &o.replicas)
+	flagDef{name: "show-queries", usage: "write every query sent, and how long it took, to stderr"}.bool(cmd, &o.showQueries)
+	flagMaxBytes.size(cmd, &o.maxBytes)
+	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances (default %d), and %d series listed for each; "+
+		"more is an error that says how to narrow --selector", fleet.DefaultMaxInstances, fleet.SeriesPerInstance)}.int(cmd, &o.maxInst)
+}
+
+// parse checks the flags cmd was given (now is the clock of the window).
+func (o *fleetOptions) parse(cmd *cobra.Command, io *iostreams.IO, now time.Time) error {
+	set := given(cmd)
+	if !set["prometheus"] {
+		o.store = io.Getenv("INFERSCOPE_PROMETHEUS")
 	}
-	if len(pos) > 0 {
-		return nil, usagef("give the store with --prometheus URL; inferscope fleet takes flags only", "unexpected argument %q", pos[0])
-	}
-	set := given(fs)
+	o.timeout = timeoutFor(set, o.timeout, o.watch)
 	for _, step := range []func() error{
 		o.checkStore,
-		func() error { return (&inspectOptions{failOn: o.failOn}).checkFailOn() },
-		o.outputFlags.check,
+		func() error { return checkFailOn(o.failOn) },
+		func() error { return o.outputFlags.check(set) },
 		func() error { return o.checkWindow(set, now) },
 		o.checkSelectors,
 		o.checkSort,
@@ -175,10 +143,10 @@ func parseFleet(args []string, io *iostreams.IO, now time.Time) (*fleetOptions, 
 		func() error { return o.setHeaders(io) },
 	} {
 		if err := step(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 func (o *fleetOptions) checkStore() error {
@@ -186,11 +154,15 @@ func (o *fleetOptions) checkStore() error {
 		return usagef("give the store's API base, such as --prometheus http://prometheus:9090 (or set INFERSCOPE_PROMETHEUS)",
 			"inferscope fleet needs --prometheus URL")
 	}
-	if o.timeout <= 0 {
-		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
+	if err := checkTimeout(o.timeout); err != nil {
+		return err
 	}
 	return o.checkBounds()
 }
+
+// maxMaxInstances bounds --max-instances: a report past it would take
+// tens of gigabytes.
+const maxMaxInstances = 100_000
 
 // checkBounds refuses a --max-bytes or --max-instances that cannot work.
 func (o *fleetOptions) checkBounds() error {
@@ -198,7 +170,7 @@ func (o *fleetOptions) checkBounds() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 256M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("the default is "+spellSize(promapi.DefaultMaxBytes)+", enough for the state of about 1,900 vLLM pods in one answer",
+		return usagef("the default is "+spellSize(scrape.DefaultMaxBytes)+"; read less with a narrower --selector",
 			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
 	case o.maxInst <= 0:
 		return usagef("use a positive count such as --max-instances 2000", "--max-instances must be positive")
@@ -208,9 +180,6 @@ func (o *fleetOptions) checkBounds() error {
 	}
 	return nil
 }
-
-// timeHint is the hint of a time that cannot be read.
-const timeHint = "give a time as RFC 3339 (2026-12-01T02:00Z, 2026-12-01T02:00:00+01:00) or Unix seconds"
 
 // checkWindow reads --last, --from, --to, --at and --window into the
 // window.
@@ -258,14 +227,14 @@ func (o *fleetOptions) checkWindowFlags(set map[string]bool) error {
 
 // setRange reads --from and --to (now when not given).
 func (o *fleetOptions) setRange(to bool, now time.Time) error {
-	t, err := parseTime(o.from, now)
+	t, err := parseTime("from", o.from, now)
 	if err != nil {
-		return usagef(timeHint, "--from %q: %v", o.from, err)
+		return err
 	}
 	o.start = t
 	if to {
-		if o.end, err = parseTime(o.to, now); err != nil {
-			return usagef(timeHint, "--to %q: %v", o.to, err)
+		if o.end, err = parseTime("to", o.to, now); err != nil {
+			return err
 		}
 	}
 	if !o.end.After(o.start) {
@@ -277,42 +246,14 @@ func (o *fleetOptions) setRange(to bool, now time.Time) error {
 // setNow reads --at, the end of "now" (now when not given).
 func (o *fleetOptions) setNow(at bool, now time.Time) error {
 	if at {
-		t, err := parseTime(o.at, now)
+		t, err := parseTime("at", o.at, now)
 		if err != nil {
-			return usagef(timeHint, "--at %q: %v", o.at, err)
+			return err
 		}
 		o.end = t
 	}
 	o.start = o.end.Add(-o.window)
 	return nil
-}
-
-// timeLayouts are the times --from and --to take besides Unix seconds.
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04Z07:00"}
-
-// parseTime reads a time with a zone (or Z), or Unix seconds, not in the
-// future.
-func parseTime(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return checkPast(t, now)
-		}
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e11 {
-		return checkPast(time.Unix(0, int64(f*1e9)).UTC(), now)
-	}
-	if _, err := time.Parse("2006-01-02T15:04", s); err == nil {
-		return time.Time{}, errors.New("no time zone: add Z for UTC or an offset such as +01:00")
-	}
-	return time.Time{}, errors.New("not a time")
-}
-
-func checkPast(t, now time.Time) (time.Time, error) {
-	if t.After(now.Add(time.Minute)) {
-		return time.Time{}, errors.New("in the future")
-	}
-	return t, nil
 }
 
 func (o *fleetOptions) checkSelectors() error {
@@ -355,9 +296,8 @@ func (o *fleetOptions) checkWatch(set map[string]bool) error {
 	switch {
 	case !set["watch"]:
 		return nil
-	case o.watch < minFleetWatch:
-		return usagef("use --watch "+units.Duration(minFleetWatch)+" or longer: each refresh queries the store",
-			"--watch %s is shorter than the fleet view refreshes (%s)", units.Duration(o.watch), units.Duration(minFleetWatch))
+	case o.watch < watch.MinInterval:
+		return (&watchFlags{watch: o.watch}).check(set)
 	case set["last"] || set["from"] || set["at"]:
 		return usagef("watch the fleet now (--watch 30s), or read a past time once", "--watch does not go with a past range or --at")
 	}
@@ -385,7 +325,7 @@ func (o *fleetOptions) setHeaders(io *iostreams.IO) error {
 }
 
 func parseHeaderFlag(h string) (string, string, error) {
-	i := inspectOptions{headers: headerList{h}}
+	i := inspectOptions{headers: []string{h}}
 	if err := i.setHeaders(); err != nil {
 		return "", "", err
 	}
@@ -400,15 +340,8 @@ func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options 
 		ReplicaLabels: o.replicas, MaxInstances: o.maxInst}
 }
 
-func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, fleetUsage)
-		return nil
-	}
-	o, err := parseFleet(args, io, time.Now())
-	if err != nil {
-		return err
-	}
+// run reads the fleet once, or every --watch.
+func (o *fleetOptions) run(ctx context.Context, io *iostreams.IO) error {
 	client, err := promapi.New(promapi.Options{URL: o.store, Headers: o.httpHdr, UserAgent: userAgent(), Timeout: o.timeout,
 		Dedup: o.dedup, ReplicaLabels: o.replicas, MaxBytes: o.maxBytes, MaxSeries: fleet.MaxSeries(o.maxInst)})
 	if err != nil {
@@ -421,27 +354,22 @@ func runFleet(ctx context.Context, args []string, io *iostreams.IO) error {
 		return o.runWatch(ctx, io, client)
 	}
 	rng := o.last > 0 || o.from != ""
-	out, worst, err := o.once(ctx, io, client, o.start, o.end, rng)
+	out, trip, err := o.once(ctx, io, client, o.start, o.end, rng)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Out.Write(out); err != nil {
 		return writeError(err)
 	}
-	return o.failed(worst)
+	return failedOn(o.failOn, trip)
 }
 
-func (o *fleetOptions) failed(worst report.Severity) error {
-	if o.failOn != "" && worst.Rank() >= report.Severity(o.failOn).Rank() {
-		return &failOnError{failOn: report.Severity(o.failOn), worst: worst}
-	}
-	return nil
-}
-
-// once reads the fleet and renders it; worst is the worst note's
-// severity among the fleet's and the instances' (the one's, with
-// --instance).
-func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *promapi.Client, from, to time.Time, rng bool) ([]byte, report.Severity, error) {
+// once reads the fleet within --timeout and renders it; trip are the
+// notes at --fail-on's severity or worse among the fleet's and the
+// instances' (the one's, with --instance).
+func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *promapi.Client, from, to time.Time, rng bool) ([]byte, []firedNote, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
 	f, err := fleet.Run(ctx, client, o.fleetOptions(from, to, rng))
 	if o.showQueries && f != nil {
 		for _, q := range f.Queries {
@@ -449,14 +377,15 @@ func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *proma
 		}
 	}
 	if err != nil {
-		return nil, "", o.storeError(err)
+		return nil, nil, o.storeError(err)
 	}
+	stamp(f)
 	if err := f.Sort(o.sort); err != nil {
-		return nil, "", usagef("--sort takes one of: "+strings.Join(fleet.SortKeys(), ", "), "%v", err)
+		return nil, nil, usagef("--sort takes one of: "+strings.Join(fleet.SortKeys(), ", "), "%v", err)
 	}
 	if o.one {
 		if len(f.Instances) != 1 {
-			return nil, "", o.notOne(f)
+			return nil, nil, o.notOne(f)
 		}
 	}
 	var b bytes.Buffer
@@ -466,14 +395,26 @@ func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *proma
 	case o.one:
 		r := f.Instances[0].Report
 		r.Header = append([]string{fleetTitle(f)}, r.Header...)
-		err = render.Text(&b, watch.ForText(r), render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)})
+		err = render.Text(&b, watch.ForText(r), render.Options{Width: o.outputFlags.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)})
 	default:
-		err = f.Text(&b, fleet.TextOptions{Width: o.layoutWidth(io)})
+		err = f.Text(&b, fleet.TextOptions{Width: o.outputFlags.layoutWidth(io)})
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("rendering the fleet: %w", err)
+		return nil, nil, fmt.Errorf("rendering the fleet: %w", err)
 	}
-	return b.Bytes(), worstOf(f, o.one), nil
+	return b.Bytes(), o.tripping(f), nil
+}
+
+// stamp sets the version on the fleet and every report of it.
+func stamp(f *fleet.Fleet) {
+	v := version.String()
+	f.Version = v
+	for _, in := range f.Instances {
+		in.Report.Version = v
+	}
+	if f.Totals != nil {
+		f.Totals.Report.Version = v
+	}
 }
 
 func fleetTitle(f *fleet.Fleet) string {
@@ -483,29 +424,18 @@ func fleetTitle(f *fleet.Fleet) string {
 	return fmt.Sprintf("from %s (%s)", f.Store, f.Backend)
 }
 
-func (o *fleetOptions) layoutWidth(io *iostreams.IO) int {
-	if o.width != 0 {
-		return o.width
-	}
-	return min(io.LayoutWidth(), MaxWidth)
-}
-
-func worstOf(f *fleet.Fleet, one bool) report.Severity {
-	w := report.None
-	bump := func(s report.Severity) {
-		if s.Rank() > w.Rank() {
-			w = s
-		}
-	}
+// tripping are the notes of f at --fail-on's severity or worse: every
+// instance's, each named by its instance, and the fleet's own (but for
+// --instance, which reports one).
+func (o *fleetOptions) tripping(f *fleet.Fleet) []firedNote {
+	var out []firedNote
 	for _, in := range f.Instances {
-		bump(in.Report.Worst())
+		out = append(out, tripping(in.Report, o.failOn, in.ID)...)
 	}
-	if !one {
-		for _, n := range f.Notes {
-			bump(n.Severity)
-		}
+	if !o.one {
+		out = append(out, tripping(&report.Report{Notes: f.Notes}, o.failOn, "")...)
 	}
-	return w
+	return out
 }
 
 // notOne is --instance matching none, or several, instances.
@@ -534,7 +464,7 @@ func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *p
 	defer t.Stop()
 	for frame := 0; ; frame++ {
 		now := time.Now()
-		out, worst, err := o.once(ctx, io, client, now.Add(-o.window), now, false)
+		out, trip, err := o.once(ctx, io, client, now.Add(-o.window), now, false)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -547,7 +477,7 @@ func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *p
 			if err := o.writeFrame(io.Out, io.OutTTY, out); err != nil {
 				return writeError(err)
 			}
-			if err := o.failed(worst); err != nil {
+			if err := failedOn(o.failOn, trip); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/storetest"
+	"github.com/inferscope/inferscope/internal/version"
 )
 
 func TestFleetHelp(t *testing.T) {
@@ -44,7 +45,7 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "extra"}, `unexpected argument "extra"`, "flags only"},
 		{[]string{"--prometheus", "p:9090", "--last", "1h", "--from", "2026-01-01T00:00Z"}, "--last does not go with --from", "either --last"},
 		{[]string{"--prometheus", "p:9090", "--to", "2026-01-01T00:00Z"}, "--to needs --from", "--from T"},
-		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00"}, "no time zone", "RFC 3339"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00"}, "has no time zone", "add Z for UTC"},
 		{[]string{"--prometheus", "p:9090", "--from", "yesterday"}, "not a time", "RFC 3339"},
 		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T03:00Z", "--to", "2026-01-01T02:00Z"}, "is not before --to", "after --from"},
 		{[]string{"--prometheus", "p:9090", "--from", "2999-01-01T03:00Z"}, "in the future", "RFC 3339"},
@@ -54,14 +55,14 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "--instance", "vllm-7"}, "expected label=value", "--instance pod=vllm-7"},
 		{[]string{"--prometheus", "p:9090", "--by", "name space"}, "is not a label name", "--by namespace,pod"},
 		{[]string{"--prometheus", "p:9090", "--sort", "speed"}, `--sort "speed" is not a column`, "req"},
-		{[]string{"--prometheus", "p:9090", "--watch", "1s"}, "shorter than the fleet view refreshes", "--watch 5s"},
+		{[]string{"--prometheus", "p:9090", "--watch", "100ms"}, "shorter than the shortest refresh interval (200ms)", "--watch 200ms"},
 		{[]string{"--prometheus", "p:9090", "--watch", "10s", "--last", "1h"}, "does not go with a past range", "once"},
 		{[]string{"--prometheus", "p:9090", "--fail-on", "info"}, `"info" is not a severity`, "--fail-on warn"},
 		{[]string{"--prometheus", "p:9090", "--header", "nocolon"}, "--header", "Name: value"},
 		{[]string{"--prometheus", "ftp://p"}, "scheme must be http or https", "API base"},
 		{[]string{"--prometheus", "p:9090", "--timeout", "0s"}, "--timeout must be positive", "30s"},
 		{[]string{"--prometheus", "p:9090", "--max-bytes", "0"}, "--max-bytes must be positive", "--max-bytes 256M"},
-		{[]string{"--prometheus", "p:9090", "--max-bytes", "2G"}, "--max-bytes 2G is more than inferscope reads (at most 1G)", "128M"},
+		{[]string{"--prometheus", "p:9090", "--max-bytes", "2G"}, "--max-bytes 2G is more than inferscope reads (at most 1G)", "64M"},
 		{[]string{"--prometheus", "p:9090", "--max-bytes", "lots"}, "not a size", "fleet --help"},
 		{[]string{"--prometheus", "p:9090", "--max-instances", "0"}, "--max-instances must be positive", "--max-instances 2000"},
 		{[]string{"--prometheus", "p:9090", "--max-instances", "1000000"}, "more than inferscope reads at once", "--selector"},
@@ -86,7 +87,7 @@ func TestParseTime(t *testing.T) {
 		"1764554400":                time.Unix(1764554400, 0),
 		"1764554400.5":              time.Unix(1764554400, 5e8),
 	} {
-		got, err := parseTime(in, now)
+		got, err := parseTime("from", in, now)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
@@ -240,7 +241,8 @@ func TestFleetLive(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		var doc struct {
-			Schema  int `json:"schema"`
+			Version string `json:"inferscope_version"`
+			Schema  int    `json:"schema"`
 			Backend struct {
 				Kind string `json:"kind"`
 			} `json:"backend"`
@@ -260,7 +262,7 @@ func TestFleetLive(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		if doc.Schema != 1 || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
+		if doc.Schema != 1 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
 			t.Fatalf("document: %+v", doc)
 		}
 		sum := 0.0

@@ -3,14 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
@@ -20,176 +19,131 @@ import (
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
-	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// usage is inferscope's help text, its defaults and limits filled in
-// from where they are declared.
-var usage = fill(`inferscope: what an LLM inference server's /metrics say
+// rootLong is inferscope's own help, its defaults filled in from where
+// they are declared.
+var rootLong = `inferscope reads an LLM inference server's Prometheus /metrics (tabbyAPI,
+vLLM, llama.cpp's server, SGLang, TGI) and shows the figures worth looking
+at, each with a note where it implies an action: one report, a live view
+with wall-clock rates over windows (--watch), or the rates between a saved
+scrape and now (--since).
 
-Usage:
-  inferscope [flags] [target]        one report (target: URL, host:port, file, or - for stdin)
-  inferscope --watch 2s [target]     a live view with wall-clock rates over windows
-  inferscope --since before.prom [target|after.prom]
-                                     rates between a saved scrape and now (or another file)
-  inferscope demo [flags]            a simulated server, watched (see inferscope demo --help)
-  inferscope fleet --prometheus URL  every server a Prometheus scrapes, now or over a past range
-                                     (see inferscope fleet --help)
-  inferscope proxy --upstream URL --listen ADDR
-                                     measure a server without /metrics (Ollama, LM Studio) from in front
-  inferscope rules --from TARGET     Prometheus rules and alerts for that server's series names
-                                     (see inferscope rules --help)
-  inferscope dashboard --from TARGET --format grafana|perses
-                                     a dashboard of the report's figures (see inferscope dashboard --help)
+TARGET is a URL, host:port (http:// and /metrics are filled in), a saved
+scrape (a file, such as one --save wrote), or - for stdin; it defaults to
+` + scrape.DefaultURL + ` (tabbyAPI). --watch re-reads its target
+and --since reads two: neither takes stdin twice.
 
-The target defaults to {url} (tabbyAPI); host:port gets
-http:// and /metrics filled in.
+` + watchKeys
 
-Flags:
-  --json               one JSON object (docs/json.md); with --watch, one per line per refresh
-  --hist               add the distributions (one bar per bucket)
-  --columns N          sections side by side in 1 to {max-columns} columns (default: 2 from {two-columns} cells,
-                       3 from {three-columns})
-  --width COLS         layout width, {min-width} to {max-width} (default: the terminal's, {piped-width} when piped)
-  --no-color           no colours (also NO_COLOR=1 or CLICOLOR=0, and TERM=dumb unless
-                       CLICOLOR_FORCE=1)
-  --timeout D          how long reading, parsing and analysing a scrape may take
-                       (default {timeout}; a busy tabbyAPI holds scrapes)
-  --max-bytes N        largest body accepted, in bytes or with k, M or G (x1024), at most {max-max-bytes}
-                       (default {max-bytes})
-  --header 'K: V'      an HTTP header to send (repeatable); INFERSCOPE_BEARER_TOKEN sets
-                       Authorization: Bearer
-  --fail-on warn|bad   exit {fail-on} when a note of that severity (or worse) fires; with --watch,
-                       stop at the first refresh where one does, its frame left on screen
-  --dialect NAME       read the series as {dialects} (default: detect)
-  --model NAME         with several models served, report this one (default: all together)
-  --at TIME            when a file or stdin was scraped, RFC 3339 or Unix seconds (default:
-                       the time --save recorded, else the file's modification time, else now)
-  --watch D            re-scrape every D, at least {min-interval}, and redraw (keys: q quit,
-                       h distributions, space pause, +/- interval, r reset history,
-                       up/down PgUp/PgDn scroll)
-  --windows LIST       up to {max-windows} rate windows for --watch (default {windows})
-  --since FILE         rates since a scrape saved with --save
-  --save FILE          also write the raw scrape, with its time, to FILE
+// watchKeys are the keys of the full-screen watch view.
+const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributions, space pause,
++/- interval, r reset history, arrows and PgUp/PgDn scroll.`
 
---watch re-reads its target and --since reads two: neither takes stdin twice.
-
-Exit status: {ok} report printed; {fail-on} --fail-on tripped; {error} could not produce a report;
-{interrupted} interrupted (Ctrl-C).
-`,
-	"url", scrape.DefaultURL,
-	"max-columns", strconv.Itoa(MaxColumns),
-	"two-columns", strconv.Itoa(render.TwoColumnsFrom),
-	"three-columns", strconv.Itoa(render.ThreeColumnsFrom),
-	"min-width", strconv.Itoa(MinWidth),
-	"max-width", strconv.Itoa(MaxWidth),
-	"piped-width", strconv.Itoa(iostreams.PipedWidth),
-	"timeout", units.Duration(defaultOptions().timeout),
-	"max-max-bytes", spellSize(MaxMaxBytes),
-	"max-bytes", spellSize(defaultOptions().maxBytes),
-	"dialects", orList(dialect.Names()),
-	"min-interval", seconds(watch.MinInterval),
-	"max-windows", strconv.Itoa(watch.MaxWindows),
-	"windows", defaultOptions().windows,
-	"ok", strconv.Itoa(ExitOK),
-	"fail-on", strconv.Itoa(ExitFailOn),
-	"error", strconv.Itoa(ExitError),
-	"interrupted", strconv.Itoa(ExitInterrupted),
-)
-
-// fill replaces each {name} in text with its value; vars holds the names
-// and values in turn.
-func fill(text string, vars ...string) string {
-	pairs := make([]string, len(vars))
-	for i := 0; i+1 < len(vars); i += 2 {
-		pairs[i], pairs[i+1] = "{"+vars[i]+"}", vars[i+1]
-	}
-	return strings.NewReplacer(pairs...).Replace(text)
-}
-
-// orList writes names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// seconds writes a duration in seconds, as "0.2s".
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
+const rootExample = `  inferscope gpu-box:5000                      one report
+  inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
+  inferscope --save before.prom gpu-box:5000   a report, and the raw scrape kept
+  inferscope --since before.prom gpu-box:5000  every rate between then and now
+  inferscope -o json gpu-box:5000 | jq .figures
+  inferscope --fail-on bad gpu-box:5000        exit 1 when a bad note fires (cron, CI)`
 
 type inspectOptions struct {
 	outputFlags
 	watchFlags
 	timeout     time.Duration
 	maxBytes    int64
-	headers     headerList  // --header as given
+	headers     []string    // --header as given
 	httpHeaders http.Header // the same, parsed
 	failOn      string
 	dialect     string
 	model       string
+	atFlag      string    // --at as given
 	at          time.Time // --at; zero when not given
 	since, save string
 	target      string
 	// header lines every report of this run carries (set by the demo).
 	header []string
+	// withRates says the report is shown under windowed rates (a watch
+	// view, --since).
+	withRates bool
 }
 
 // defaultOptions are the defaults of inferscope's flags, for every command
 // that takes them.
 func defaultOptions() inspectOptions {
 	return inspectOptions{
-		timeout:    scrape.DefaultTimeout,
 		maxBytes:   scrape.DefaultMaxBytes,
 		watchFlags: watchFlags{windows: watch.DefaultWindows},
 	}
 }
 
-// inspectFlags defines the flags of inferscope itself into o (--at as
-// given, into at).
-func inspectFlags(o *inspectOptions, at *string) *flag.FlagSet {
-	fs := newFlagSet("inferscope")
-	o.outputFlags.define(fs)
-	o.watchFlags.define(fs)
-	fs.Var(durationFlag{&o.timeout}, "timeout", "")
-	fs.Var(sizeFlag{&o.maxBytes}, "max-bytes", "")
-	fs.Var(&o.headers, "header", "")
-	fs.StringVar(&o.failOn, "fail-on", "", "")
-	fs.StringVar(&o.dialect, "dialect", "", "")
-	fs.StringVar(&o.model, "model", "", "")
-	fs.StringVar(at, "at", "", "")
-	fs.StringVar(&o.since, "since", "", "")
-	fs.StringVar(&o.save, "save", "", "")
-	return fs
+// newInspectCmd is inferscope itself: a report on a target, in its
+// one-shot, --watch and --since modes. args are the command line's.
+func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
+	o := defaultOptions()
+	cmd := newCommand(commandSpec{
+		use:     "inferscope [TARGET] [flags]",
+		short:   "what an LLM inference server's /metrics say",
+		long:    rootLong,
+		example: rootExample,
+		exits: []exitStatus{
+			{ExitOK, "a report written (with --watch: the view closed with q)"},
+			exitFailOnTripped,
+		},
+		args: cobra.ArbitraryArgs,
+		moved: map[string]string{
+			"windows": "--windows is now --watch-windows",
+		},
+		run: func(cmd *cobra.Command, pos []string) error {
+			if err := commandTypo(cmd, args); err != nil {
+				return err
+			}
+			if err := o.parse(cmd, pos); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), io)
+		},
+	})
+	o.define(cmd)
+	return cmd
 }
 
-func parseInspect(args []string) (*inspectOptions, error) {
-	o := defaultOptions()
-	var at string
-	fs := inspectFlags(&o, &at)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, flagError(err, "")
-	}
-	set := given(fs)
+// define defines the flags of inferscope itself on cmd.
+func (o *inspectOptions) define(cmd *cobra.Command) {
+	o.outputFlags.define(cmd)
+	o.watchFlags.define(cmd, true)
+	flagTimeout.duration(cmd, &o.timeout)
+	flagMaxBytes.size(cmd, &o.maxBytes)
+	flagHeader.list(cmd, &o.headers)
+	flagFailOn.string(cmd, &o.failOn)
+	flagDialect.string(cmd, &o.dialect)
+	flagModel.string(cmd, &o.model)
+	flagAt.string(cmd, &o.atFlag)
+	flagDef{name: "since", usage: "report the rates since `FILE`, a scrape saved with --save"}.string(cmd, &o.since)
+	flagDef{name: "save", usage: "also write the raw scrape, with its time and the server's start header, to `FILE`"}.string(cmd, &o.save)
+}
+
+// parse checks the flags cmd was given and takes the target from pos.
+func (o *inspectOptions) parse(cmd *cobra.Command, pos []string) error {
+	set := given(cmd)
+	o.timeout = timeoutFor(set, o.timeout, o.watch)
 	for _, step := range []func() error{
 		func() error { return o.setTarget(pos) },
-		o.checkFailOn,
-		o.outputFlags.check,
+		func() error { return checkFailOn(o.failOn) },
+		func() error { return o.outputFlags.check(set) },
 		o.checkLimits,
 		func() error { return o.watchFlags.check(set) },
 		func() error { return o.checkModes(set) },
-		func() error { return o.setAt(at, set["at"]) },
+		func() error { return o.setAt(set["at"]) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return &o, nil
+	o.withRates = o.watch > 0 || o.since != ""
+	return nil
 }
 
 // setTarget takes the target from the arguments: one, or none for the
@@ -206,19 +160,12 @@ func (o *inspectOptions) setTarget(pos []string) error {
 	return nil
 }
 
-func (o *inspectOptions) checkFailOn() error {
-	switch o.failOn {
-	case "", "warn", "bad":
-		return nil
-	}
-	return usagef("use --fail-on warn or --fail-on bad", "--fail-on %q is not a severity", o.failOn)
-}
-
 // checkLimits refuses a --timeout or --max-bytes that cannot work.
 func (o *inspectOptions) checkLimits() error {
+	if err := checkTimeout(o.timeout); err != nil {
+		return err
+	}
 	switch {
-	case o.timeout <= 0:
-		return usagef("use a positive duration such as --timeout 30s", "--timeout must be positive")
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
@@ -243,18 +190,18 @@ func (o *inspectOptions) checkModes(set map[string]bool) error {
 			"--since - and the target - would both read stdin")
 	case o.save != "" && o.watch > 0:
 		return usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
-	case set["windows"] && o.watch == 0:
-		return usagef("add an interval, e.g. --watch 2s --windows "+o.windows, "--windows sets the windows of --watch")
+	case set["watch-windows"] && o.watch == 0:
+		return usagef("add an interval, e.g. --watch 2s --watch-windows "+o.windows, "--watch-windows sets the windows of --watch")
 	}
 	return nil
 }
 
 // setAt reads --at where given.
-func (o *inspectOptions) setAt(at string, given bool) error {
+func (o *inspectOptions) setAt(given bool) error {
 	if !given {
 		return nil
 	}
-	t, err := parseAt(at, time.Now())
+	t, err := parseTime("at", o.atFlag, time.Now())
 	if err != nil {
 		return err
 	}
@@ -273,32 +220,6 @@ func (o *inspectOptions) setHeaders() error {
 		o.httpHeaders.Add(k, v)
 	}
 	return nil
-}
-
-// parseAt reads --at: an RFC 3339 time or Unix seconds, after 2000 and not
-// in the future (now is the clock).
-func parseAt(s string, now time.Time) (time.Time, error) {
-	const hint = "give the scrape's time as RFC 3339 (2026-03-01T12:00:00Z) or Unix seconds (1772366400)"
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
-	if err != nil {
-		f, ferr := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e15 {
-			return time.Time{}, usagef(hint, "--at %q is not a time", s)
-		}
-		sec, frac := math.Modf(f)
-		t = time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC()
-	}
-	switch {
-	case t.Year() < 2000:
-		return time.Time{}, usagef(hint, "--at %s is before 2000, older than any inference server", t.UTC().Format(time.RFC3339))
-	case t.After(now.Add(time.Minute)):
-		hint := hint
-		if t.Year() > 9999 || t.Sub(now) > 100*365*24*time.Hour {
-			hint = "that reads as Unix milliseconds or finer; --at takes seconds"
-		}
-		return time.Time{}, usagef(hint, "--at %s is in the future", s)
-	}
-	return t, nil
 }
 
 // checkAt refuses --at where there is no file or stdin for it to date.
@@ -371,15 +292,8 @@ func checkToken(tok string) error {
 // notInHeader reports a character an HTTP header value cannot hold.
 func notInHeader(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 
-func runInspect(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, usage)
-		return nil
-	}
-	o, err := parseInspect(args)
-	if err != nil {
-		return err
-	}
+// run runs the mode the flags chose.
+func (o *inspectOptions) run(ctx context.Context, io *iostreams.IO) error {
 	so, err := o.scrapeOptions(io)
 	if err != nil {
 		return err
@@ -453,18 +367,11 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)
 	}
-	if worst := got.rep.Worst(); o.failOn != "" && worst.Rank() >= report.Severity(o.failOn).Rank() {
-		return &failOnError{failOn: report.Severity(o.failOn), worst: worst}
-	}
-	return nil
+	return failedOn(o.failOn, tripping(got.rep, o.failOn, ""))
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
-	w := o.width
-	if w == 0 {
-		w = min(io.LayoutWidth(), MaxWidth)
-	}
-	return render.Options{Width: w, Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
+	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
 }
 
 // load scrapes a target and reads it into a canonical snapshot; a non-zero

@@ -13,55 +13,38 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/proxy"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/units"
-	"github.com/inferscope/inferscope/internal/watch"
 )
 
-// proxyUsage is the proxy's help text.
-var proxyUsage = fill(`inferscope proxy: measure a server that publishes no /metrics (Ollama, LM Studio,
-any OpenAI-compatible API) by standing in front of it
+var proxyLong = `Stands in front of a server that publishes no /metrics (Ollama, LM Studio,
+any OpenAI-compatible API), passes every request and response through
+unchanged (streams flushed event by event), measures each generation, and
+publishes the metric set any server does, so that inferscope, --watch and
+--since report on it.
 
-Usage:
-  inferscope proxy --upstream http://127.0.0.1:11434 --listen 127.0.0.1:11435
+Measured: POST .../chat/completions, .../completions, /api/chat and
+/api/generate; everything else is passed through. docs/proxy.md says what
+each API lets it measure. --upstream and --listen are required.
+
+SIGTERM or Ctrl-C drains: /readyz turns unready at once, no new connection is
+taken, and the requests and streams in flight finish within --drain-timeout;
+a second signal stops at once. docs/limits.md lists the proxy's timeouts and
+bounds, and deploy/ holds a systemd unit, a container build and a Kubernetes
+sidecar.
+
+` + watchKeys
+
+const proxyExample = `  inferscope proxy --upstream http://127.0.0.1:11434 --listen 127.0.0.1:11435
       clients talk to :11435 instead; the metric set is on http://127.0.0.1:11435/metrics,
       so "inferscope 127.0.0.1:11435" reports on the server behind it
-  inferscope proxy ... --watch 2s       the proxy and the live view in one terminal
-
-Flags:
-  --upstream URL     the server's base URL: http:// or https://, or host:port (http:// is
-                     added); user:password@ in it is sent to the server as basic auth,
-                     in place of any Authorization header a client sends
-  --listen ADDR      where clients connect (host:port)
-  --metrics ADDR     serve /metrics, /healthz and /readyz on ADDR instead; /metrics on
-                     --listen then goes to the upstream like any other path
-  --inject-usage     ask the upstream for usage on OpenAI streams that did not
-                     (stream_options.include_usage), and remove the chunk this adds
-                     before the client sees it; without it such streams give no token counts
-  --drain-timeout D  on SIGTERM or Ctrl-C, how long requests and streams in flight may
-                     take to finish (default {drain}; at most {max-wait}); a second signal
-                     stops at once
-  --upstream-header-timeout D
-                     answer 504 when the upstream sends no answer D after taking a
-                     request (default: wait as long as it takes, a long prefill is legitimate)
-  --watch D          also open the live view on the metrics, refreshed every D
-                     (at least {min-interval})
-  --windows LIST     rate windows of the view
-  --json, --hist, --width, --columns, --no-color   as for inferscope itself
-
-Measured: POST .../chat/completions, .../completions, /api/chat, /api/generate;
-everything else is passed through. docs/proxy.md says what each API lets it measure.
-SIGTERM drains and exits 0; Ctrl-C drains and exits {interrupted}; docs/limits.md lists
-the proxy's timeouts and bounds, and deploy/ holds a systemd unit, a container build
-and a Kubernetes sidecar.
-`,
-	"min-interval", seconds(watch.MinInterval),
-	"interrupted", fmt.Sprint(ExitInterrupted),
-	"drain", seconds(proxy.DefaultDrainTimeout),
-	"max-wait", units.Duration(maxProxyWait),
-)
+  inferscope proxy --upstream 127.0.0.1:8080 --listen :8081 --metrics 127.0.0.1:9101
+      llama.cpp's server behind it; /metrics, /healthz and /readyz on their own port
+  inferscope proxy ... -w 2s     the proxy and the live view in one terminal`
 
 // maxProxyWait bounds --drain-timeout and --upstream-header-timeout.
 const maxProxyWait = 24 * time.Hour
@@ -74,15 +57,75 @@ type proxyOptions struct {
 	view                      inspectOptions
 }
 
-func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, proxyUsage)
-		return nil
+// The proxy's exit statuses: a service that drains on its signal and
+// stops has done what it was asked.
+var (
+	proxyExits   = []exitStatus{{ExitOK, "stopped by SIGTERM or Ctrl-C after the drain (requests in flight finished, or --drain-timeout cut them), or the view closed with q"}}
+	proxySignals = []exitStatus{
+		{ExitInterrupted, "Ctrl-C during a drain: ended at once"},
+		{ExitTerminated, "SIGTERM before the proxy was serving, as a shell reports it (once serving, SIGTERM drains and exits 0)"},
 	}
-	o, up, err := parseProxy(args)
-	if err != nil {
-		return err
+)
+
+// newProxyCmd is inferscope proxy.
+func newProxyCmd(io *iostreams.IO) *cobra.Command {
+	o := &proxyOptions{view: defaultOptions(), drain: proxy.DefaultDrainTimeout}
+	cmd := newCommand(commandSpec{
+		use:     "proxy --upstream URL --listen ADDR [flags]",
+		short:   "measure a server without /metrics (Ollama, LM Studio) from in front",
+		long:    proxyLong,
+		example: proxyExample,
+		exits:   proxyExits,
+		signals: proxySignals,
+		args:    noArgs,
+		moved:   map[string]string{"windows": "--windows is now --watch-windows"},
+		run: func(cmd *cobra.Command, _ []string) error {
+			up, err := o.check(given(cmd))
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), io, up)
+		},
+	})
+	o.define(cmd)
+	return cmd
+}
+
+func (o *proxyOptions) define(cmd *cobra.Command) {
+	flagDef{name: "upstream", noFiles: true, usage: "the server's base `URL`: http:// or https://, or host:port (http:// is added); " +
+		"user:password@ in it is sent to the server as basic auth, in place of any Authorization header a client sends"}.string(cmd, &o.upstream)
+	flagListen.string(cmd, &o.listen)
+	flagDef{name: "metrics", noFiles: true, usage: "serve /metrics, /healthz and /readyz on `ADDR` instead; " +
+		"/metrics on --listen then goes to the upstream like any other path"}.string(cmd, &o.metrics)
+	flagDef{name: "inject-usage", usage: "ask the upstream for usage on OpenAI streams that did not (stream_options.include_usage), " +
+		"and remove the chunk this adds before the client sees it; without it such streams give no token counts"}.bool(cmd, &o.inject)
+	flagDef{name: "drain-timeout", noFiles: true, usage: "on SIGTERM or Ctrl-C, let requests and streams in flight take up to `D` to finish " +
+		"(at most " + units.Duration(maxProxyWait) + "); a second signal stops at once"}.duration(cmd, &o.drain)
+	flagDef{name: "upstream-header-timeout", noFiles: true, usage: "answer 504 when the upstream sends no answer `D` after taking a request " +
+		"(default: wait as long as it takes, a long prefill is legitimate; at most " + units.Duration(maxProxyWait) + ")"}.duration(cmd, &o.headerTimeout)
+	o.view.watchFlags.define(cmd, true)
+	o.view.outputFlags.define(cmd)
+}
+
+// parseProxy reads the proxy's command line as inferscope proxy does, and
+// refuses what it cannot do as asked (deploy/'s files are checked with
+// it).
+func parseProxy(args []string) (*proxyOptions, *url.URL, error) {
+	o := &proxyOptions{view: defaultOptions(), drain: proxy.DefaultDrainTimeout}
+	cmd := newCommand(commandSpec{use: "proxy", args: noArgs})
+	o.define(cmd)
+	if err := cmd.ParseFlags(args); err != nil {
+		return nil, nil, flagError(cmd, err, args)
 	}
+	if err := noArgs(cmd, cmd.Flags().Args()); err != nil {
+		return nil, nil, err
+	}
+	up, err := o.check(given(cmd))
+	return o, up, err
+}
+
+// run serves until SIGTERM or Ctrl-C, then drains.
+func (o *proxyOptions) run(ctx context.Context, io *iostreams.IO, up *url.URL) error {
 	// SIGTERM (systemd, Kubernetes, docker stop) drains as Ctrl-C does;
 	// Main has SIGINT.
 	term := make(chan os.Signal, 1)
@@ -133,34 +176,20 @@ func runProxy(ctx context.Context, args []string, io *iostreams.IO) error {
 		so := scrape.Options{Timeout: o.view.timeout, MaxBytes: o.view.maxBytes, UserAgent: userAgent()}
 		err = o.view.runWatch(run, io, so)
 	}
+	interrupted := ctx.Err() != nil // Ctrl-C started the drain
 	stop()
 	<-first // a SIGTERM from now on is the drain's second signal
 	drain(ctx, srv, p, o.drain, term, io)
-	if terminated.Load() {
-		return nil // asked to stop, and stopped: exit 0
+	switch {
+	case !interrupted && ctx.Err() != nil:
+		return ctx.Err() // Ctrl-C after a SIGTERM: ended at once
+	case interrupted || terminated.Load():
+		// Asked to stop, drained and stopped: a service's clean exit,
+		// after SIGTERM or Ctrl-C alike (a second Ctrl-C kills the
+		// process instead).
+		return errStopped
 	}
 	return err
-}
-
-// parseProxy reads the proxy's flags and refuses what it cannot do as
-// asked.
-func parseProxy(args []string) (*proxyOptions, *url.URL, error) {
-	o := &proxyOptions{view: defaultOptions(), drain: proxy.DefaultDrainTimeout}
-	fs := newFlagSet("proxy")
-	fs.StringVar(&o.upstream, "upstream", "", "")
-	fs.StringVar(&o.listen, "listen", "", "")
-	fs.StringVar(&o.metrics, "metrics", "", "")
-	fs.BoolVar(&o.inject, "inject-usage", false, "")
-	fs.Var(durationFlag{&o.drain}, "drain-timeout", "")
-	fs.Var(durationFlag{&o.headerTimeout}, "upstream-header-timeout", "")
-	o.view.outputFlags.define(fs)
-	o.view.watchFlags.define(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, nil, flagError(err, "proxy")
-	}
-	up, err := o.check(pos, given(fs))
-	return o, up, err
 }
 
 // drain stops the proxy as a service manager expects: unready at once,
@@ -193,11 +222,7 @@ func drain(ctx context.Context, srv *proxy.Server, p *proxy.Proxy, timeout time.
 
 // check refuses what the proxy cannot do as asked, and returns the
 // upstream URL.
-func (o *proxyOptions) check(pos []string, set map[string]bool) (*url.URL, error) {
-	const help = "inferscope proxy --help lists the flags"
-	if len(pos) > 0 {
-		return nil, usagef("inferscope proxy takes flags only; "+help, "unexpected argument %q", pos[0])
-	}
+func (o *proxyOptions) check(set map[string]bool) (*url.URL, error) {
 	if o.upstream == "" {
 		return nil, usagef("name the server to stand in front of, such as --upstream http://127.0.0.1:11434 (Ollama)", "--upstream is required")
 	}
@@ -227,9 +252,11 @@ func (o *proxyOptions) check(pos []string, set map[string]bool) (*url.URL, error
 	if err := viewFlagsNeedWatch(set); err != nil {
 		return nil, err
 	}
-	if err := o.view.outputFlags.check(); err != nil {
+	if err := o.view.outputFlags.check(set); err != nil {
 		return nil, err
 	}
+	o.view.timeout = timeoutFor(set, 0, o.view.watch)
+	o.view.withRates = true
 	return up, o.view.watchFlags.check(set)
 }
 
@@ -239,7 +266,7 @@ func viewFlagsNeedWatch(set map[string]bool) error {
 	if set["watch"] {
 		return nil
 	}
-	for _, f := range []string{"windows", "json", "hist", "width", "columns", "no-color"} {
+	for _, f := range []string{"watch-windows", "output", "json", "hist", "width", "columns", "no-color"} {
 		if set[f] {
 			return usagef("add --watch 2s to open the live view, or leave --"+f+" out", "--%s is for the live view, which needs --watch", f)
 		}

@@ -67,7 +67,7 @@ func TestProxyDrains(t *testing.T) {
 		name string
 		sig  os.Signal
 		code int
-	}{{"SIGTERM", syscall.SIGTERM, ExitOK}, {"Ctrl-C", os.Interrupt, ExitInterrupted}} {
+	}{{"SIGTERM", syscall.SIGTERM, ExitOK}, {"Ctrl-C", os.Interrupt, ExitOK}} {
 		t.Run(c.name, func(t *testing.T) {
 			up := httptest.NewServer(proxytest.Ticks(30, 40*time.Millisecond))
 			defer up.Close()

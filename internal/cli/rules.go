@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
@@ -22,98 +24,73 @@ import (
 	"github.com/inferscope/inferscope/internal/units"
 )
 
-// rulesUsage is the help text of inferscope rules.
-var rulesUsage = fill(`inferscope rules: Prometheus recording rules and alerts from inferscope's notes,
-for the series names one server publishes
+const rulesLong = `Writes Prometheus recording rules and alerts from inferscope's notes, for the
+series names one server publishes: TARGET is a scrape of it, as inferscope
+reads one (a URL, host:port, a saved scrape, or - for stdin); without one,
+--dialect writes for a server's newest names. --selector adds label matchers
+to every series and --by names the labels that tell servers apart.
 
-Usage:
-  inferscope rules --from TARGET [flags] > inference-rules.yml   names as that server publishes them
-  inferscope rules --dialect NAME [flags]                        a server's newest names, without a scrape
-  inferscope rules ... --tests > rules_test.yml                  promtool unit tests for the alerts
+Check them: promtool check rules inference-rules.yml; promtool test rules rules_test.yml`
 
-Flags:
-{source-flags}
-  --format F          prometheus (a rule file), operator (a PrometheusRule) or vmalert (default prometheus)
-  --runbook-base URL  the page runbook_url points into, the note's id as the fragment
-                      (default {runbook})
-  --name NAME         the rule groups' prefix and the PrometheusRule's name (default inferscope-DIALECT)
-  --tests             write promtool unit tests for the alerts instead of the rules
-  --rules-file FILE   the rule file the tests load (default {rules-file})
-
-Check them: promtool check rules inference-rules.yml; promtool test rules rules_test.yml
-`,
-	"source-flags", strings.Replace(sourceUsage, "{window-flag}", windowUsage, 1),
-	"runbook", rules.DefaultRunbookBase,
-	"rules-file", defaultRulesFile,
-)
-
-// windowUsage is the line of --window, which rules take and dashboards do
-// not (their range is $__rate_interval).
-var windowUsage = "  --window D          the range of the windowed expressions (default " + promql.DefaultWindow + ")\n"
-
-// sourceUsage lists the flags that say which server's names to write for,
-// shared by rules and dashboard; {window-flag} stands where rules list
-// --window.
-var sourceUsage = strings.TrimSuffix(fill(`  --from TARGET       a scrape of the server: URL, host:port, a saved scrape, or - for stdin
-  --dialect NAME      the server: {dialects} (default: detected
-                      from --from)
-  --selector SEL      label matchers added to every series, e.g. '{namespace="llm"}'
-  --by LABELS         the labels that tell instances apart, comma-separated (default: instance,
-                      and model_name for vLLM and SGLang)
-{window-flag}  --all-sections      also write the sections the report leaves out for this server (speculative
-                      decode without a drafter that has served, KV offload without offload capacity,
-                      recurrent state without a budget)
-  --timeout D         how long the scrape may take (default {timeout})
-  --max-bytes N       largest body accepted (default {max-bytes})
-  --header 'K: V'     an HTTP header to send with the scrape (repeatable)
-`,
-	"dialects", orList(dialect.Names()),
-	"timeout", units.Duration(defaultOptions().timeout),
-	"max-bytes", spellSize(defaultOptions().maxBytes),
-), "\n")
+const rulesExample = `  inferscope rules gpu-box:8000 > inference-rules.yml          the names that server publishes
+  inferscope rules --dialect vllm --selector '{namespace="llm"}' --by namespace,pod
+  inferscope rules scrape.prom --format operator                 a prometheus-operator PrometheusRule
+  inferscope rules scrape.prom --tests > rules_test.yml          promtool unit tests for the alerts`
 
 // defaultRulesFile is the rule file --tests loads unless told.
 const defaultRulesFile = "inference-rules.yml"
 
 // sourceOptions say which server's names to write for: a scrape of it
-// (--from), or a dialect's newest names; and how every expression
-// selects and aggregates.
+// (TARGET), or a dialect's newest names; and how every expression selects
+// and aggregates. Rules and dashboards share them.
 type sourceOptions struct {
-	from, dialect, selector, by string
-	window                      time.Duration
-	allSections                 bool
-	scrape                      inspectOptions // --timeout, --max-bytes, --header
+	target, dialect, selector, by string
+	window                        time.Duration
+	allSections                   bool
+	scrape                        inspectOptions // --timeout, --max-bytes, --header
+	format                        string
 }
 
 // define defines the flags; windowed adds --window.
-func (o *sourceOptions) define(fs *flag.FlagSet, windowed bool) {
+func (o *sourceOptions) define(cmd *cobra.Command, windowed bool) {
 	o.scrape = defaultOptions()
-	o.window = 5 * time.Minute
-	fs.StringVar(&o.from, "from", "", "")
-	fs.StringVar(&o.dialect, "dialect", "", "")
-	fs.StringVar(&o.selector, "selector", "", "")
-	fs.StringVar(&o.by, "by", "", "")
-	fs.BoolVar(&o.allSections, "all-sections", false, "")
+	o.window = defaultWindow
+	flagDialect.string(cmd, &o.dialect)
+	flagSelector.string(cmd, &o.selector)
+	flagBy.string(cmd, &o.by)
 	if windowed {
-		fs.Var(durationFlag{&o.window}, "window", "")
+		flagWindow.duration(cmd, &o.window)
 	}
-	fs.Var(durationFlag{&o.scrape.timeout}, "timeout", "")
-	fs.Var(sizeFlag{&o.scrape.maxBytes}, "max-bytes", "")
-	fs.Var(&o.scrape.headers, "header", "")
+	flagDef{name: "all-sections", usage: "also write the sections the report leaves out for this server (speculative decode without " +
+		"a drafter that has served, KV offload without offload capacity, recurrent state without a budget)"}.bool(cmd, &o.allSections)
+	flagFormat.string(cmd, &o.format)
+	flagTimeout.duration(cmd, &o.scrape.timeout)
+	flagMaxBytes.size(cmd, &o.scrape.maxBytes)
+	flagHeader.list(cmd, &o.scrape.headers)
 }
 
-// libraryOptions checks the flags and turns them into a library's
-// options; cmd names the command for hints.
-func (o *sourceOptions) libraryOptions(cmd string, set map[string]bool) (promql.Options, error) {
+// targetArg takes at most one TARGET.
+func targetArg(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return usagef("give one target: a URL, host:port, a saved scrape or -", "too many targets: %s", strings.Join(args, " "))
+	}
+	return nil
+}
+
+// libraryOptions checks the flags and the target and turns them into a
+// library's options; formats are the command's, the first the default.
+func (o *sourceOptions) libraryOptions(cmd *cobra.Command, pos []string, formats []string) (promql.Options, error) {
 	var lo promql.Options
-	switch {
-	case o.from == "" && o.dialect == "":
-		return lo, usagef("inferscope "+cmd+" --from host:port reads the names from a scrape; --dialect vllm writes a server's newest names",
-			"give --from TARGET (a scrape of the server) or --dialect NAME")
-	case o.dialect != "" && !slices.Contains(dialect.Names(), o.dialect):
-		return lo, usagef("--dialect takes one of: "+strings.Join(dialect.Names(), ", "), "unknown dialect %q", o.dialect)
-	case o.window < time.Second || o.window%time.Second != 0:
-		return lo, usagef("use whole seconds of at least 1s, such as --window 5m", "--window %s cannot be a range", units.Duration(o.window))
+	set := given(cmd)
+	if len(pos) == 1 {
+		o.target = pos[0]
+	}
+	o.scrape.timeout = timeoutFor(set, o.scrape.timeout, 0)
+	if o.format == "" {
+		o.format = formats[0]
+	}
+	if err := o.checkSource(cmd.CommandPath(), formats); err != nil {
+		return lo, err
 	}
 	if err := o.scrape.checkLimits(); err != nil {
 		return lo, err
@@ -137,6 +114,24 @@ func (o *sourceOptions) libraryOptions(cmd string, set map[string]bool) (promql.
 	return lo, nil
 }
 
+// checkSource refuses a command (name) given neither a target nor a
+// dialect, an unknown dialect, a window no range can be, or a format it
+// does not write.
+func (o *sourceOptions) checkSource(name string, formats []string) error {
+	switch {
+	case o.target == "" && o.dialect == "":
+		return usagef(name+" host:port reads the names from a scrape; --dialect vllm writes a server's newest names",
+			"give a TARGET (a scrape of the server) or --dialect NAME")
+	case o.dialect != "" && !slices.Contains(dialect.Names(), o.dialect):
+		return usagef("--dialect takes one of: "+strings.Join(dialect.Names(), ", "), "unknown dialect %q", o.dialect)
+	case o.window < time.Second || o.window%time.Second != 0:
+		return usagef("use whole seconds of at least 1s, such as --window 5m", "--window %s cannot be a range", units.Duration(o.window))
+	case !slices.Contains(formats, o.format):
+		return usagef("--format takes "+orList(formats)+" here", "%s cannot write --format %s", name, o.format)
+	}
+	return nil
+}
+
 // promDuration writes a whole number of seconds as Prometheus spells a
 // range: 5m, 90s, 1h.
 func promDuration(d time.Duration) string { return promtool.Duration(int(d / time.Second)) }
@@ -148,10 +143,10 @@ type source struct {
 	from   string // the scrape's source, "" for the newest names
 }
 
-// library builds the PromQL library: from the scrape --from names, or from
+// library builds the PromQL library: from the scrape of TARGET, or from
 // the dialect's newest names.
 func (o *sourceOptions) library(ctx context.Context, io *iostreams.IO, lo promql.Options) (*source, error) {
-	if o.from == "" {
+	if o.target == "" {
 		body, err := promql.NewestExposition(o.dialect)
 		if err != nil {
 			return nil, err
@@ -170,13 +165,13 @@ func (o *sourceOptions) library(ctx context.Context, io *iostreams.IO, lo promql
 		}
 		return &source{lib: l, advice: s.Advice}, nil
 	}
-	o.scrape.target = o.from
+	o.scrape.target = o.target
 	so, err := o.scrape.scrapeOptions(io)
 	if err != nil {
 		return nil, err
 	}
 	snap, err := bounded(ctx, o.scrape.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
-		snap, _, err := load(ctx, o.from, so, dialect.Options{Dialect: o.dialect}, time.Time{})
+		snap, _, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect}, time.Time{})
 		return snap, err
 	})
 	if err != nil {
@@ -200,53 +195,58 @@ func libraryError(err error) error {
 // rulesOptions are the flags of inferscope rules.
 type rulesOptions struct {
 	sourceOptions
-	format, runbookBase, name, rulesFile string
-	tests                                bool
+	runbookBase, name, rulesFile string
+	tests                        bool
 }
 
-func (o *rulesOptions) flags() *flag.FlagSet {
-	fs := newFlagSet("rules")
-	o.sourceOptions.define(fs, true)
-	fs.StringVar(&o.format, "format", string(rules.Prometheus), "")
-	fs.StringVar(&o.runbookBase, "runbook-base", rules.DefaultRunbookBase, "")
-	fs.StringVar(&o.name, "name", "", "")
-	fs.BoolVar(&o.tests, "tests", false, "")
-	fs.StringVar(&o.rulesFile, "rules-file", defaultRulesFile, "")
-	return fs
+// newRulesCmd is inferscope rules.
+func newRulesCmd(io *iostreams.IO) *cobra.Command {
+	o := &rulesOptions{runbookBase: rules.DefaultRunbookBase, rulesFile: defaultRulesFile}
+	cmd := newCommand(commandSpec{
+		use:     "rules [TARGET] [flags]",
+		short:   "Prometheus recording rules and alerts for the series names a server publishes",
+		long:    rulesLong,
+		example: rulesExample,
+		exits:   []exitStatus{{ExitOK, "the rules (or tests) written, and a line on stderr saying what and for which names"}},
+		args:    targetArg,
+		moved:   map[string]string{"from": "the target is an argument now: inferscope rules TARGET"},
+		run: func(cmd *cobra.Command, pos []string) error {
+			lo, err := o.parse(cmd, pos)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), io, lo)
+		},
+	})
+	o.sourceOptions.define(cmd, true)
+	flagDef{name: "runbook-base", noFiles: true, usage: "the page runbook_url points into, `URL`, the note's id as the fragment"}.string(cmd, &o.runbookBase)
+	flagDef{name: "name", noFiles: true, usage: "the rule groups' prefix and the PrometheusRule's name, `NAME` (default inferscope-DIALECT)"}.string(cmd, &o.name)
+	flagDef{name: "tests", usage: "write promtool unit tests for the alerts instead of the rules"}.bool(cmd, &o.tests)
+	flagDef{name: "rules-file", usage: "the rule `FILE` the tests load"}.string(cmd, &o.rulesFile)
+	return cmd
 }
 
-func parseRules(args []string) (*rulesOptions, promql.Options, error) {
-	o := &rulesOptions{}
-	fs := o.flags()
-	pos, err := parseInterspersed(fs, args)
+func (o *rulesOptions) parse(cmd *cobra.Command, pos []string) (promql.Options, error) {
+	lo, err := o.libraryOptions(cmd, pos, formatNames())
 	if err != nil {
-		return nil, promql.Options{}, flagError(err, "rules")
+		return lo, err
 	}
-	if len(pos) > 0 {
-		return nil, promql.Options{}, usagef("give the server with --from "+termsafe.ShellQuote(pos[0]), "inferscope rules takes no arguments, only flags: %s", strings.Join(pos, " "))
-	}
-	set := given(fs)
-	lo, err := o.libraryOptions("rules", set)
-	if err != nil {
-		return nil, lo, err
-	}
+	set := given(cmd)
 	switch {
-	case !slices.Contains(formatNames(), o.format):
-		return nil, lo, usagef("--format takes prometheus, operator or vmalert", "unknown rule format %q", o.format)
 	case o.tests && o.format != string(rules.Prometheus):
-		return nil, lo, usagef("write the rules with --format prometheus for promtool, and the tests from the same flags",
+		return lo, usagef("write the rules with --format prometheus for promtool, and the tests from the same flags",
 			"--tests writes promtool tests, which load a plain rule file, not --format %s", o.format)
 	case o.tests && lo.Window != promql.DefaultWindow:
-		return nil, lo, usagef("leave out --window (the tests' series are written for "+promql.DefaultWindow+")", "--tests needs the default --window %s", promql.DefaultWindow)
+		return lo, usagef("leave out --window (the tests' series are written for "+promql.DefaultWindow+")", "--tests needs the default --window %s", promql.DefaultWindow)
 	case set["rules-file"] && !o.tests:
-		return nil, lo, usagef("add --tests, or leave out --rules-file", "--rules-file names the rule file the tests load")
+		return lo, usagef("add --tests, or leave out --rules-file", "--rules-file names the rule file the tests load")
 	case o.format == string(rules.Operator) && o.name != "" && !k8sName.MatchString(o.name):
-		return nil, lo, usagef("a PrometheusRule's name is lower-case letters, digits and -, such as --name llm-rules",
+		return lo, usagef("a PrometheusRule's name is lower-case letters, digits and -, such as --name llm-rules",
 			"--name %q cannot name a Kubernetes object", o.name)
 	case !strings.HasPrefix(o.runbookBase, "http://") && !strings.HasPrefix(o.runbookBase, "https://"):
-		return nil, lo, usagef("give a URL such as --runbook-base https://wiki.example.com/llm-alerts", "--runbook-base %q is not an http(s) URL", o.runbookBase)
+		return lo, usagef("give a URL such as --runbook-base https://wiki.example.com/llm-alerts", "--runbook-base %q is not an http(s) URL", o.runbookBase)
 	}
-	return o, lo, nil
+	return lo, nil
 }
 
 // k8sName is a Kubernetes object name (RFC 1123 label).
@@ -260,15 +260,7 @@ func formatNames() []string {
 	return out
 }
 
-func runRules(ctx context.Context, args []string, io *iostreams.IO) error {
-	if wantsHelp(args) {
-		fmt.Fprint(io.Out, rulesUsage)
-		return nil
-	}
-	o, lo, err := parseRules(args)
-	if err != nil {
-		return err
-	}
+func (o *rulesOptions) run(ctx context.Context, io *iostreams.IO, lo promql.Options) error {
 	src, err := o.library(ctx, io, lo)
 	if err != nil {
 		return err
@@ -278,7 +270,7 @@ func runRules(ctx context.Context, args []string, io *iostreams.IO) error {
 		return err
 	}
 	var b bytes.Buffer
-	what := fmt.Sprintf("%d recording rules, %d alerts", len(set.Records), len(set.Alerts))
+	what := rulesSummary(len(set.Records), len(set.Alerts))
 	if o.tests {
 		file, err := set.Tests(src.lib, o.rulesFile)
 		if err != nil {
@@ -287,7 +279,7 @@ func runRules(ctx context.Context, args []string, io *iostreams.IO) error {
 		if err := rules.Encode(&b, file); err != nil {
 			return err
 		}
-		what = fmt.Sprintf("promtool tests for %d alerts, loading %s", len(set.Alerts), o.rulesFile)
+		what = fmt.Sprintf("promtool tests for %s, loading %s", plural(len(set.Alerts), "alert"), o.rulesFile)
 	} else if err := set.Write(&b, rules.Format(o.format)); err != nil {
 		return err
 	}
@@ -296,6 +288,19 @@ func runRules(ctx context.Context, args []string, io *iostreams.IO) error {
 	}
 	fmt.Fprintf(io.Err, "inferscope: %s for %s, %s\n", what, src.lib.Dialect(), src.names())
 	return nil
+}
+
+// rulesSummary says how many rules of each kind were written.
+func rulesSummary(records, alerts int) string {
+	return plural(records, "recording rule") + ", " + plural(alerts, "alert")
+}
+
+// plural writes a count of things: "1 alert", "9 alerts".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // names says whose series names the output uses, and which of the

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -183,6 +184,24 @@ func TestSignals(t *testing.T) {
 			t.Errorf("exit %d, stderr %s", code, p.err)
 		}
 	})
+	t.Run("demo no-ui SIGTERM", func(t *testing.T) {
+		// SIGTERM keeps its default action: the process ends by the
+		// signal, which a shell reports as 143, as every help says.
+		p := start(t, nil, "demo", "--no-ui")
+		p.waitFor(t, "the serving line", func() bool { return strings.Contains(p.err.String(), "serving until Ctrl-C") })
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(time.Minute):
+			t.Fatal("SIGTERM did not end the process")
+		}
+		ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM || 128+int(ws.Signal()) != ExitTerminated {
+			t.Errorf("state %v, want ended by SIGTERM (%d)", p.cmd.ProcessState, ExitTerminated)
+		}
+	})
 	t.Run("watch text", func(t *testing.T) {
 		p := start(t, nil, "--watch", "0.2s", srv.URL)
 		p.waitFor(t, "two frames", func() bool { return strings.Count(p.out.String(), "\n\n=== ") >= 1 })
@@ -235,8 +254,19 @@ func TestInterruptedOneShot(t *testing.T) {
 }
 
 // A watch whose reads outlast --timeout shows the failure in its frames and
-// goes on; the read left behind does not hold the next refresh.
+// goes on; the read left behind does not hold the next refresh. Without
+// --timeout a watch's reads are given its interval (issue 21: a 2s watch
+// kept the one-shot 30s and printed nothing for 30 s).
 func TestWatchTimeout(t *testing.T) {
+	for _, args := range [][]string{
+		{"--watch", "0.2s", "--timeout", "0.2s"},
+		{"--watch", "0.2s"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) { watchTimeout(t, args) })
+	}
+}
+
+func watchTimeout(t *testing.T, args []string) {
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -247,7 +277,7 @@ func TestWatchTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--watch", "0.2s", "--timeout", "0.2s", fifo}, io) }()
+	go func() { done <- run(ctx, append(slices.Clone(args), fifo), io) }()
 	var frames string
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {

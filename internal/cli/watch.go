@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/version"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -20,7 +21,8 @@ import (
 // the command adds (the demo says it runs faster than the wall clock), and
 // the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
-	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json})
+	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json, WithRates: o.withRates})
+	r.Version = version.String()
 	r.Header = append(o.header, r.Header...)
 	return r
 }
@@ -54,11 +56,11 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 	})
 }
 
-// parseWindows reads --windows, with a hint when it cannot.
+// parseWindows reads --watch-windows, with a hint when it cannot.
 func parseWindows(s string) ([]time.Duration, error) {
 	w, err := watch.ParseWindows(s)
 	if err != nil {
-		return nil, usagef(fmt.Sprintf("write up to %d windows as durations or seconds: --windows 30s,5m,1h", watch.MaxWindows), "%v", err)
+		return nil, usagef(fmt.Sprintf("write up to %d windows as durations or seconds: --watch-windows 30s,5m,1h", watch.MaxWindows), "%v", err)
 	}
 	return w, nil
 }

@@ -51,7 +51,8 @@ func TestWatchFailOn(t *testing.T) {
 		if frames != 1 || !strings.Contains(out, "kv_cache_pressure") && !strings.Contains(out, "KV cache") {
 			t.Errorf("json %v: %d frames, want the one that tripped:\n%.500s", json, frames, out)
 		}
-		if !strings.HasPrefix(errOut, "inferscope: stopped by --fail-on warn: a warn note fired at ") || strings.Count(errOut, "\n") != 1 {
+		if !strings.HasPrefix(errOut, "inferscope: --fail-on warn tripped at ") || !strings.Contains(errOut, ", the watch stopped: kv_cache_pressure (warn): ") ||
+			strings.Count(errOut, "\n") != 1 {
 			t.Errorf("stderr %q", errOut)
 		}
 	}

@@ -317,7 +317,7 @@ func windowLabel(d time.Duration) string { return units.Duration(d.Round(time.Se
 // report is the instance's single-server report, with the window's rates
 // first, as --since shows them.
 func (r *run) report(in *Instance) *report.Report {
-	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw})
+	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw, WithRates: true})
 	// Notes on what happened judge the window, as the watch view's do.
 	rep = rates.Judge(rep, in.snap, &in.delta.Delta, windowWords(r.o))
 	sec, figs := rateSection(in.Figures, in.delta, r.o, in)

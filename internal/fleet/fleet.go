@@ -87,6 +87,9 @@ type Options struct {
 
 // Fleet is what the store said about every instance.
 type Fleet struct {
+	// Version is the inferscope build that read the fleet, for the JSON
+	// document (set by the command line; empty leaves it out).
+	Version string
 	Backend promapi.Backend
 	Store   string // the store's URL
 	From    time.Time

@@ -18,6 +18,7 @@ const Schema = 1
 // notes. "at" is set for "now", "from" and "to" for a past range.
 type Document struct {
 	Schema  int             `json:"schema"`
+	Version string          `json:"inferscope_version,omitempty"`
 	Backend promapi.Backend `json:"backend"`
 	Store   string          `json:"store"`
 	At      *report.Time    `json:"at,omitempty"`
@@ -60,7 +61,7 @@ type Coverage struct {
 
 // Document returns the fleet's JSON document.
 func (f *Fleet) Document() Document {
-	d := Document{Schema: Schema, Backend: f.Backend, Store: f.Store, WindowSeconds: f.Window().Seconds(),
+	d := Document{Schema: Schema, Version: f.Version, Backend: f.Backend, Store: f.Store, WindowSeconds: f.Window().Seconds(),
 		By: f.By, Notes: f.Notes, Queries: len(f.Queries), Instances: []DocumentEntry{}}
 	if d.By == nil {
 		d.By = []string{}

@@ -93,7 +93,7 @@ func totals(f *Fleet, o Options) *Instance {
 	if o.Range {
 		t.Figures.KV, t.Figures.Waiting = nil, nil
 	}
-	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist})
+	rep := analysis.Analyze(s, analysis.Options{Now: s.ScrapedAt, Hist: o.Hist, WithRates: true})
 	rep = rates.Judge(rep, s, &d, windowWords(o))
 	sec, figs := rateSection(t.Figures, t.delta, o, nil)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)

@@ -129,6 +129,7 @@ func kindOf(v any) string {
 // it lacks, and raw families of every type.
 func documentedReport() *report.Report {
 	r := fullReport()
+	r.Version = "v1.2.3"
 	r.TimeSource = "scrape"
 	h := r.Histograms["request_prompt_tokens"]
 	h.Stated = map[string]report.Stated{

@@ -159,7 +159,11 @@ type Bucket struct {
 
 // Report is everything the inspector says about one scrape.
 type Report struct {
-	Schema  int    `json:"schema"`
+	Schema int `json:"schema"`
+	// Version is the inferscope build that wrote the report (the string
+	// `inferscope version` prints first and the User-Agent carries); empty,
+	// and left out of JSON, where no command line wrote it.
+	Version string `json:"inferscope_version,omitempty"`
 	Source  string `json:"source"`
 	Dialect string `json:"dialect"`
 	// SourceKind says what published the figures: "server" (its own

@@ -11,7 +11,7 @@
 // measurement: a flag's value, a rate window's label, a limit the user
 // gave or is told to give. [Duration] writes those as the flags take them
 // ("30s", "1m30s", "250ms"), and [ParseDuration] reads every duration flag
-// (--watch, --windows, --timeout, the demo's --sim-time) with one grammar,
+// (--watch, --watch-windows, --timeout, the demo's --sim-time) with one grammar,
 // so what inferscope suggests can be typed back.
 package units
 

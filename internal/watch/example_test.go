@@ -21,5 +21,5 @@ func ExampleParseWindows() {
 	// Output:
 	// [1m30s 5m0s 1h30m0s] <nil>
 	// 1m30s,5m,1h30m
-	// --windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)
+	// --watch-windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)
 }

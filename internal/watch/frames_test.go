@@ -174,11 +174,13 @@ func TestPipedFrames(t *testing.T) {
 		"! the scrape waited 1.50 s (the server was slow to answer)",
 		// The now column covers 2.05 → 8.7 s: 6 requests, 600 tokens in
 		// 6.65 s; 4s has the same baseline; 10s has none, and the session
-		// (8.65 s) is 1.25 × 4 s long enough to stand in.
-		"  |now 6.7s|      4s|   ~8.7s\n  generation tok/s       |90.2|90.2|115.6\n  requests /s            |0.9|0.9|1.2\n",
+		// (8.65 s) is 1.25 × 4 s long enough to stand in, and the view
+		// says what that column is (issue 21).
+		"[rates]\n  · ~8.7s is the whole session so far, standing in for 10s until that window fills\n  |now 6.7s|      4s|   ~8.7s\n  generation tok/s       |90.2|90.2|115.6\n  requests /s            |0.9|0.9|1.2\n",
 		// The counters fell 20 → 2 at 9.25 s: 2 requests in 0.55 s; 4s
 		// from 2.05 s: 6 + 2 in 7.2 s.
-		"! counters reset just now (model reload?): counted from zero, as rate() does\n[rates]\n  |now 600ms|      4s|   ~9.2s\n  generation tok/s       |363.6|111.1|130.4\n  requests /s            |3.6|1.1|1.3\n",
+		"! counters reset just now (model reload?): counted from zero, as rate() does\n[rates]\n" +
+			"  · ~9.2s is the whole session so far, standing in for 10s until that window fills\n  |now 600ms|      4s|   ~9.2s\n  generation tok/s       |363.6|111.1|130.4\n  requests /s            |3.6|1.1|1.3\n",
 		// The server started again at 10 s; the scrape at 11.25 s has
 		// nothing to compare with, the next only itself.
 		"! server restarted 1.25 s ago: windows start there\n[rates]\n  · rates appear after the next scrape, in 2s\n[live]",

@@ -155,7 +155,13 @@ func (s *session) report(now time.Time) *report.Report {
 // a grid of blank rows says nothing.
 func (s *session) ratesSection() report.Section {
 	sec := s.rates
-	if sec.Table == nil || hasFigure(sec.Table) {
+	if sec.Table != nil && hasFigure(sec.Table) {
+		if note := s.sessionNote(sec.Table); note != "" {
+			sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], report.Row{ID: "rates_session", Note: note, Severity: report.Dim})
+		}
+		return sec
+	}
+	if sec.Table == nil {
 		return sec
 	}
 	note := "rates appear after the next scrape, in " + units.Duration(s.interval)
@@ -165,6 +171,29 @@ func (s *session) ratesSection() report.Section {
 	sec.Table = nil
 	sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], report.Row{ID: "rates_pending", Note: note, Severity: report.Dim})
 	return sec
+}
+
+// sessionNote says what a ~span column is, where the table has one: all
+// of a session younger than the window it stands in for (the first window
+// the table does not show).
+func (s *session) sessionNote(t *report.Table) string {
+	span := ""
+	shown := map[string]bool{}
+	for _, h := range t.Header {
+		if strings.HasPrefix(h, "~") {
+			span = h
+		}
+		shown[h] = true
+	}
+	if span == "" {
+		return ""
+	}
+	for _, w := range s.effective() {
+		if label := units.Duration(w); !shown[label] {
+			return span + " is the whole session so far, standing in for " + label + " until that window fills"
+		}
+	}
+	return span + " is the whole session so far"
 }
 
 // hasFigure reports whether some cell of t says something.

@@ -6,7 +6,7 @@
 //
 // # Windows
 //
-// --windows is read by [ParseWindows]; a window not longer than the refresh
+// --watch-windows is read by [ParseWindows]; a window not longer than the refresh
 // interval is not shown ([Effective]). The table's header labels are padded
 // to [CellWidth] when drawn ([ForText]), so that columns keep their width
 // from one frame to the next; JSON keeps the labels as they are.

@@ -24,24 +24,24 @@ func TestParseWindows(t *testing.T) {
 		{in: "5m,30s", want: []time.Duration{30 * s, 5 * m}},
 		{in: "60s,1m,60", want: []time.Duration{m}},
 		{in: "250ms", want: []time.Duration{250 * time.Millisecond}},
-		{in: "5x", err: `--windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)`},
-		{in: "30s,,1m", err: `--windows: "" is not a duration`},
+		{in: "5x", err: `--watch-windows: "5x" is not a duration (use 30s, 5m, 1h or seconds)`},
+		{in: "30s,,1m", err: `--watch-windows: "" is not a duration`},
 		{in: "30s,-5", err: `"-5" is not a duration`},
 		{in: "1m30", err: `"1m30" is not a duration`},
 		{in: "30m1h", want: []time.Duration{90 * m}}, // Go's spelling allows any order
 		{in: "1.5m", want: []time.Duration{90 * s}},
 		{in: "1.5", want: []time.Duration{1500 * time.Millisecond}},
 		{in: "1.5s,1500ms", want: []time.Duration{1500 * time.Millisecond}},
-		{in: "1ns", err: `--windows: "1ns" is too short: a window spans at least two scrapes, and scrapes are at least 200ms apart`},
+		{in: "1ns", err: `--watch-windows: "1ns" is too short: a window spans at least two scrapes, and scrapes are at least 200ms apart`},
 		{in: "200ms", err: `"200ms" is too short`},
 		{in: "0.2", err: `"0.2" is too short`},
 		{in: "201ms", want: []time.Duration{201 * time.Millisecond}},
 		{in: "-5s", err: `"-5s" is not longer than zero`},
 		{in: "1,2,3,4,5,6,7,8,9,10,11,12", want: []time.Duration{s, 2 * s, 3 * s, 4 * s, 5 * s, 6 * s, 7 * s, 8 * s, 9 * s, 10 * s, 11 * s, 12 * s}},
-		{in: "1,2,3,4,5,6,7,8,9,10,11,12,13", err: "--windows: 13 windows given; at most 12 are shown"},
+		{in: "1,2,3,4,5,6,7,8,9,10,11,12,13", err: "--watch-windows: 13 windows given; at most 12 are shown"},
 		{in: "inf", err: `"inf" is not a duration`},
 		{in: "1e400", err: `"1e400" is not a duration`},
-		{in: "0s", err: `--windows: "0s" is not longer than zero`},
+		{in: "0s", err: `--watch-windows: "0s" is not longer than zero`},
 		{in: "0", err: `"0" is not longer than zero`},
 		{in: "  ", err: "no window given"},
 	}
@@ -80,7 +80,7 @@ func TestEffective(t *testing.T) {
 }
 
 // FuzzParseWindows checks that any flag value either fails with a message
-// naming --windows or yields positive, sorted, distinct windows whose
+// naming --watch-windows or yields positive, sorted, distinct windows whose
 // labels read back as the same lengths.
 func FuzzParseWindows(f *testing.F) {
 	for _, s := range []string{DefaultWindows, "90", "1h30m", "5x", "0.001", "1y", ",", "1e9", "00000000000000000000001s"} {
@@ -89,7 +89,7 @@ func FuzzParseWindows(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		ws, err := ParseWindows(s)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "--windows: ") {
+			if !strings.HasPrefix(err.Error(), "--watch-windows: ") {
 				t.Fatalf("error %q does not name the flag", err)
 			}
 			return
