@@ -36,6 +36,11 @@ func TestRealFigures(t *testing.T) {
 	if got := rowNote(sim, "throughput", "prompt_tokens"); got != "includes the prefix cache's 2.8K hits: ≈588 computed (looked up − hit)" {
 		t.Errorf("prompt tokens note %q", got)
 	}
+	// Its request_success_total is labelled finish_reason (vLLM's is
+	// finished_reason): read all the same, 53 stop and 7 length.
+	if stop, length := at(sim, "extra", "finished_reason:stop"), at(sim, "extra", "finished_reason:length"); !near(stop, 53) || !near(length, 7) {
+		t.Errorf("finished by reason: stop %v, length %v; want 53 and 7", stop, length)
+	}
 	// No process start: request time, no mean in flight, no utilization.
 	if !near(at(sim, "figures", "request_seconds"), 1.233001333+3.229831616) || at(sim, "figures", "mean_in_flight") != nil || at(sim, "figures", "utilization") != nil {
 		t.Errorf("request time %v, in flight %v, utilization %v", at(sim, "figures", "request_seconds"), at(sim, "figures", "mean_in_flight"), at(sim, "figures", "utilization"))

@@ -703,6 +703,12 @@ func (p *mapper) extraSum(key string, names ...string) {
 
 // extraByLabel sets Extra[prefix+value] to the sum of each value of label.
 func (p *mapper) extraByLabel(prefix, label string, names ...string) {
+	p.extraByLabels(prefix, []string{label}, names...)
+}
+
+// extraByLabels is extraByLabel where servers spell the label more than
+// one way: each series is read by the first of labels it carries.
+func (p *mapper) extraByLabels(prefix string, labels []string, names ...string) {
 	mf := p.fam(names...)
 	if mf == nil {
 		return
@@ -712,7 +718,13 @@ func (p *mapper) extraByLabel(prefix, label string, names ...string) {
 		if p.keep != nil && !p.keep(m) {
 			continue
 		}
-		lv, ok := labelValue(m, label)
+		var lv string
+		ok := false
+		for _, label := range labels {
+			if lv, ok = labelValue(m, label); ok {
+				break
+			}
+		}
 		if !ok {
 			continue
 		}

@@ -133,7 +133,9 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	}
 	p.scalar(snapshot.TokensPredictedTotal, counterNames("vllm:generation_tokens")...)
 	p.scalar(snapshot.RequestsTotal, counterNames("vllm:request_success")...)
-	p.extraByLabel(snapshot.ExtraFinishedReason, "finished_reason", counterNames("vllm:request_success")...)
+	// vLLM labels the reason finished_reason; llm-d's simulator (eec055a)
+	// finish_reason.
+	p.extraByLabels(snapshot.ExtraFinishedReason, []string{"finished_reason", "finish_reason"}, counterNames("vllm:request_success")...)
 	p.extraSum(snapshot.ExtraPreemptions, counterNames("vllm:num_preemptions")...)
 
 	vllmCacheConfig(p, model)
