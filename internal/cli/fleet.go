@@ -28,7 +28,10 @@ const fleetLong = `Reads every inference server a Prometheus-compatible store (P
 Mimir, VictoriaMetrics) scrapes, through its HTTP API, and reports on each the
 way inferscope reports on a scrape: a table of every instance now (the rates
 over --window), or over a past range (--last, or --from and --to), with the
-fleet's own notes. docs/fleet.md lists every query it sends.
+fleet's own notes. The store computes the table: each quantity it reads, summed
+per instance (--by) at the window's two ends; an instance whose window those
+cannot give (restarted, born or gone inside it) is read whole, as --json and
+--instance read every instance. docs/fleet.md lists every query it sends.
 
 The store is --prometheus URL (user:password@ in it is basic auth), or
 INFERSCOPE_PROMETHEUS. --timeout bounds one whole report: every query to the
@@ -336,8 +339,13 @@ func parseHeaderFlag(h string) (string, string, error) {
 }
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
-	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
-		ReplicaLabels: o.replicas, MaxInstances: o.maxInst}
+	read := fleet.Pushdown
+	if o.json || o.one {
+		// A report with every figure: each instance read whole.
+		read = fleet.Rebuild
+	}
+	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes}
 }
 
 // run reads the fleet once, or every --watch.

@@ -32,13 +32,7 @@ func client(t testing.TB, s *storetest.Store) *promapi.Client {
 	return c
 }
 
-func byID(f *Fleet) map[string]*Instance {
-	out := map[string]*Instance{}
-	for _, in := range f.Instances {
-		out[in.ID] = in
-	}
-	return out
-}
+func byID(f *Fleet) map[string]*Instance { return byInstance(f) }
 
 // want is one instance's expected window, worked out by hand from the
 // fixture's rates.
@@ -80,47 +74,66 @@ func TestRangeBackfilled(t *testing.T) {
 	}
 	for name, s := range stores {
 		t.Run(name, func(t *testing.T) {
-			f, err := Run(context.Background(), client(t, s), Options{From: fixFrom, To: fixTo, Range: true})
-			if err != nil {
-				t.Fatal(err)
+			push, whole := both(t, client(t, s), Options{From: fixFrom, To: fixTo, Range: true, By: k8s})
+			// The steady instances from the store's sums; the one that
+			// restarted, the one born and the one gone, read whole.
+			if p := pushed(push); len(p) != 2 || !p["llm/vllm-a"] || !p["llm/sglang-a"] {
+				t.Errorf("pushed down: %v, want vllm-a and sglang-a", p)
 			}
-			got := byID(f)
-			if len(got) != len(wants) {
-				t.Errorf("instances %v, want %d", keys(got), len(wants))
+			checkNotes(t, push, NoteReadWhole)
+			for _, f := range []*Fleet{push, whole} {
+				checkRange(t, f, wants)
 			}
-			for id, w := range wants {
-				in := got[id]
-				if in == nil {
-					t.Errorf("%s missing", id)
-					continue
-				}
-				checkInstance(t, in, w)
-			}
-			// vllm-a's KV use: engine 0's largest 0.9 (one sample), engine
-			// 1's 0.3, averaged over the engines as the dialect does.
-			if kv := got["llm/vllm-a"].Figures.KV; kv == nil || !approx(*kv, 0.6) {
-				t.Errorf("vllm-a KV max = %v, want 0.6", kv)
-			}
-			if rs := got["llm/vllm-b"].delta.resets; len(rs) != 1 || !rs[0].Equal(fixT0.Add(60*time.Minute)) {
-				t.Errorf("vllm-b restarts at %v, want the T0+60m sample", rs)
-			}
-			if b := got["llm/vllm-c"].bornAt; !b.Equal(fixBorn) {
-				t.Errorf("vllm-c born %v, want %v", b, fixBorn)
-			}
-			checkTotals(t, f)
-			checkNotes(t, f, NoteRestarts, NoteNew, NoteGone, NoteRouter, NoteNoMetadata, NoteCoverage)
 		})
 		t.Run(name+"/now", func(t *testing.T) { checkNow(t, s) })
 	}
 }
 
+// checkRange checks a reading of the fixture's window against the
+// hand-worked wants.
+func checkRange(t *testing.T, f *Fleet, wants map[string]want) {
+	t.Helper()
+	got := byID(f)
+	if len(got) != len(wants) {
+		t.Errorf("instances %v, want %d", keys(got), len(wants))
+	}
+	for id, w := range wants {
+		in := got[id]
+		if in == nil {
+			t.Errorf("%s missing", id)
+			continue
+		}
+		checkInstance(t, in, w)
+	}
+	// vllm-a's KV use: engine 0's largest 0.9 (one sample), engine
+	// 1's 0.3, averaged over the engines as the dialect does.
+	if kv := got["llm/vllm-a"].Figures.KV; kv == nil || !approx(*kv, 0.6) {
+		t.Errorf("vllm-a KV max = %v, want 0.6", kv)
+	}
+	if rs := got["llm/vllm-b"].delta.resets; len(rs) != 1 || !rs[0].Equal(fixT0.Add(60*time.Minute)) {
+		t.Errorf("vllm-b restarts at %v, want the T0+60m sample", rs)
+	}
+	if b := got["llm/vllm-c"].bornAt; !b.Equal(fixBorn) {
+		t.Errorf("vllm-c born %v, want %v", b, fixBorn)
+	}
+	checkTotals(t, f)
+	checkNotes(t, f, NoteRestarts, NoteNew, NoteGone, NoteRouter, NoteNoMetadata, NoteCoverage)
+}
+
 // "Now" at the window's end: the last 5 minutes, in which every instance
 // but the gone one ran steadily.
 func checkNow(t *testing.T, s *storetest.Store) {
-	f, err := Run(context.Background(), client(t, s), Options{From: fixTo.Add(-5 * time.Minute), To: fixTo})
-	if err != nil {
-		t.Fatal(err)
+	push, whole := both(t, client(t, s), Options{From: fixTo.Add(-5 * time.Minute), To: fixTo, By: k8s})
+	if p := pushed(push); len(p) != 4 {
+		t.Errorf("pushed down: %v, want every instance", p)
 	}
+	for _, f := range []*Fleet{push, whole} {
+		checkNowFleet(t, f)
+	}
+}
+
+func checkNowFleet(t *testing.T, f *Fleet) {
+	t.Helper()
 	got := byID(f)
 	if len(got) != 4 || got["llm/vllm-d"] != nil {
 		t.Errorf("instances %v, want the four alive", keys(got))

@@ -243,10 +243,7 @@ func recordedAPI(t *testing.T, name string) promapi.API {
 // JSON as golden files.
 func TestRecordedRange(t *testing.T) {
 	api := recordedAPI(t, "range")
-	f, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	push, f := both(t, api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s})
 	got := byID(f)
 	want := []string{"llm/sglang-a", "llm/vllm-a", "llm/vllm-b", "llm/vllm-c", "llm/vllm-d"}
 	if ids := keys(got); len(ids) != len(want) {
@@ -268,13 +265,16 @@ func TestRecordedRange(t *testing.T) {
 	}
 	checkTotals(t, f)
 	f.Store = "http://prometheus:9090" // the recording's store had a random port
+	push.Store = f.Store
+	// The table as the pushdown reads it (the command line's), the JSON
+	// as the rebuild does (every figure of every report).
 	var b bytes.Buffer
-	if err := f.Text(&b, TextOptions{Width: 160}); err != nil {
+	if err := push.Text(&b, TextOptions{Width: 160}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range.txt", b.String())
 	b.Reset()
-	if err := f.Text(&b, TextOptions{Width: 80}); err != nil {
+	if err := push.Text(&b, TextOptions{Width: 80}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range-80.txt", b.String())
@@ -298,7 +298,7 @@ func TestRecordedRange(t *testing.T) {
 		t.Error("--sort speed: no error")
 	}
 	// --model: the instances that serve it, read for it alone.
-	f, err = Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, Model: "mistral"})
+	f, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, Model: "mistral", By: k8s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 // longer than -search.maxQueryLen (16 KiB by default).
 const maxBatchBytes = 8 << 10
 
-// parallel is how many queries run at once.
-const parallel = 4
+// inFlight is how many queries run at once.
+const inFlight = 4
 
 // Query is one request the fleet view sent: what it was for, and the
 // query or matchers.
@@ -37,7 +37,7 @@ type querier struct {
 }
 
 func newQuerier(api promapi.API) *querier {
-	return &querier{api: api, sem: make(chan struct{}, parallel)}
+	return &querier{api: api, sem: make(chan struct{}, inFlight)}
 }
 
 func (q *querier) record(purpose, text string, at time.Time, start time.Time) {
@@ -148,10 +148,37 @@ const familyLabel = "inferscope_family"
 // labelled with its family (familyLabel, made its __name__ again here). It
 // returns every series found.
 func (q *querier) batch(ctx context.Context, purpose string, families []string, expr func(family string) string, at time.Time) (model.Vector, error) {
+	parts := make([]string, len(families))
+	for i, f := range families {
+		parts[i] = fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr(f), familyLabel, f)
+	}
+	out, err := q.joined(ctx, purpose, parts, at)
+	for _, s := range out {
+		if f, ok := s.Metric[familyLabel]; ok {
+			s.Metric[model.MetricNameLabel] = f
+			delete(s.Metric, familyLabel)
+		}
+	}
+	return out, err
+}
+
+// tagged evaluates each expression, joined with or as batch does, each
+// result labelled with its tag (tagLabel).
+func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time) (model.Vector, error) {
+	parts := make([]string, len(exprs))
+	for i, e := range exprs {
+		parts[i] = fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, e.expr, tagLabel, e.tag)
+	}
+	return q.joined(ctx, purpose, parts, at)
+}
+
+// joined evaluates parts joined with or into as few queries as fit
+// maxBatchBytes (VictoriaMetrics refuses longer ones), run in parallel,
+// and returns every series they found.
+func (q *querier) joined(ctx context.Context, purpose string, parts []string, at time.Time) (model.Vector, error) {
 	var queries []string
 	var cur strings.Builder
-	for _, f := range families {
-		part := fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr(f), familyLabel, f)
+	for _, part := range parts {
 		if cur.Len() > 0 && cur.Len()+len(part)+4 > maxBatchBytes {
 			queries = append(queries, cur.String())
 			cur.Reset()
@@ -180,13 +207,7 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		for _, s := range results[i] {
-			if f, ok := s.Metric[familyLabel]; ok {
-				s.Metric[model.MetricNameLabel] = f
-				delete(s.Metric, familyLabel)
-			}
-			out = append(out, s)
-		}
+		out = append(out, results[i]...)
 	}
 	return out, nil
 }
