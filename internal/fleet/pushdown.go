@@ -203,7 +203,9 @@ func (r *run) readShape(ctx context.Context, sh *shape) error {
 		in[g.id] = true
 	}
 	var atEnd, atStart, peaks map[string]*values
+	var invalid map[string]bool
 	err := parallel(ctx,
+		func(ctx context.Context) (err error) { invalid, err = r.outOfRange(ctx, sh, in); return },
 		func(ctx context.Context) (err error) {
 			atEnd, err = r.sums(ctx, "pushdown: each quantity of the table, per instance, at the window's end", end, r.o.To, in)
 			return
@@ -224,6 +226,10 @@ func (r *run) readShape(ctx context.Context, sh *shape) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, g := range sh.groups {
+		if invalid[g.id] {
+			r.paths[g.id] = path{read: Rebuild, why: "values that cannot be"}
+			continue
+		}
 		info := infoOf(g)
 		e, s := sh.snapshot(g, atEnd[g.id], r.tsEnd[g.id].Time(), info), sh.snapshot(g, atStart[g.id], r.tsStart[g.id].Time(), info)
 		if why := unsound(s, e); why != "" {
@@ -239,6 +245,31 @@ func (r *run) readShape(ctx context.Context, sh *shape) error {
 		r.reads[g.id] = rd
 	}
 	return nil
+}
+
+// outOfRange finds a shape's instances (of those in) with a fraction
+// outside 0..1 at the window's end (promql.Library.Fractions), which the
+// dialect would leave out and name: they are read whole.
+func (r *run) outOfRange(ctx context.Context, sh *shape, in map[string]bool) (map[string]bool, error) {
+	fs := sh.lib.Fractions()
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	exprs := make([]tagged, len(fs))
+	for i, f := range fs {
+		exprs[i] = tagged{tagValue + "fraction", "group" + r.by() + " (" + f + " < 0 or " + f + " > 1.000001)"}
+	}
+	vec, err := r.q.tagged(ctx, "pushdown: instances with a fraction outside 0..1 (read whole)", exprs, r.o.To)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, s := range vec {
+		if g := r.route(s.Metric); g != nil && in[g.id] {
+			out[g.id] = true
+		}
+	}
+	return out, nil
 }
 
 // sums runs tagged expressions at one time and sorts what the store

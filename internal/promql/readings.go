@@ -93,3 +93,27 @@ var modelLabels = map[string][]string{"vllm": {"model_name"}, "sglang": {"model_
 // ModelLabels lists the labels a dialect's series name the served model
 // by (none where its series carry no model).
 func ModelLabels(dialect string) []string { return slices.Clone(modelLabels[dialect]) }
+
+// fractions are the canonical gauges that hold a fraction 0..1, as the
+// dialects validate them.
+var fractions = []string{snapshot.KVCacheUsageRatio, snapshot.KVOffloadUsageRatio, snapshot.RecurrentCacheUsageRatio,
+	snapshot.SpecDecodeDraftAcceptanceRate}
+
+// Fractions lists selectors of the gauge series the library reads as
+// fractions 0..1 (a KV cache's use): a value outside that range cannot be,
+// and the dialect leaves such a series out and names it. A reader of sums
+// (the fleet's pushdown) asks the store for them apart, since an average
+// can hide one.
+func (l *Library) Fractions() []string {
+	var out []string
+	for _, name := range l.Quantities() {
+		s := l.src[name]
+		if s.kind != snapshot.Gauge || !slices.Contains(fractions, name) {
+			continue
+		}
+		for _, t := range s.terms {
+			out = append(out, l.selector(t.ref, ""))
+		}
+	}
+	return out
+}
