@@ -80,8 +80,12 @@ type discovery struct {
 	// series is how many series the store listed.
 	series int
 	// replicaLabels are the labels the user named as telling HA
-	// replicas' copies apart (--replica-label).
+	// replicas' copies apart (--replica-label); replicaish says, of each
+	// label name seen, whether it is one or its name says replica.
 	replicaLabels []string
+	replicaish    map[model.LabelName]bool
+	// key is a buffer for the map keys add builds.
+	key []byte
 }
 
 // discoverMatch is the series selector of discovery: every family of
@@ -144,13 +148,13 @@ func (d *discovery) add(m model.Metric, lim *limits) error {
 	if owner == "" {
 		return nil
 	}
-	key := groupKey(m, d.by)
-	id, known := d.byKey[key]
+	d.key = appendKey(d.key[:0], m, d.by)
+	id, known := d.byKey[string(d.key)] // no allocation to look up
 	var labels map[string]string
 	if !known {
 		labels = groupLabels(m, d.by)
 		id = groupID(labels)
-		d.byKey[key] = id
+		d.byKey[string(d.key)] = id
 	}
 	if owner == "vllm" && m[routerLabel] != "" {
 		d.routerSeries[id]++
@@ -175,32 +179,51 @@ func (d *discovery) add(m model.Metric, lim *limits) error {
 		d.byID[id] = g
 		lim.count(m)
 	}
-	g.families[name] = true
-	g.targets[targetOf(m)] = true
+	if !g.families[name] {
+		g.families[name] = true
+	}
+	if t := targetOf(m); !g.targets[t] {
+		g.targets[t] = true
+	}
 	g.series++
-	g.note(owner, name, m, d.replicaLabels)
+	d.note(g, owner, name, m)
 	return nil
 }
 
 // decidingLabels are promql.DecidingLabels, read once.
 var decidingLabels = promql.DecidingLabels()
 
-// note keeps what a series says of its instance beyond its name: the
-// model it serves, the values that decide how its dialect's library reads
-// it, and labels that may tell HA replicas' copies apart.
-func (g *group) note(owner, name string, m model.Metric, replicaLabels []string) {
-	for _, l := range promql.ModelLabels(owner) {
+// note keeps what a series of g says of its instance beyond its name:
+// the model it serves, the values that decide how its dialect's library
+// reads it, and labels that may tell HA replicas' copies apart. It runs
+// for every series discovery lists: it allocates only for what is new.
+func (d *discovery) note(g *group, owner, name string, m model.Metric) {
+	for _, l := range modelLabelsOf(owner) {
 		if v := m[model.LabelName(l)]; v != "" {
-			g.models[owner+"\x00"+string(v)] = true
+			d.key = append(append(append(d.key[:0], owner...), 0), v...)
+			if !g.models[string(d.key)] {
+				g.models[string(d.key)] = true
+			}
 		}
 	}
 	for _, l := range decidingLabels {
 		if v, ok := m[model.LabelName(l)]; ok {
-			g.deciding[name+"\x00"+l+"\x00"+string(v)] = true
+			d.key = append(append(append(append(append(d.key[:0], name...), 0), l...), 0), v...)
+			if !g.deciding[string(d.key)] {
+				g.deciding[string(d.key)] = true
+			}
 		}
 	}
 	for l := range m {
-		if strings.Contains(strings.ToLower(string(l)), "replica") || slices.Contains(replicaLabels, string(l)) {
+		replica, seen := d.replicaish[l]
+		if !seen {
+			replica = strings.Contains(strings.ToLower(string(l)), "replica") || slices.Contains(d.replicaLabels, string(l))
+			if d.replicaish == nil {
+				d.replicaish = map[model.LabelName]bool{}
+			}
+			d.replicaish[l] = replica
+		}
+		if replica {
 			g.replicas[string(l)] = true
 		}
 	}
@@ -208,6 +231,17 @@ func (g *group) note(owner, name string, m model.Metric, replicaLabels []string)
 		g.infos = append(g.infos, m.Clone()) // m is the reader's, not to be kept
 	}
 }
+
+// modelLabels are promql.ModelLabels by dialect, read once.
+var modelLabels = func() map[string][]string {
+	out := map[string][]string{}
+	for _, d := range dialect.Names() {
+		out[d] = promql.ModelLabels(d)
+	}
+	return out
+}()
+
+func modelLabelsOf(owner string) []string { return modelLabels[owner] }
 
 // maxInfos bounds the info series kept of one instance: vLLM publishes
 // one cache_config_info per engine.
@@ -386,15 +420,25 @@ func groupLabels(m model.Metric, by []string) map[string]string {
 	return out
 }
 
+// keyOf is a group's key, as groupKey gives it for its series.
+func keyOf(g *group, by []string) string {
+	var b []byte
+	for _, l := range by {
+		b = append(append(b, g.labels[l]...), 0)
+	}
+	return string(b)
+}
+
 // groupKey identifies m's instance as groupLabels does, in one string:
 // the values of the labels that decide it.
-func groupKey(m model.Metric, by []string) string {
-	var b strings.Builder
+func groupKey(m model.Metric, by []string) string { return string(appendKey(nil, m, by)) }
+
+// appendKey appends m's group key to b.
+func appendKey(b []byte, m model.Metric, by []string) []byte {
 	for _, l := range by {
-		b.WriteString(string(m[model.LabelName(l)]))
-		b.WriteByte(0)
+		b = append(append(b, m[model.LabelName(l)]...), 0)
 	}
-	return b.String()
+	return b
 }
 
 // groupID joins an instance's label values in label order: "llm/vllm-7".

@@ -232,25 +232,60 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if c, ok := api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}
-	disc, err := discover(ctx, q, o, o.From.Add(-Lookback), o.To)
-	if err != nil {
-		return nil, err
+	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}, reads: map[string]*read{}}
+	// A pushdown begins while discovery runs: the two are the store's
+	// longest work, and the pushdown needs only the names the store holds
+	// to start (its speculation).
+	var spec *speculation
+	discovered := func(ctx context.Context) (err error) {
+		r.disc, err = discover(ctx, q, o, o.From.Add(-Lookback), o.To)
+		return
 	}
-	if len(disc.groups) == 0 {
-		if len(disc.routerSeries) > 0 {
-			return nil, fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", sum(disc.routerSeries), routerLabel)
-		}
-		return nil, noSeries(ctx, q, o)
-	}
-	r := &run{q: q, o: o, f: f, disc: disc, replicaDups: map[string]map[string]bool{}, reads: map[string]*read{}}
-	for _, step := range []func(context.Context) error{r.survey, r.pushdown, r.rebuild} {
-		if err := step(ctx); err != nil {
+	if o.Read == Pushdown {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		var derr error
+		err := parallel(pctx, func(ctx context.Context) error {
+			if derr = discovered(ctx); derr != nil {
+				stop() // a fleet past its bounds is not read
+			}
+			return nil
+		}, func(ctx context.Context) (err error) { spec, err = r.speculate(ctx); return })
+		switch {
+		case derr != nil:
+			return nil, derr
+		case len(r.disc.groups) == 0:
+			return nil, r.noFleet(ctx)
+		case err != nil:
 			return nil, err
 		}
+	} else if err := discovered(ctx); err != nil {
+		return nil, err
+	} else if len(r.disc.groups) == 0 {
+		return nil, r.noFleet(ctx)
+	}
+	if err := r.survey(ctx); err != nil {
+		return nil, err
+	}
+	if o.Read == Pushdown {
+		if err := r.pushdown(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.rebuild(ctx); err != nil {
+		return nil, err
 	}
 	r.build(ctx)
 	f.Queries = q.Log()
 	return f, nil
+}
+
+// noFleet is the error of a discovery that found nothing to read.
+func (r *run) noFleet(ctx context.Context) error {
+	if len(r.disc.routerSeries) > 0 {
+		return fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", sum(r.disc.routerSeries), routerLabel)
+	}
+	return noSeries(ctx, r.q, r.o)
 }
 
 func sum(m map[string]int) int {
@@ -304,16 +339,22 @@ type run struct {
 
 	// What the window needs (window.go): each instance's newest sample at
 	// the window's end and start, its targets' up and scrape time at the
-	// end, the instances whose counters restarted or whose values cannot
-	// be, and each instance's path.
+	// end, the instances whose counters restarted, and each instance's
+	// path.
 	tsEnd, tsStart map[string]model.Time
 	targets        *targetState
 	resets         map[string]bool
-	invalid        map[string]bool
 	paths          map[string]path
 
-	// reads are the instances read, by group id.
-	reads map[string]*read
+	// firsts are each pushdown shape's first instance's series at the
+	// window's end (pushdown.go); lateRestarts the restarts asked of the
+	// counters of the shapes discovery found beyond the speculation's.
+	firsts       map[string][]point
+	lateRestarts restarts
+	// reads are the instances read, by group id; unread says, by group
+	// id, why the pushdown's sums of one cannot stand for it.
+	reads  map[string]*read
+	unread map[string]string
 	// buckets are, by dialect, the bucket series the window's
 	// percentiles read (bucketsFor).
 	buckets map[string][]string

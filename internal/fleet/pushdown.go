@@ -9,7 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/histogram"
@@ -39,7 +42,11 @@ import (
 // values of the labels that decide a library's reading, and HELP.
 type shape struct {
 	groups []*group
-	lib    *promql.Library
+	// first is the instance the library was written from.
+	first string
+	lib   *promql.Library
+	// sums are the store's sums of the library's expressions.
+	sums *sumsOf
 	// rep is the first instance's reading by its dialect: what the
 	// library says nothing of (the dialect's advice, prefix caching, the
 	// proxy) is taken from it.
@@ -51,36 +58,278 @@ type shape struct {
 // tableHists are the histograms the table reads: its TTFT percentiles.
 var tableHists = []string{snapshot.TimeToFirstTokenSeconds}
 
-// pushdown reads the instances planned for it, shape by shape.
-func (r *run) pushdown(ctx context.Context) error {
-	groups := r.on(Pushdown)
-	if len(groups) == 0 {
-		return nil
-	}
-	shapes := r.shapes(groups)
-	if err := r.libraries(ctx, shapes); err != nil {
-		return err
-	}
-	fns := make([]func(context.Context) error, 0, len(shapes))
-	for _, sh := range shapes {
-		if sh.lib == nil {
-			for _, g := range sh.groups {
-				r.paths[g.id] = path{read: Rebuild, why: sh.why}
-			}
+// tableNeeds are the counters and gauges the table's columns and the
+// notes of its notes column read, and what decides which of the report's
+// sections apply (analysis.SectionsOf): the pushdown reads these alone.
+// TestPushdownQuantitiesMakeTheTable holds the list to the table on every
+// fixture of every server.
+var tableNeeds = []string{
+	// The columns: requests, computed prompt and generated tokens, the
+	// prefix hit ratio, the prefill share; KV use and the queue.
+	snapshot.RequestsTotal, snapshot.PromptTokensTotal, snapshot.TokensPredictedTotal,
+	snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal,
+	snapshot.KVCacheUsageRatio, snapshot.KVCacheTokens, snapshot.KVCacheMaxTokens, snapshot.RequestsDeferred, snapshot.RequestsProcessing,
+	// The notes on what happened (analysis.WindowedNotes) and on the
+	// state: preemptions, errors, offload and recurrent state, drafts.
+	snapshot.ExtraPreemptions, snapshot.ExtraFinishedReason + "error",
+	snapshot.KVOffloadColdAllocsTotal, snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal, snapshot.KVOffloadEvictionsTotal,
+	snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens, snapshot.KVOffloadBytes, snapshot.KVOffloadMaxBytes,
+	snapshot.RecurrentCacheLiveKVEvictionsTotal, snapshot.RecurrentCappedTokensTotal, snapshot.RecurrentCacheEvictionsTotal,
+	snapshot.RecurrentCacheBytes, snapshot.RecurrentCacheMaxBytes,
+	snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeRequestsTotal,
+}
+
+// pushdown reads the fleet's instances shape by shape, once discovery has
+// said which there are: the shapes the speculation read (a library of a
+// first instance of each dialect, and its sums) serve the instances that
+// share their first instance's shape; any other shape gets its own first
+// instance, library and sums now. Last, each instance's path.
+func (r *run) pushdown(ctx context.Context, spec *speculation) error {
+	shapes := r.byHelp(r.shapes(r.disc.groups))
+	for _, sp := range spec.shapes {
+		id, ok := r.disc.byKey[keyOf(sp.groups[0], r.o.By)]
+		if !ok {
 			continue
 		}
-		fns = append(fns, func(ctx context.Context) error { return r.readShape(ctx, sh) })
+		for _, sh := range shapes {
+			if sh.groups[0].id == id || slices.ContainsFunc(sh.groups, func(g *group) bool { return g.id == id }) {
+				if sh.lib == nil && sh.why == "" {
+					sh.lib, sh.rep, sh.why, sh.sums = sp.lib, sp.rep, sp.why, sp.sums
+					sh.first = id
+				}
+			}
+		}
+	}
+	var late []*shape
+	for _, sh := range shapes {
+		if sh.lib == nil && sh.why == "" {
+			late = append(late, sh)
+		}
+	}
+	if err := r.readLate(ctx, late); err != nil {
+		return err
+	}
+	r.resets = spec.restarts.of(r)
+	for id := range r.lateRestarts.of(r) {
+		r.resets[id] = true
+	}
+	// The instances the window's two ends can give.
+	r.unread = map[string]string{}
+	for _, sh := range shapes {
+		in := map[string]bool{}
+		for _, g := range sh.groups {
+			in[g.id] = r.whole(g) == ""
+		}
+		if sh.lib != nil {
+			r.assemble(sh, in)
+		}
+	}
+	r.planPushdown(shapes)
+	return nil
+}
+
+// readLate reads the shapes the speculation did not: each one's first
+// instance, library and sums, and the restarts of their counters.
+func (r *run) readLate(ctx context.Context, late []*shape) error {
+	if len(late) == 0 {
+		return nil
+	}
+	if err := r.firstOf(ctx, late); err != nil {
+		return err
+	}
+	var counters []string
+	for _, sh := range late {
+		first := sh.groups[0]
+		sh.first = first.id
+		sh.lib, sh.rep, sh.why = r.library(first, r.firsts[first.id])
+		if sh.lib != nil {
+			counters = append(counters, r.summedCounters(sh)...)
+		}
+	}
+	fns := []func(context.Context) error{func(ctx context.Context) error {
+		rs, err := r.restartsOf(ctx, counters, r.startFamilies(), false)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.lateRestarts = rs
+		return err
+	}}
+	for _, sh := range late {
+		if sh.lib != nil {
+			fns = append(fns, func(ctx context.Context) (err error) { sh.sums, err = r.fetchSums(ctx, sh); return })
+		}
 	}
 	return parallel(ctx, fns...)
 }
 
-// shapes sorts groups into shapes, in the order of their first instance.
+// speculation is the pushdown begun while discovery runs.
+type speculation struct {
+	// shapes are one per dialect the store holds: its first instance
+	// (as a group of its own), library and sums.
+	shapes   []*shape
+	restarts restarts
+}
+
+// speculate starts the pushdown while discovery runs, the two being the
+// store's longest work: the names the store holds say its dialects; for
+// each, the first instance it lists of one of that dialect's families is
+// read whole and its library written; then that library's sums of every
+// instance, and the restarts of the counters they read, are asked, and
+// the store's metadata. Discovery then says which instances share each
+// first instance's shape (pushdown).
+func (r *run) speculate(ctx context.Context) (*speculation, error) {
+	start := time.Now()
+	match := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialect.NamePrefixes())},
+		Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces()
+	names, err := r.q.api.LabelValues(ctx, model.MetricNameLabel, []string{match}, r.o.From.Add(-Lookback), r.o.To)
+	r.q.record("pushdown: the families the store holds", match, r.o.To, start)
+	if err != nil {
+		return nil, err
+	}
+	if r.meta, err = loadMetadata(ctx, r.q, names); err != nil {
+		return nil, err
+	}
+	probes := map[string]string{}
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		d := dialect.Owner(n)
+		if _, ok := probes[d]; ok || d == "" || strings.HasSuffix(n, "_created") || strings.HasSuffix(n, "_info") {
+			continue
+		}
+		probes[d] = n
+	}
+	sp := &speculation{}
+	var mu sync.Mutex
+	var counters []string
+	var fns []func(context.Context) error
+	for _, d := range slices.Sorted(maps.Keys(probes)) {
+		fns = append(fns, func(ctx context.Context) error {
+			sh, err := r.probe(ctx, d, probes[d])
+			if err != nil || sh == nil {
+				return err
+			}
+			if sh.lib != nil {
+				if sh.sums, err = r.fetchSums(ctx, sh); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			sp.shapes = append(sp.shapes, sh)
+			if sh.lib != nil {
+				counters = append(counters, r.summedCounters(sh)...)
+			}
+			return nil
+		})
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return nil, err
+	}
+	var starts []string
+	for _, n := range names {
+		if strings.HasSuffix(n, startTimeSeries) {
+			starts = append(starts, n)
+		}
+	}
+	sp.restarts, err = r.restartsOf(ctx, counters, starts, true)
+	return sp, err
+}
+
+// probe reads the first instance the store lists of family (of dialect
+// d) whole, and writes its library: a shape of that one instance; nil
+// where the store lists none at the window's end.
+func (r *run) probe(ctx context.Context, d, family string) (*shape, error) {
+	vec, err := r.q.instant(ctx, "pushdown: one instance of "+d, familySel(r.o.Selector, family).With(nameIs(family)).braces(), r.o.To)
+	if err != nil || len(vec) == 0 {
+		return nil, err
+	}
+	sort.Slice(vec, func(i, j int) bool { return groupKey(vec[i].Metric, r.o.By) < groupKey(vec[j].Metric, r.o.By) })
+	labels := groupLabels(vec[0].Metric, r.o.By)
+	g := &group{id: groupID(labels), labels: labels, dialect: d, families: map[string]bool{family: true},
+		targets: map[Target]bool{targetOf(vec[0].Metric): true}}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		g.match = append(g.match, Matcher{Name: k, Op: "=", Value: labels[k]})
+	}
+	b := &rebuilding{run: r, groups: []*group{g}}
+	pts, err := b.state(ctx, r.o.To, true, []*group{g})
+	if err != nil {
+		return nil, err
+	}
+	// What discovery will say of it, from its series.
+	pd := &discovery{by: r.o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
+		replicaLabels: r.o.ReplicaLabels}
+	lim := &limits{maxInstances: 1, maxSeries: math.MaxInt}
+	for _, p := range pts[g.id] {
+		if name := string(p.metric[model.MetricNameLabel]); !strings.HasSuffix(name, "_bucket") && name != startTimeSeries {
+			if err := pd.add(p.metric, lim); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if found := pd.byID[g.id]; found != nil {
+		found.dialect = d
+		g = found
+	}
+	r.mu.Lock()
+	if r.firsts == nil {
+		r.firsts = map[string][]point{}
+	}
+	r.firsts[g.id] = pts[g.id]
+	r.mu.Unlock()
+	sh := &shape{groups: []*group{g}, first: g.id}
+	sh.lib, sh.rep, sh.why = r.library(g, pts[g.id])
+	return sh, nil
+}
+
+// planPushdown decides each instance's path once its sums are read: read
+// whole where the window's two ends cannot give its window (whole), where
+// its shape has no library, or where its sums hold what cannot be.
+func (r *run) planPushdown(shapes []*shape) {
+	r.paths = map[string]path{}
+	for _, sh := range shapes {
+		for _, g := range sh.groups {
+			why := r.whole(g)
+			if why == "" {
+				why = sh.why
+			}
+			if why == "" {
+				why = r.unread[g.id]
+			}
+			if why != "" || r.reads[g.id] == nil {
+				delete(r.reads, g.id)
+				r.paths[g.id] = path{read: Rebuild, why: why}
+				continue
+			}
+			r.paths[g.id] = path{read: Pushdown}
+		}
+	}
+}
+
+// shapes sorts groups into shapes by their names and deciding values (the
+// HELP the metadata says splits them further: byHelp), in the order of
+// their first instance.
 func (r *run) shapes(groups []*group) []*shape {
+	return sortInto(groups, func(g *group) string {
+		return g.dialect + "\x01" + strings.Join(slices.Sorted(maps.Keys(g.families)), "\x00") + "\x01" +
+			strings.Join(slices.Sorted(maps.Keys(g.deciding)), "\x00")
+	})
+}
+
+// byHelp splits shapes whose instances' targets declared a family's HELP
+// differently (the metadata, read with the first instances): vLLM 0.8's
+// prefix counters count blocks, later ones tokens, under one name.
+func (r *run) byHelp(shapes []*shape) []*shape {
+	var out []*shape
+	for _, sh := range shapes {
+		out = append(out, sortInto(sh.groups, func(g *group) string { return strings.Join(r.meta.ownHelp(g), "\x00") })...)
+	}
+	return out
+}
+
+// sortInto sorts groups into shapes of one key each, in order.
+func sortInto(groups []*group, key func(*group) string) []*shape {
 	byKey := map[string]*shape{}
 	var out []*shape
 	for _, g := range groups {
-		k := g.dialect + "\x01" + strings.Join(slices.Sorted(maps.Keys(g.families)), "\x00") + "\x01" +
-			strings.Join(slices.Sorted(maps.Keys(g.deciding)), "\x00") + "\x01" + strings.Join(r.meta.ownHelp(g), "\x00")
+		k := key(g)
 		sh := byKey[k]
 		if sh == nil {
 			sh = &shape{}
@@ -92,23 +341,56 @@ func (r *run) shapes(groups []*group) []*shape {
 	return out
 }
 
-// libraries reads each shape's first instance whole and writes its
-// library from it; a shape it cannot stand for is left without one, with
-// why.
-func (r *run) libraries(ctx context.Context, shapes []*shape) error {
-	reps := make([]*group, len(shapes))
-	for i, sh := range shapes {
-		reps[i] = sh.groups[0]
+// firstOf reads, whole, the first instance of each shape not read yet.
+func (r *run) firstOf(ctx context.Context, shapes []*shape) error {
+	var firsts []*group
+	for _, sh := range shapes {
+		if _, ok := r.firsts[sh.groups[0].id]; !ok {
+			firsts = append(firsts, sh.groups[0])
+		}
 	}
-	b := &rebuilding{run: r, groups: reps}
-	pts, err := b.state(ctx, r.o.To, true, reps)
+	if len(firsts) == 0 {
+		return nil
+	}
+	b := &rebuilding{run: r, groups: firsts}
+	pts, err := b.state(ctx, r.o.To, true, firsts)
 	if err != nil {
 		return err
 	}
-	for i, sh := range shapes {
-		sh.lib, sh.rep, sh.why = r.library(reps[i], pts[reps[i].id])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.firsts == nil {
+		r.firsts = map[string][]point{}
+	}
+	for _, g := range firsts {
+		r.firsts[g.id] = pts[g.id]
 	}
 	return nil
+}
+
+// restartCounters are the counters a pushdown asks resets() of: those of
+// the table's columns that every request moves. A restart resets every
+// counter together, so these tell it (with the start time's changes());
+// one that fell alone, and stayed below its start, is a fall the two
+// readings show (unsound). resets() costs the store a read of every
+// sample in the window of each family it is given.
+var restartCounters = []string{snapshot.RequestsTotal, snapshot.TokensPredictedTotal, snapshot.PromptTokensTotal}
+
+// summedCounters are the counter families of a shape whose resets() tell
+// a restart (restartCounters, the TTFT histogram's count).
+func (r *run) summedCounters(sh *shape) []string {
+	var out []string
+	for _, q := range restartCounters {
+		out = append(out, sh.lib.SeriesOf(q)...)
+	}
+	for _, q := range tableHists {
+		for _, name := range sh.lib.SeriesOf(q) {
+			if strings.HasSuffix(name, "_count") {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // library writes the library of the shape g stands for, from g's series
@@ -136,7 +418,7 @@ func (r *run) library(g *group, pts []point) (*promql.Library, *snapshot.Snapsho
 		// vLLM production-stack's router copies would count twice.
 		sel = append(sel, promql.Matcher{Label: routerLabel, Op: promql.Equal, Value: ""})
 	}
-	lib, err := promql.New(fb.fams, s.Dialect, promql.Options{Selector: sel, By: r.disc.by,
+	lib, err := promql.New(fb.fams, s.Dialect, promql.Options{Selector: sel, By: r.o.By,
 		Window: promDuration(r.o.To.Sub(r.o.From)), AllSections: true})
 	switch {
 	case err != nil:
@@ -162,8 +444,8 @@ const (
 func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
 	for _, q := range sh.lib.Quantities() {
 		n, ok := snapshot.Declared(q)
-		if !ok || strings.Contains(q, "*") {
-			continue // a sum over every reason, which no snapshot holds
+		if !ok || !slices.Contains(tableNeeds, q) && !slices.Contains(tableHists, q) {
+			continue
 		}
 		switch n.Kind {
 		case snapshot.Histogram:
@@ -192,65 +474,93 @@ func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
 type values struct {
 	scalars map[string]float64
 	hists   map[string]*histogram.Histogram
+	// invalid names a quantity whose sum cannot be: NaN or infinite (a
+	// series of it is), a counter's or a bucket's below zero.
+	invalid string
 }
 
 // readShape reads a shape's instances: its quantities at the window's
-// two ends (and the peaks of a past range), each instance two snapshots.
-func (r *run) readShape(ctx context.Context, sh *shape) error {
+// sumsOf are the store's sums of one shape's library, by the grouping
+// key of the instance they are of (groupKey): they are read before
+// discovery says which instances the shape holds.
+type sumsOf struct {
+	atEnd, atStart, peaks map[string]*values
+	fraction              map[string]bool
+}
+
+// fetchSums sends a shape's library's expressions: each quantity at the
+// window's two ends, the peaks of a past range, the fractions outside
+// 0..1. The store answers for every instance that has the series.
+func (r *run) fetchSums(ctx context.Context, sh *shape) (*sumsOf, error) {
 	end, start, peak := r.quantities(sh)
-	in := map[string]bool{}
-	for _, g := range sh.groups {
-		in[g.id] = true
-	}
-	var atEnd, atStart, peaks map[string]*values
-	var invalid map[string]bool
+	out := &sumsOf{}
 	err := parallel(ctx,
-		func(ctx context.Context) (err error) { invalid, err = r.outOfRange(ctx, sh, in); return },
+		func(ctx context.Context) (err error) { out.fraction, err = r.outOfRange(ctx, sh); return },
 		func(ctx context.Context) (err error) {
-			atEnd, err = r.sums(ctx, "pushdown: each quantity of the table, per instance, at the window's end", end, r.o.To, in)
+			out.atEnd, err = r.sums(ctx, "pushdown: each quantity of the table, per instance, at the window's end", end, r.o.To)
 			return
 		},
 		func(ctx context.Context) (err error) {
-			atStart, err = r.sums(ctx, "pushdown: each counter and the TTFT buckets, per instance, at the window's start", start, r.o.From, in)
+			out.atStart, err = r.sums(ctx, "pushdown: each counter and the TTFT buckets, per instance, at the window's start", start, r.o.From)
 			return
 		},
 		func(ctx context.Context) (err error) {
 			if len(peak) > 0 {
-				peaks, err = r.sums(ctx, "pushdown, a past range: KV use and the queue at their largest, per instance", peak, r.o.To, in)
+				out.peaks, err = r.sums(ctx, "pushdown, a past range: KV use and the queue at their largest, per instance", peak, r.o.To)
 			}
 			return
 		})
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	return out, err
+}
+
+// assemble makes each instance of a shape (of those in: the window's two
+// ends give its window) two snapshots from the sums, or says why they
+// cannot stand for it (unread).
+func (r *run) assemble(sh *shape, in map[string]bool) {
 	for _, g := range sh.groups {
-		if invalid[g.id] {
-			r.paths[g.id] = path{read: Rebuild, why: "values that cannot be"}
+		if !in[g.id] {
+			continue
+		}
+		k := keyOf(g, r.o.By)
+		atEnd, atStart := sh.sums.atEnd[k], sh.sums.atStart[k]
+		if why := invalidIn(sh.sums.fraction[k], atEnd, atStart); why != "" {
+			r.unread[g.id] = "values that cannot be (" + why + ")"
 			continue
 		}
 		info := infoOf(g)
-		e, s := sh.snapshot(g, atEnd[g.id], r.tsEnd[g.id].Time(), info), sh.snapshot(g, atStart[g.id], r.tsStart[g.id].Time(), info)
+		e, s := sh.snapshot(g, atEnd, r.tsEnd[g.id].Time(), info), sh.snapshot(g, atStart, r.tsStart[g.id].Time(), info)
 		if why := unsound(s, e); why != "" {
-			r.paths[g.id] = path{read: Rebuild, why: why}
+			r.unread[g.id] = why
 			continue
 		}
 		normalize(s, e)
 		rd := &read{end: &reading{at: e.ScrapedAt, snap: e},
 			w: readings{bs: []boundary{{at: s.ScrapedAt, snap: s}, {at: e.ScrapedAt, snap: e}}}}
-		if p := peaks[g.id]; p != nil {
+		if p := sh.sums.peaks[k]; p != nil {
 			rd.peak = sh.snapshot(g, p, e.ScrapedAt, info)
 		}
 		r.reads[g.id] = rd
 	}
-	return nil
 }
 
-// outOfRange finds a shape's instances (of those in) with a fraction
+// invalidIn says why an instance's sums hold a value that cannot be, ""
+// where none does.
+func invalidIn(fraction bool, vs ...*values) string {
+	if fraction {
+		return "a fraction outside 0..1"
+	}
+	for _, v := range vs {
+		if v != nil && v.invalid != "" {
+			return v.invalid
+		}
+	}
+	return ""
+}
+
+// outOfRange finds the instances (their grouping keys) with a fraction
 // outside 0..1 at the window's end (promql.Library.Fractions), which the
 // dialect would leave out and name: they are read whole.
-func (r *run) outOfRange(ctx context.Context, sh *shape, in map[string]bool) (map[string]bool, error) {
+func (r *run) outOfRange(ctx context.Context, sh *shape) (map[string]bool, error) {
 	fs := sh.lib.Fractions()
 	if len(fs) == 0 {
 		return nil, nil
@@ -265,16 +575,14 @@ func (r *run) outOfRange(ctx context.Context, sh *shape, in map[string]bool) (ma
 	}
 	out := map[string]bool{}
 	for _, s := range vec {
-		if g := r.route(s.Metric); g != nil && in[g.id] {
-			out[g.id] = true
-		}
+		out[groupKey(s.Metric, r.o.By)] = true
 	}
 	return out, nil
 }
 
 // sums runs tagged expressions at one time and sorts what the store
-// answered by instance (of those in), quantity and bucket.
-func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.Time, in map[string]bool) (map[string]*values, error) {
+// answered by instance (its grouping key), quantity and bucket.
+func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.Time) (map[string]*values, error) {
 	vec, err := r.q.tagged(ctx, purpose, exprs, at)
 	if err != nil {
 		return nil, err
@@ -282,33 +590,33 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 	out := map[string]*values{}
 	buckets := map[string]map[string][]histogram.Bucket{}
 	for _, s := range vec {
-		g := r.route(s.Metric)
-		if g == nil || !in[g.id] {
-			continue
-		}
-		v := out[g.id]
+		k := groupKey(s.Metric, r.o.By)
+		v := out[k]
 		if v == nil {
 			v = &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
-			out[g.id] = v
+			out[k] = v
 		}
 		tag := string(s.Metric[tagLabel])
 		x := float64(s.Value)
+		if why := cannotBe(tag, x); why != "" && v.invalid == "" {
+			v.invalid = why
+		}
 		switch {
 		case strings.HasPrefix(tag, tagBucket):
 			le, err := strconv.ParseFloat(string(s.Metric["le"]), 64)
 			if err != nil || math.IsNaN(le) {
 				continue
 			}
-			if buckets[g.id] == nil {
-				buckets[g.id] = map[string][]histogram.Bucket{}
+			if buckets[k] == nil {
+				buckets[k] = map[string][]histogram.Bucket{}
 			}
 			name := tag[len(tagBucket):]
-			buckets[g.id][name] = append(buckets[g.id][name], histogram.Bucket{UpperBound: le, Count: x})
+			buckets[k][name] = append(buckets[k][name], histogram.Bucket{UpperBound: le, Count: x})
 		case strings.HasPrefix(tag, tagSum):
 			v.hist(tag[len(tagSum):]).Sum = x
 		case strings.HasPrefix(tag, tagCount):
 			v.hist(tag[len(tagCount):]).Count = x
-		case !math.IsNaN(x):
+		default:
 			v.scalars[tag[len(tagValue):]] = x
 		}
 	}
@@ -323,6 +631,25 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 		}
 	}
 	return out, nil
+}
+
+// cannotBe says why a sum tagged tag cannot be what the dialect reads: a
+// NaN or an infinity in it (a series that cannot be, which the dialect
+// leaves out and names; or a gauge with no value yet, which it skips), a
+// counter or a bucket below zero. "" where it can.
+func cannotBe(tag string, x float64) string {
+	name := tag[strings.IndexByte(tag, ':')+1:]
+	counter := !strings.HasPrefix(tag, tagValue) && !strings.HasPrefix(tag, tagSum)
+	if n, _ := snapshot.Declared(name); strings.HasPrefix(tag, tagValue) && n.Kind == snapshot.Counter {
+		counter = true
+	}
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return fmt.Sprintf("%s is %v", name, x)
+	case counter && x < 0:
+		return fmt.Sprintf("%s below zero", name)
+	}
+	return ""
 }
 
 // hist is the histogram name being filled.

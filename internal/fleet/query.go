@@ -162,14 +162,35 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 	return out, err
 }
 
-// tagged evaluates each expression, joined with or as batch does, each
-// result labelled with its tag (tagLabel).
+// tagged evaluates each expression as a query of its own, in parallel
+// (as many at once as the querier allows), each result labelled with its
+// tag (tagLabel). Not joined with or as batch joins: each or re-hashes
+// every series before it, and the store evaluates separate queries on
+// separate cores; the count stays that of the expressions, whatever the
+// number of instances.
 func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time) (model.Vector, error) {
-	parts := make([]string, len(exprs))
+	results := make([]model.Vector, len(exprs))
+	errs := make([]error, len(exprs))
+	var wg sync.WaitGroup
 	for i, e := range exprs {
-		parts[i] = fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, e.expr, tagLabel, e.tag)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = q.instant(ctx, purpose, e.expr, at)
+		}()
 	}
-	return q.joined(ctx, purpose, parts, at)
+	wg.Wait()
+	var out model.Vector
+	for i, e := range exprs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, s := range results[i] {
+			s.Metric[tagLabel] = model.LabelValue(e.tag)
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // joined evaluates parts joined with or into as few queries as fit

@@ -29,7 +29,7 @@ func (r *run) rebuild(ctx context.Context) error {
 	if len(groups) == 0 {
 		return nil
 	}
-	b := &rebuilding{run: r, groups: groups}
+	b := &rebuilding{run: r, groups: groups, fleet: true}
 	var atStart []*group
 	for _, g := range groups {
 		if r.tsStart[g.id] != 0 {
@@ -48,6 +48,12 @@ func (r *run) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The end's reading has the process start of its targets too.
+	for id, pts := range b.targets.starts {
+		if _, ok := b.end[id]; ok {
+			b.end[id] = append(b.end[id], pts...)
+		}
+	}
 	b.plan()
 	if err := b.fetchRaw(ctx); err != nil {
 		return err
@@ -62,7 +68,10 @@ func (r *run) rebuild(ctx context.Context) error {
 // window's two ends, where each one's window is read from, raw samples.
 type rebuilding struct {
 	*run
-	groups     []*group
+	groups []*group
+	// fleet says discovery has run: groups may be the whole fleet, read
+	// under the user's selector alone.
+	fleet      bool
 	end, start map[string][]point // by group id
 	peaks      map[string][]point
 	ends       map[string]*reading
@@ -106,8 +115,8 @@ const (
 // histogram buckets, and every bucket (full) or only the buckets of the
 // histograms the window's percentiles read (the window's start, at a
 // fifth of the series); the start also reads process_start_time_seconds,
-// the end has it from the targets. vLLM's router copies are dropped when
-// routed.
+// the end has it from the targets (rebuild adds it). vLLM's router copies
+// are dropped when routed.
 func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups []*group) (map[string][]point, error) {
 	out := map[string][]point{}
 	if len(groups) == 0 {
@@ -120,13 +129,15 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 	var prefixes, buckets []string
 	for _, d := range dialectsOf(groups) {
 		prefixes = append(prefixes, dialectPrefixes(d)...)
-		buckets = append(buckets, b.bucketsFor(d)...)
+		if !full {
+			buckets = append(buckets, b.bucketsFor(d)...)
+		}
 	}
 	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
 	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
 	type query struct{ purpose, text string }
 	var queries []query
-	for _, sel := range b.batches(groups, per) {
+	for _, sel := range b.batches(groups, per, b.fleet) {
 		queries = append(queries, query{"rebuild: every series but histogram buckets",
 			sel.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces()})
 		switch {
@@ -141,6 +152,15 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 				sel.With(nameIs(startTimeSeries), b.jobs()).braces()})
 		}
 	}
+	// Each answer to the groups asked for, by their keys (a batch may
+	// select others).
+	byKey, byTarget := map[string]*group{}, map[Target]*group{}
+	for _, g := range groups {
+		byKey[keyOf(g, b.o.By)] = g
+		for t := range g.targets {
+			byTarget[t] = g
+		}
+	}
 	var mu sync.Mutex
 	fns := make([]func(context.Context) error, len(queries))
 	for i, qu := range queries {
@@ -152,9 +172,12 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 			mu.Lock()
 			defer mu.Unlock()
 			for _, s := range vec {
-				g := b.route(s.Metric)
+				var g *group
+				if dialect.Owner(string(s.Metric[model.MetricNameLabel])) != "vllm" || s.Metric[routerLabel] == "" {
+					g = byKey[groupKey(s.Metric, b.o.By)]
+				}
 				if g == nil && s.Metric[model.MetricNameLabel] == startTimeSeries {
-					g = b.disc.byTarget[targetOf(s.Metric)]
+					g = byTarget[targetOf(s.Metric)]
 				}
 				if g != nil {
 					out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
@@ -166,13 +189,6 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 	if err := parallel(ctx, fns...); err != nil {
 		return nil, err
 	}
-	if full {
-		for id, pts := range b.targets.starts {
-			if _, ok := out[id]; ok {
-				out[id] = append(out[id], pts...)
-			}
-		}
-	}
 	for id, pts := range out {
 		out[id] = b.dedup(id, pts)
 	}
@@ -180,24 +196,25 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 }
 
 // batches are selectors that each read some of groups, about per bytes of
-// answer for every series discovery listed for one, each answer within a
-// quarter of --max-bytes: the user's selector alone where groups are the
-// whole fleet and fit in one answer; else, batch by batch, equality on
-// every grouping label but the last and a list of the last's values.
-func (r *run) batches(groups []*group, per int) []Selector {
+// answer for every series discovery listed for one, each answer within
+// half of --max-bytes: the user's selector alone where groups are the
+// whole fleet (fleet: discovery has run) and fit in one answer; else,
+// batch by batch, equality on every grouping label but the last and a list
+// of the last's values.
+func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
 	budget := r.o.MaxBytes
 	if budget <= 0 {
 		budget = DefaultMaxBytes
 	}
-	budget /= 4
+	budget /= 2
 	total := int64(0)
 	for _, g := range groups {
 		total += int64(g.series * per)
 	}
-	if len(groups) == len(r.disc.groups) && total <= budget {
+	if fleet && len(groups) == len(r.disc.groups) && total <= budget {
 		return []Selector{r.o.Selector}
 	}
-	by := r.disc.by
+	by := r.o.By
 	last := by[len(by)-1]
 	// Batches of groups that agree on every label but the last.
 	parts := map[string][]*group{}
@@ -367,7 +384,7 @@ func (r *run) gaugeFamilies() []string {
 func (r *run) gaugePeaks(ctx context.Context, groups []*group) (map[string][]point, error) {
 	w := promDuration(r.o.To.Sub(r.o.From))
 	out := map[string][]point{}
-	for _, sel := range r.batches(groups, bytesPerSeriesStart) {
+	for _, sel := range r.batches(groups, bytesPerSeriesStart, true) {
 		vec, err := r.q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", r.gaugeFamilies(), func(f string) string {
 			return "max_over_time(" + familySel(sel, f).With(nameIs(f)).braces() + "[" + w + "])"
 		}, r.o.To)

@@ -24,16 +24,23 @@ import (
 
 // survey sends the window's queries, in parallel, and plans each
 // instance's path.
+//
+// A rebuild asks for the metadata and every counter's restarts here; a
+// pushdown has asked the store for them, and for the counters its sums
+// read, while discovery ran (pushdown.go's speculation).
 func (r *run) survey(ctx context.Context) error {
 	jobs := []func(context.Context) error{
-		func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return },
 		func(ctx context.Context) (err error) { r.tsEnd, err = r.newest(ctx, r.o.To); return },
 		func(ctx context.Context) (err error) { r.tsStart, err = r.newest(ctx, r.o.From); return },
-		func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return },
 		func(ctx context.Context) (err error) { r.targets, err = r.fetchTargets(ctx); return },
 	}
-	if r.o.Read == Pushdown {
-		jobs = append(jobs, func(ctx context.Context) (err error) { r.invalid, err = r.screen(ctx); return })
+	if r.o.Read == Rebuild {
+		jobs = append(jobs,
+			func(ctx context.Context) (err error) {
+				r.meta, err = loadMetadata(ctx, r.q, r.familiesWhere(func(string) bool { return true }))
+				return
+			},
+			func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx, r.counterFamilies()); return })
 	}
 	if err := parallel(ctx, jobs...); err != nil {
 		return err
@@ -41,7 +48,9 @@ func (r *run) survey(ctx context.Context) error {
 	if err := r.dropAbsent(ctx); err != nil {
 		return err
 	}
-	r.plan()
+	if r.o.Read == Rebuild {
+		r.plan()
+	}
 	return nil
 }
 
@@ -68,15 +77,7 @@ func parallel(ctx context.Context, fns ...func(context.Context) error) error {
 }
 
 // by writes the grouping of the store's aggregations: " by (job, instance)".
-func (r *run) by() string { return " by (" + strings.Join(r.disc.by, ", ") + ")" }
-
-// named writes a selector of many families whose name a function keeps
-// (in familyLabel): a function drops __name__, and two families' series
-// that differ in nothing else would be one label set, which Prometheus
-// refuses ("vector cannot contain metrics with the same labelset").
-func named(sel Selector) string {
-	return `label_replace(` + sel.braces() + `, "` + familyLabel + `", "$1", "__name__", "(.+)")`
-}
+func (r *run) by() string { return " by (" + strings.Join(r.o.By, ", ") + ")" }
 
 // newest reads the time of each instance's newest sample at or before
 // at, within the lookback: when it was last scraped. What the rates
@@ -276,73 +277,88 @@ func familySel(sel Selector, f string) Selector {
 
 func nameIs(f string) Matcher { return Matcher{Name: model.MetricNameLabel, Op: "=", Value: f} }
 
-// restarts finds the instances whose counters restarted inside the
-// window: resets() of every counter, changes() of every start time.
-func (r *run) restarts(ctx context.Context) (map[string]bool, error) {
-	w := promDuration(r.o.To.Sub(r.o.From))
+// restarts are the instances whose counters restarted inside the
+// window: by their grouping key (a counter that fell), and by target (the
+// unprefixed start time that changed).
+type restarts struct {
+	byKey    map[string]bool
+	byTarget map[Target]bool
+}
+
+// of resolves restarts to the groups discovery found, by id.
+func (rs restarts) of(r *run) map[string]bool {
 	out := map[string]bool{}
+	for k := range rs.byKey {
+		if id, ok := r.disc.byKey[k]; ok {
+			out[id] = true
+		}
+	}
+	for t := range rs.byTarget {
+		if g := r.disc.byTarget[t]; g != nil {
+			out[g.id] = true
+		}
+	}
+	return out
+}
+
+// restartsOf finds the instances whose counters restarted inside the
+// window: resets() of the counter families given (a restart resets every
+// counter together), changes() of every start time: those the families
+// of the fleet (or, before discovery, every name the store holds) carry,
+// and the unprefixed one of the fleet's jobs (of every job, before
+// discovery).
+func (r *run) restartsOf(ctx context.Context, counters, starts []string, early bool) (restarts, error) {
+	slices.Sort(counters)
+	counters = slices.Compact(counters)
+	w := promDuration(r.o.To.Sub(r.o.From))
+	out := restarts{byKey: map[string]bool{}, byTarget: map[Target]bool{}}
 	for _, b := range []struct {
 		purpose  string
 		families []string
 		expr     func(f string) string
 	}{
-		{"window: counters that fell (restarts) in the window", r.counterFamilies(), func(f string) string {
+		{"window: counters that fell (restarts) in the window", counters, func(f string) string {
 			return "resets(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + "[" + w + "]) > 0"
 		}},
-		{"window: process start times that changed in the window", r.startFamilies(), func(f string) string {
+		{"window: process start times that changed in the window", starts, func(f string) string {
 			return "changes(" + r.o.Selector.With(nameIs(f)).braces() + "[" + w + "]) > 0"
 		}},
 	} {
 		vec, err := r.q.batch(ctx, b.purpose, b.families, b.expr, r.o.To)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		for _, s := range vec {
-			if g := r.route(s.Metric); g != nil {
-				out[g.id] = true
+			if dialect.Owner(string(s.Metric[model.MetricNameLabel])) != "vllm" || s.Metric[routerLabel] == "" {
+				out.byKey[groupKey(s.Metric, r.o.By)] = true
 			}
 		}
 	}
-	// The unprefixed start time, of the fleet's own targets.
-	sel := r.o.Selector.With(nameIs(startTimeSeries), r.jobs())
+	// The unprefixed start time, of the fleet's own targets (before
+	// discovery, of every target the selector allows).
+	sel := r.o.Selector.With(nameIs(startTimeSeries))
+	if !early {
+		sel = sel.With(r.jobs())
+	}
 	vec, err := r.q.instant(ctx, "window: process_start_time_seconds that changed in the window",
 		"changes("+sel.braces()+"["+w+"]) > 0", r.o.To)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	for _, s := range vec {
-		if g := r.disc.byTarget[targetOf(s.Metric)]; g != nil {
-			out[g.id] = true
-		}
+		out.byTarget[targetOf(s.Metric)] = true
 	}
 	return out, nil
 }
 
-// screen finds the instances publishing a value that cannot be, at the
-// window's end: a counter (a _total, a histogram's _count or bucket)
-// below zero or NaN, anything infinite. The dialect leaves such a series
-// out and names it (the invalid_series note); the pushdown's sums would
-// add it in, so those instances are read whole. The store answers only
-// for the instances it finds.
-func (r *run) screen(ctx context.Context) (map[string]bool, error) {
-	counters := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialect.NamePrefixes()) + "(?:_total|_count|_bucket)"}).braces()
-	every := named(r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialect.NamePrefixes())}))
-	by := r.by()
-	// NaN fails every comparison: an instance has one where it has more
-	// counters than counters >= -Inf.
-	nan := "count" + by + " (" + counters + ") > (count" + by + " (" + counters + " >= -Inf) or 0 * count" + by + " (" + counters + "))"
-	q := "group" + by + " (" + counters + " < 0) or group" + by + " (abs(" + every + ") == +Inf) or group" + by + " (" + nan + ")"
-	vec, err := r.q.instant(ctx, "window: instances publishing values that cannot be (read whole)", q, r.o.To)
+// restarts finds the instances whose counters restarted inside the
+// window, of every counter family the fleet publishes (a rebuild).
+func (r *run) restarts(ctx context.Context, counters []string) (map[string]bool, error) {
+	rs, err := r.restartsOf(ctx, counters, r.startFamilies(), false)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
-	for _, s := range vec {
-		if g := r.route(s.Metric); g != nil {
-			out[g.id] = true
-		}
-	}
-	return out, nil
+	return rs.of(r), nil
 }
 
 // path is how one instance is read: in a pushdown, an instance is read
@@ -352,19 +368,12 @@ type path struct {
 	why  string
 }
 
-// plan decides each instance's path.
+// plan reads every instance whole (a rebuild; a pushdown plans once its
+// sums are read: planPushdown).
 func (r *run) plan() {
 	r.paths = map[string]path{}
 	for _, g := range r.disc.groups {
-		why := r.whole(g)
-		switch {
-		case r.o.Read == Rebuild:
-			r.paths[g.id] = path{read: Rebuild}
-		case why != "":
-			r.paths[g.id] = path{read: Rebuild, why: why}
-		default:
-			r.paths[g.id] = path{read: Pushdown}
-		}
+		r.paths[g.id] = path{read: Rebuild}
 	}
 }
 
@@ -380,8 +389,6 @@ func (r *run) whole(g *group) string {
 		return "first seen inside the window"
 	case r.resets[g.id]:
 		return "restarted inside the window"
-	case r.invalid[g.id]:
-		return "values that cannot be"
 	case len(g.replicas) > 0:
 		return "series under a replica label (" + strings.Join(slices.Sorted(maps.Keys(g.replicas)), ", ") + ")"
 	}
@@ -399,8 +406,8 @@ type metadata struct {
 }
 
 // loadMetadata reads the store's metadata, and each target's own for the
-// families where targets declared different things.
-func loadMetadata(ctx context.Context, q *querier, disc *discovery) (*metadata, error) {
+// families (of those named) where targets declared different things.
+func loadMetadata(ctx context.Context, q *querier, families []string) (*metadata, error) {
 	md := &metadata{byTarget: map[string]map[Target]promapi.Metadata{}}
 	t := time.Now()
 	all, err := q.api.Metadata(ctx)
@@ -419,13 +426,11 @@ func loadMetadata(ctx context.Context, q *querier, disc *discovery) (*metadata, 
 	}
 	md.global = all
 	wanted := map[string]bool{}
-	for _, g := range disc.groups {
-		for f := range g.families {
-			wanted[f] = true
-			for _, sfx := range []string{"_total", "_count", "_sum"} {
-				if base, ok := strings.CutSuffix(f, sfx); ok {
-					wanted[base] = true
-				}
+	for _, f := range families {
+		wanted[f] = true
+		for _, sfx := range []string{"_total", "_count", "_sum"} {
+			if base, ok := strings.CutSuffix(f, sfx); ok {
+				wanted[base] = true
 			}
 		}
 	}

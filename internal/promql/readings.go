@@ -117,3 +117,19 @@ func (l *Library) Fractions() []string {
 	}
 	return out
 }
+
+// SeriesOf lists the series names the store holds a quantity under, sorted
+// (a histogram's _bucket, _count and _sum; a counter published without
+// _total under both spellings); none for one the library does not read.
+func (l *Library) SeriesOf(name string) []string {
+	s, ok := l.src[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range s.terms {
+		out = append(out, t.ref.storedNames(s.kind)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
