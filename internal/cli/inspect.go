@@ -38,8 +38,8 @@ and --since reads two: neither takes stdin twice.
 ` + watchKeys
 
 // watchKeys are the keys of the full-screen watch view.
-const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributions, space pause,
-+/- interval, r reset history, arrows and PgUp/PgDn scroll.`
+const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributions, l latency heat
+strips, space pause, +/- interval, r reset history, arrows and PgUp/PgDn scroll.`
 
 const rootExample = `  inferscope gpu-box:5000                      one report
   inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
@@ -112,6 +112,7 @@ func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
 // define defines the flags of inferscope itself on cmd.
 func (o *inspectOptions) define(cmd *cobra.Command) {
 	o.outputFlags.define(cmd)
+	o.outputFlags.defineASCII(cmd)
 	o.watchFlags.define(cmd, true)
 	flagTimeout.duration(cmd, &o.timeout)
 	flagMaxBytes.size(cmd, &o.maxBytes)
@@ -192,6 +193,8 @@ func (o *inspectOptions) checkModes(set map[string]bool) error {
 		return usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
 	case set["watch-windows"] && o.watch == 0:
 		return usagef("add an interval, e.g. --watch 2s --watch-windows "+o.windows, "--watch-windows sets the windows of --watch")
+	case set["heat"] && o.watch == 0:
+		return usagef("add an interval, e.g. --watch 2s --heat", "--heat draws the latency of each --watch interval")
 	}
 	return nil
 }
@@ -371,7 +374,7 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
-	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
+	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)}
 }
 
 // load scrapes a target and reads it into a canonical snapshot; a non-zero

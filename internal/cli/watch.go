@@ -39,6 +39,8 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		Windows:  windows,
 		JSON:     o.json,
 		Hist:     o.hist,
+		Heat:     o.heat,
+		Glyphs:   o.glyphs(io),
 		Columns:  o.columns,
 		Width:    o.width,
 		NoColor:  o.noColor,

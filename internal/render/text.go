@@ -53,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
@@ -66,6 +67,9 @@ type Options struct {
 	Columns int
 	// Color enables ANSI SGR colour.
 	Color bool
+	// Glyphs draws the pictures (bars, trends, heat strips): the block
+	// characters, or ASCII (--ascii, a locale that is not UTF-8).
+	Glyphs spark.Glyphs
 }
 
 // Layout constants, in cells.
@@ -125,13 +129,13 @@ func layout(r *report.Report, o Options) []line {
 	for _, sec := range r.Sections {
 		if sec.Wide {
 			flush()
-			if ls := renderSection(sec, width); len(ls) > 0 {
+			if ls := renderSection(sec, width, o.Glyphs); len(ls) > 0 {
 				out = append(out, line{})
 				out = append(out, ls...)
 			}
 			continue
 		}
-		if ls := renderSection(sec, colW); len(ls) > 0 {
+		if ls := renderSection(sec, colW, o.Glyphs); len(ls) > 0 {
 			run = append(run, ls)
 		}
 	}

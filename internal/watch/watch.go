@@ -41,6 +41,7 @@ import (
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
@@ -58,8 +59,11 @@ type Config struct {
 	Windows []time.Duration
 	JSON    bool // one compact JSON object per line per refresh
 	Hist    bool // start with the distributions shown
-	Columns int  // render.Options.Columns
-	Width   int  // layout width; 0 follows the terminal
+	Heat    bool // start with the latency heat strips shown
+	// Glyphs draws the pictures: render.Options.Glyphs.
+	Glyphs  spark.Glyphs
+	Columns int // render.Options.Columns
+	Width   int // layout width; 0 follows the terminal
 	NoColor bool
 	// FailOn ends the watch with a [*TrippedError] at the first good
 	// scrape whose report has a note of this severity or worse ("" never).
@@ -183,7 +187,7 @@ func scrape(ctx context.Context, c Config) (snap *snapshot.Snapshot, at time.Tim
 // half of one.
 func runPiped(ctx context.Context, ios *iostreams.IO, c Config) error {
 	s := newSession(c)
-	opts := render.Options{Width: c.Width, Columns: c.Columns, Color: ios.ColorEnabled(c.NoColor)}
+	opts := render.Options{Width: c.Width, Columns: c.Columns, Color: ios.ColorEnabled(c.NoColor), Glyphs: c.Glyphs}
 	if opts.Width <= 0 {
 		opts.Width = ios.LayoutWidth()
 	}
