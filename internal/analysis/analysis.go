@@ -73,6 +73,7 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 	a.header()
 	a.summaries()
 	a.live()
+	a.breakdowns()
 	a.throughput()
 	a.phases()
 	a.specDecode()

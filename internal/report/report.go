@@ -56,6 +56,9 @@ type Section struct {
 	// shaded cells, one per histogram (the watch view's latency); JSON has
 	// them in Report.Heat.
 	Heat []*Heat `json:"-"`
+	// Fold says the table is a breakdown, unit by unit, which a view
+	// shows only when asked ([Report.Folded]); the rows sum it up.
+	Fold bool `json:"-"`
 }
 
 // Table is a grid with a header: the first column holds row labels, the rest
@@ -246,6 +249,11 @@ type Report struct {
 	// interval, by histogram name. Only the watch view sets them.
 	Trends Map[*Trend] `json:"trends,omitzero"`
 	Heat   Map[*Heat]  `json:"heat,omitzero"`
+	// Breakdowns are the server's figures unit by unit, where it has
+	// units that its totals add up from (llama.cpp's slots, vLLM's
+	// data-parallel engines, SGLang's DP ranks): by kind ("slots",
+	// "engines", "dp_ranks"). Folding a section leaves them whole.
+	Breakdowns Map[*Breakdown] `json:"breakdowns,omitzero"`
 	// Rates is set only by the watch view and --since; JSON leaves it out
 	// when nil. It stays the last field, as the watch stream promises.
 	Rates Rates `json:"rates,omitzero"`
@@ -286,4 +294,46 @@ type RawSeries struct {
 type Quantile struct {
 	Quantile string `json:"quantile"` // as the exposition wrote it ("0.99")
 	Value    Number `json:"value"`
+}
+
+// Breakdown is one server's figures unit by unit.
+type Breakdown struct {
+	// Unit names what a unit is: "slot", or the label that tells the units
+	// apart ("engine", "dp_rank").
+	Unit string `json:"unit"`
+	// Status says whether the units could be read: "read", or for slots
+	// "off" (--no-slots), "disabled" (the server answered 501), "absent"
+	// (404) or "failed"; Why says what happened.
+	Status string     `json:"status"`
+	Why    string     `json:"why,omitempty"`
+	Units  List[Unit] `json:"units"`
+}
+
+// Unit is one slot, engine or rank.
+type Unit struct {
+	ID string `json:"id"`
+	// Model is the unit's model where the report covers several.
+	Model string `json:"model,omitempty"`
+	// State is a slot's: "idle", "prompt" (processing its prompt) or
+	// "generating".
+	State string `json:"state,omitempty"`
+	// Figures are the unit's figures by name; a figure the unit does not
+	// have is absent.
+	Figures Map[Number] `json:"figures"`
+}
+
+// Folded returns r with the tables of its breakdown sections left out and
+// a line saying how to see them (hint: "--breakdown", "b"); r is not
+// changed. Breakdowns keeps every unit.
+func (r *Report) Folded(hint string) *Report {
+	cp := *r
+	cp.Sections = make([]Section, len(r.Sections))
+	for i, sec := range r.Sections {
+		if sec.Fold && sec.Table != nil {
+			sec.Table = nil
+			sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], Row{ID: sec.ID + "_folded", Note: "a row for each: " + hint, Severity: Dim})
+		}
+		cp.Sections[i] = sec
+	}
+	return &cp
 }

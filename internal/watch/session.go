@@ -27,6 +27,7 @@ type session struct {
 	interval time.Duration
 	showHist bool
 	showHeat bool
+	showUnit bool // the breakdowns' tables
 
 	h      *rates.History
 	last   *snapshot.Snapshot // last good scrape
@@ -44,7 +45,7 @@ type session struct {
 }
 
 func newSession(c Config) *session {
-	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist, showHeat: c.Heat}
+	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist, showHeat: c.Heat, showUnit: c.Breakdown}
 	s.h = rates.NewHistory(longest(c.Windows, c.Interval))
 	s.h.SetTrendStep(c.Interval)
 	return s
@@ -64,6 +65,11 @@ func (s *session) effective() []time.Duration { return Effective(s.windows, s.in
 
 // observe folds in a good scrape taken at at that waited took.
 func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Duration) {
+	// Each unit's figures over the interval since the last good scrape,
+	// before the report of this one is built.
+	if s.last != nil {
+		rates.Breakdown(s.last, snap, at.Sub(s.lastAt).Seconds())
+	}
 	s.h.Add(snap, at)
 	s.last, s.lastAt, s.failure = snap, at, ""
 	s.waited = took
@@ -117,6 +123,9 @@ func (s *session) toggleHist() {
 
 // toggleHeat shows or hides the latency heat strips.
 func (s *session) toggleHeat() { s.showHeat = !s.showHeat }
+
+// toggleUnits shows or hides the breakdowns' tables.
+func (s *session) toggleUnits() { s.showUnit = !s.showUnit }
 
 // reset forgets the history but the last scrape.
 func (s *session) reset() {
@@ -180,6 +189,9 @@ func (s *session) report(now time.Time) *report.Report {
 	r.Sections = append(lead, withGaugeTrends(r.Sections, s.trends)...)
 	r.Rates = s.figs
 	r.Trends, r.Heat = s.trends, s.heat
+	if !s.showUnit {
+		return r.Folded("the u key")
+	}
 	return &r
 }
 

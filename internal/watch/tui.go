@@ -32,7 +32,7 @@ const frameRate = 10
 const fallbackHeight = 50
 
 // Help is the key line at the foot of the terminal view.
-const Help = "q quit · h distributions · l latency · space pause · +/- interval · r reset · ↑↓ scroll"
+const Help = "q quit · h distributions · l latency · u units · space pause · +/- interval · r reset"
 
 // scrapedMsg is one scrape's result, folded in by Update.
 type scrapedMsg struct {
@@ -138,6 +138,8 @@ func (m *model) key(k string) tea.Cmd {
 		m.top = 0
 	case "l":
 		m.s.toggleHeat()
+	case "u":
+		m.s.toggleUnits()
 	case "r":
 		m.s.reset()
 	case "space":

@@ -60,6 +60,9 @@ type Config struct {
 	JSON    bool // one compact JSON object per line per refresh
 	Hist    bool // start with the distributions shown
 	Heat    bool // start with the latency heat strips shown
+	// Breakdown starts with the breakdowns' tables (each slot, engine or
+	// rank) shown; folded, their sections show only their summary rows.
+	Breakdown bool
 	// Glyphs draws the pictures: render.Options.Glyphs.
 	Glyphs  spark.Glyphs
 	Columns int // render.Options.Columns
