@@ -102,6 +102,8 @@ func (o Overview) Figures() []promql.Figure {
 
 // grafanaOverview adds the overview's row and panels to b from id on; it
 // returns the last id used.
+//
+//lint:ignore SA1019 the classic model is the one written (grafana.go says why)
 func grafanaOverview(b *gdash.DashboardBuilder, l *promql.Library, o Overview, id uint32) (*gdash.DashboardBuilder, uint32) {
 	id++
 	b = b.WithRow(gdash.NewRowBuilder(OverviewTitle).Id(id))
@@ -184,8 +186,8 @@ func columnsSaid(p Panel) string {
 // them (Grafana takes the cumulative series apart).
 func grafanaHeatmap(h Heatmap) *heatmap.PanelBuilder {
 	return heatmap.NewPanelBuilder().
-		Title(h.Title+", by bucket").
-		Description(h.Title+": observations per second in each of the histogram's buckets, over "+RateInterval+"; the darker a cell, the more requests took that long.").
+		Title(h.Title + ", by bucket").
+		Description(h.Title + ": observations per second in each of the histogram's buckets, over " + RateInterval + "; the darker a cell, the more requests took that long.").
 		Datasource(datasource()).
 		Span(12).
 		Height(8).
