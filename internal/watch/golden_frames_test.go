@@ -127,3 +127,37 @@ func TestGoldenFrames(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysFold: l shows and hides the latency heat strips, u the
+// breakdowns' tables; the JSON of a frame carries the trends and the
+// strips' series whatever is shown.
+func TestKeysFold(t *testing.T) {
+	ss := newSimSession(t, "chat", 5, -1)
+	c := Config{Interval: 2 * time.Second, Windows: []time.Duration{30 * time.Second}, Now: ss.clk.Now, Build: realBuild,
+		Fetch: func(context.Context) (*snapshot.Snapshot, error) { return nil, errors.New("unused") }}
+	if err := c.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(context.Background(), c, false)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 200})
+	for i := range ss.n {
+		msg := ss.scrape(t, i)
+		// Two engines, one breakdown to fold.
+		msg.snap.Parts = []snapshot.Part{{Label: "engine", Value: "0", Snapshot: msg.snap}, {Label: "engine", Value: "1", Snapshot: msg.snap}}
+		m.Update(msg)
+	}
+	view := func() string { return m.View().Content }
+	if strings.Contains(view(), "Latency over the session") || !strings.Contains(view(), "a row for each: the u key") {
+		t.Fatalf("first view:\n%s", view())
+	}
+	m.Update(press("l"))
+	m.Update(press("u"))
+	if v := view(); !strings.Contains(v, "Latency over the session") || !strings.Contains(v, "time to first token, per 2s") ||
+		strings.Contains(v, "a row for each") || !strings.Contains(v, "engine    running") {
+		t.Errorf("after l and u:\n%s", v)
+	}
+	r := m.s.report(m.now)
+	if len(r.Trends) == 0 || r.Heat[snapshot.TimeToFirstTokenSeconds] == nil || r.Breakdowns["engines"] == nil {
+		t.Errorf("the report lacks its series: %d trends, heat %v", len(r.Trends), r.Heat)
+	}
+}
