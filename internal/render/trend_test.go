@@ -43,4 +43,3 @@ func TestTrendColumn(t *testing.T) {
 		t.Errorf("ASCII trend:\n%s", b.String())
 	}
 }
-
