@@ -34,6 +34,19 @@
 // display cells (go-runewidth, East Asian ambiguous characters narrow),
 // not bytes.
 //
+// # Trends and heat strips
+//
+// A row or table row with a trend (the watch view's) draws it as a
+// sparkline ([spark]): in a table after its first cell, in a section's
+// rows at the notes column, right-aligned so the newest interval keeps its
+// place, its scale after it ("0–14.1K"; a percentile's from its floor),
+// each cell in its band's colour, a gap blank. The windows of a table
+// leave room for at least eight cells of trend, dropped from the right. A
+// section's heat strips are rows of buckets (merged to at most eight) and
+// a column per interval shaded by its share of the interval's
+// observations, over an axis marking the intervals read. [Options.Glyphs]
+// draws these pictures, and the bars, in ASCII.
+//
 // # Colour and safety
 //
 // Colour is ANSI SGR only, and only with [Options.Color]: good green, warn

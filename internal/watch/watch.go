@@ -13,12 +13,23 @@
 //
 // # Loops
 //
-// [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, space,
-// + and -, r) and, when stdout is not a terminal (or is TERM=dumb), prints
+// [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, l, u,
+// space, + and -, r) and, when stdout is not a terminal (or is TERM=dumb), prints
 // one complete frame per refresh, or with JSON one object per line. A failed
 // scrape is a frame that says so, never an exit. With [Config.FailOn] the
 // watch ends at the first refresh whose report holds a note that severe,
 // after writing that frame (a canary).
+//
+// # Trends and breakdowns
+//
+// Beside each rates row, and the KV cache and queue rows, a frame draws
+// that figure interval by interval over the session (rates.History.Trends:
+// the last 60 refreshes, a failed scrape, a pause or a restart a gap), and
+// with l the latency histograms per interval as heat strips; a new
+// interval starts them over. Each unit of a breakdown (llama.cpp's slots,
+// vLLM's engines, SGLang's ranks) gets its figures over the last interval
+// (rates.Breakdown); u shows their tables, folded otherwise. JSON lines
+// carry the series behind every picture (trends, heat, breakdowns).
 //
 // # Notes
 //
