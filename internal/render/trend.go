@@ -88,13 +88,7 @@ func trendRange(sl spark.Line, t *report.Trend) string {
 	if say == nil {
 		say = units.Count
 	}
-	s := say(sl.Lo)
-	if sl.Lo == 0 {
-		s = "0"
-	}
-	if sl.Hi != sl.Lo {
-		s += "–" + say(sl.Hi)
-	}
+	s := sl.Scale(say)
 	if t.Of != "" {
 		s += " " + t.Of
 	}
