@@ -27,6 +27,10 @@
 // not UTF-8 ([LocaleGlyphs]) or a user who asks for it: eight characters of
 // increasing weight. A heat cell ([Shade]) is one of four shades (░▒▓█, or
 // .:*# in ASCII) and blank for nothing.
+//
+// The package is inferscope's own: none of the Go modules at hand draws
+// sparklines for Charm's v2 stack (Bubble Tea v2), and a sparkline is a
+// scale and a table of eight characters.
 package spark
 
 import (
