@@ -36,7 +36,7 @@ var layer = map[string]int{
 	"internal/rules": 4, "internal/dashboard": 4,
 
 	// Issue 22: one sparkline renderer for every trend.
-	"internal/spark": 0,
+	"internal/spark": 0, "internal/slots": 2,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -27,6 +27,10 @@
 // not UTF-8 ([LocaleGlyphs]) or a user who asks for it: eight characters of
 // increasing weight. A heat cell ([Shade]) is one of four shades (░▒▓█, or
 // .:*# in ASCII) and blank for nothing.
+//
+// The package is inferscope's own: none of the Go modules at hand draws
+// sparklines for Charm's v2 stack (Bubble Tea v2), and a sparkline is a
+// scale and a table of eight characters.
 package spark
 
 import (
@@ -196,6 +200,24 @@ func (l Line) Range(format func(float64) string) string {
 		return format(l.Lo)
 	}
 	return format(l.Lo) + "–" + format(l.Hi)
+}
+
+// Scale says the line's scale as every trend in inferscope states it:
+// like [Line.Range], but a zero end is written "0" whatever format does
+// with it ("0–62.0%", not "0.0%–62.0%"), and a flat line on either axis is
+// its one value. "" when there is no value.
+func (l Line) Scale(format func(float64) string) string {
+	if math.IsNaN(l.Lo) {
+		return ""
+	}
+	lo := format(l.Lo)
+	if l.Lo == 0 {
+		lo = "0"
+	}
+	if l.Lo == l.Hi {
+		return lo
+	}
+	return lo + "–" + format(l.Hi)
 }
 
 // Run is a stretch of consecutive cells of one class, as text.

@@ -118,6 +118,26 @@ func TestDraw(t *testing.T) {
 	}
 }
 
+func TestScale(t *testing.T) {
+	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" }
+	for _, tc := range []struct {
+		values []float64
+		axis   Axis
+		want   string
+	}{
+		{[]float64{0, 0.62}, FromZero, "0–62.0%"},
+		{[]float64{0.1, 0.62}, FromZero, "0–62.0%"},
+		{[]float64{0, 0}, FromZero, "0"},
+		{[]float64{0.3, 0.3}, FromFloor, "30.0%"},
+		{[]float64{0.3, 0.5}, FromFloor, "30.0%–50.0%"},
+		{[]float64{math.NaN()}, FromZero, ""},
+	} {
+		if got := Draw(tc.values, Options{Axis: tc.axis}).Scale(pct); got != tc.want {
+			t.Errorf("Scale of %v = %q, want %q", tc.values, got, tc.want)
+		}
+	}
+}
+
 func TestRuns(t *testing.T) {
 	l := Draw([]float64{1, 2, 9, 10, math.NaN(), 1}, Options{})
 	runs := Runs(l, func(c Cell) string {
