@@ -73,6 +73,7 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 	a.header()
 	a.summaries()
 	a.live()
+	a.breakdowns()
 	a.throughput()
 	a.phases()
 	a.specDecode()
@@ -320,20 +321,20 @@ func (a *analyzer) kvCacheRow() (report.Row, bool) {
 		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
 	}
 	row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
-	switch {
-	case ratio > 1:
+	switch b := kvBand(ratio); b {
+	case kvCacheOverCapacity:
 		// Two gauges read at different moments, or a broken server: no
 		// advice follows from a cache fuller than it can be.
 		row.Value, row.Bar = "used exceeds capacity", nil
-		a.judge(&row, kvCacheOverCapacity, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
-	case ratio >= kvPressure:
+		a.judge(&row, b, "the server reports more KV cache in use than its capacity (%s): its gauges are out of step, so KV pressure cannot be judged from this scrape", note)
+	case kvCachePressure:
 		fix := ""
 		if a.s.Advice.KVFix != "" {
 			fix = "; " + a.s.Advice.KVFix
 		}
-		a.judge(&row, kvCachePressure, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
+		a.judge(&row, b, "KV cache %s referenced by in-flight jobs: new requests wait for pages (unreferenced cached prefixes are already counted as free)%s", units.Percent(ratio), fix)
 	default:
-		a.judge(&row, kvCacheOK, "")
+		a.judge(&row, b, "")
 	}
 	return row, true
 }
@@ -372,14 +373,14 @@ func (a *analyzer) state() (report.Row, bool) {
 	if a.s.Advice.QueueFix != "" {
 		fix = "; " + a.s.Advice.QueueFix
 	}
-	switch {
-	case run == 0:
+	switch b, _ := queueBand(run, wait); b {
+	case queueStalled:
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.judge(&row, queueStalled, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
-	case wait >= queueFactor*run && wait >= queueMin:
+		a.judge(&row, b, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+	case queuePressure:
 		// Many times what runs is waiting: the queue, not the engine, sets
 		// the latency requests see.
-		a.judge(&row, queuePressure, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
+		a.judge(&row, b, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
 			plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
@@ -506,13 +507,10 @@ func (a *analyzer) specDecode() {
 		f.SpecDecodeAcceptance = num(acc)
 		row := report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Percent(acc), Bar: bar(acc),
 			Note: units.Count(accepted) + " / " + units.Count(drafted)}
-		switch {
-		case acc > acceptanceGood:
-			a.judge(&row, draftAcceptanceGood, "")
-		case acc > acceptanceLow:
-			a.judge(&row, draftAcceptanceFair, "")
-		default:
-			a.judge(&row, draftAcceptanceLow, "only %s of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less", units.Percent(acc))
+		if b := acceptanceBand(acc); b == draftAcceptanceLow {
+			a.judge(&row, b, "only %s of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less", units.Percent(acc))
+		} else {
+			a.judge(&row, b, "")
 		}
 		rows = append(rows, row)
 	default:
@@ -559,11 +557,7 @@ func (a *analyzer) prefixCache() {
 	// A low hit rate is the workload's: nothing to act on, so no colour.
 	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
 		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
-	if ratio > hitRateGood {
-		a.judge(&hit, hitRateGoodBand, "")
-	} else {
-		a.judge(&hit, hitRateLow, "")
-	}
+	a.judge(&hit, hitRateBand(ratio), "")
 	rows := []report.Row{hit}
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})

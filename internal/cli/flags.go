@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/scrape"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
@@ -102,12 +103,14 @@ var (
 	flagWidth = flagDef{name: "width", noFiles: true, usage: fmt.Sprintf(
 		"lay the report out `COLS` cells wide, %d to %d (default: the terminal's width, %d when piped)", MinWidth, MaxWidth, iostreams.PipedWidth)}
 	flagNoColor = flagDef{name: "no-color", usage: "no colours (also NO_COLOR=1 or CLICOLOR=0, and TERM=dumb unless CLICOLOR_FORCE=1)"}
+	flagASCII   = flagDef{name: "ascii", usage: "draw the bars, trends and heat strips in ASCII (also where the locale is not UTF-8, such as LANG=C)"}
 
 	// The live view and its rates.
 	flagWatch = flagDef{name: "watch", short: "w", noFiles: true, usage: "refresh every `D` (at least " + units.Duration(watch.MinInterval) +
 		") and redraw: the whole screen on a terminal, one frame after another when piped (with -o json, one object per line)"}
 	flagWatchWindows = flagDef{name: "watch-windows", noFiles: true, usage: fmt.Sprintf(
 		"the --watch view's rate windows: a `LIST` of up to %d durations or seconds", watch.MaxWindows)}
+	flagHeat = flagDef{name: "heat", usage: "start the --watch view with its latency heat strips shown (the l key shows and hides them)"}
 
 	// Reading: what one report may take, and what it sends.
 	flagTimeout = flagDef{name: "timeout", noFiles: true, usage: "give one report at most `D`: every request, the parse and the analysis in it " +
@@ -152,6 +155,7 @@ type outputFlags struct {
 	jsonAlias      bool
 	json           bool // the report is written as JSON (set by check)
 	hist, noColor  bool
+	ascii          bool
 	columns, width int
 }
 
@@ -167,6 +171,19 @@ func (f *outputFlags) define(cmd *cobra.Command) {
 	flagColumns.int(cmd, &f.columns)
 	flagWidth.int(cmd, &f.width)
 	flagNoColor.bool(cmd, &f.noColor)
+}
+
+// defineASCII defines --ascii on cmd, for a command that draws pictures
+// (bars, trends, heat strips); [outputFlags.glyphs] reads it.
+func (f *outputFlags) defineASCII(cmd *cobra.Command) { flagASCII.bool(cmd, &f.ascii) }
+
+// glyphs is what the pictures are drawn with: ASCII with --ascii or where
+// the locale is not UTF-8, else the block characters.
+func (f *outputFlags) glyphs(io *iostreams.IO) spark.Glyphs {
+	if f.ascii {
+		return spark.ASCII
+	}
+	return spark.LocaleGlyphs(io.Getenv)
 }
 
 // check refuses an output format, column count or width the layout cannot
@@ -205,6 +222,7 @@ func (f *outputFlags) layoutWidth(io *iostreams.IO) int {
 type watchFlags struct {
 	watch   time.Duration
 	windows string
+	heat    bool // start with the latency heat strips shown
 }
 
 func (f *watchFlags) define(cmd *cobra.Command, windows bool) {
@@ -214,6 +232,7 @@ func (f *watchFlags) define(cmd *cobra.Command, windows bool) {
 			f.windows = watch.DefaultWindows
 		}
 		flagWatchWindows.string(cmd, &f.windows)
+		flagHeat.bool(cmd, &f.heat)
 	}
 }
 

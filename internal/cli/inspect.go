@@ -17,6 +17,7 @@ import (
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
+	"github.com/inferscope/inferscope/internal/slots"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/watch"
@@ -38,8 +39,9 @@ and --since reads two: neither takes stdin twice.
 ` + watchKeys
 
 // watchKeys are the keys of the full-screen watch view.
-const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributions, space pause,
-+/- interval, r reset history, arrows and PgUp/PgDn scroll.`
+const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributions, l latency heat
+strips, u each unit (slots, engines), space pause, +/- interval, r reset history,
+arrows and PgUp/PgDn scroll.`
 
 const rootExample = `  inferscope gpu-box:5000                      one report
   inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
@@ -62,6 +64,9 @@ type inspectOptions struct {
 	at          time.Time // --at; zero when not given
 	since, save string
 	target      string
+	// breakdown shows the breakdowns' tables; noSlots leaves llama.cpp's
+	// /slots unread.
+	breakdown, noSlots bool
 	// header lines every report of this run carries (set by the demo).
 	header []string
 	// withRates says the report is shown under windowed rates (a watch
@@ -112,6 +117,7 @@ func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
 // define defines the flags of inferscope itself on cmd.
 func (o *inspectOptions) define(cmd *cobra.Command) {
 	o.outputFlags.define(cmd)
+	o.outputFlags.defineASCII(cmd)
 	o.watchFlags.define(cmd, true)
 	flagTimeout.duration(cmd, &o.timeout)
 	flagMaxBytes.size(cmd, &o.maxBytes)
@@ -120,6 +126,8 @@ func (o *inspectOptions) define(cmd *cobra.Command) {
 	flagDialect.string(cmd, &o.dialect)
 	flagModel.string(cmd, &o.model)
 	flagAt.string(cmd, &o.atFlag)
+	flagDef{name: "breakdown", usage: "show the breakdowns unit by unit: llama.cpp's slots, vLLM's data-parallel engines, SGLang's DP ranks (in --watch, the u key)"}.bool(cmd, &o.breakdown)
+	flagDef{name: "no-slots", usage: "do not read llama.cpp's /slots beside its /metrics (read where the target is a llama.cpp server over HTTP)"}.bool(cmd, &o.noSlots)
 	flagDef{name: "since", usage: "report the rates since `FILE`, a scrape saved with --save"}.string(cmd, &o.since)
 	flagDef{name: "save", usage: "also write the raw scrape, with its time and the server's start header, to `FILE`"}.string(cmd, &o.save)
 }
@@ -192,6 +200,8 @@ func (o *inspectOptions) checkModes(set map[string]bool) error {
 		return usagef("save a scrape with a one-shot run (inferscope --save FILE target), then compare with --since FILE", "--save does not go with --watch")
 	case set["watch-windows"] && o.watch == 0:
 		return usagef("add an interval, e.g. --watch 2s --watch-windows "+o.windows, "--watch-windows sets the windows of --watch")
+	case set["heat"] && o.watch == 0:
+		return usagef("add an interval, e.g. --watch 2s --heat", "--heat draws the latency of each --watch interval")
 	}
 	return nil
 }
@@ -324,13 +334,48 @@ func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrap
 		if err != nil {
 			return nil, err
 		}
-		return o.rendered(io, o.build(snap, snap.ScrapedAt, o.hist), res)
+		o.readSlots(ctx, snap, res, so)
+		return o.rendered(io, o.fold(o.build(snap, snap.ScrapedAt, o.hist)), res)
 	})
 	return o.deliver(ctx, io, got, err)
 }
 
+// fold leaves the breakdowns' tables out unless --breakdown asks for them.
+func (o *inspectOptions) fold(r *report.Report) *report.Report {
+	if o.breakdown {
+		return r
+	}
+	return r.Folded("--breakdown")
+}
+
+// readSlots reads llama.cpp's /slots beside a live scrape of one, with the
+// scrape's headers, cap and clock, or records that --no-slots left it
+// unread. A file, stdin or another server has no slots to read.
+func (o *inspectOptions) readSlots(ctx context.Context, snap *snapshot.Snapshot, res *scrape.Result, so scrape.Options) {
+	if snap.Dialect != "llamacpp" || res == nil || res.FromFile || snap.Via != "" {
+		return
+	}
+	if o.noSlots {
+		snap.Slots = &snapshot.Slots{Status: snapshot.SlotsOff}
+		return
+	}
+	t, err := scrape.Resolve(o.target)
+	if err != nil || t.URL == nil {
+		return
+	}
+	var tr http.RoundTripper
+	if so.Client != nil {
+		tr = so.Client.Transport
+	}
+	maxBytes := so.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = scrape.DefaultMaxBytes
+	}
+	snap.Slots = slots.Read(ctx, t.URL, slots.Options{Headers: so.Headers, MaxBytes: maxBytes, Transport: tr, UserAgent: so.UserAgent, Now: so.Now})
+}
+
 func (o *inspectOptions) dialectOptions() dialect.Options {
-	return dialect.Options{Dialect: o.dialect, Model: o.model}
+	return dialect.Options{Dialect: o.dialect, Model: o.model, Parts: true}
 }
 
 // rendered renders rep into an outcome.
@@ -371,7 +416,7 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 }
 
 func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
-	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)}
+	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)}
 }
 
 // load scrapes a target and reads it into a canonical snapshot; a non-zero

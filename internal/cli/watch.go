@@ -39,16 +39,23 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		Windows:  windows,
 		JSON:     o.json,
 		Hist:     o.hist,
-		Columns:  o.columns,
-		Width:    o.width,
-		NoColor:  o.noColor,
-		FailOn:   report.Severity(o.failOn),
+		Heat:     o.heat,
+		// Breakdown starts with the units' tables shown.
+		Breakdown: o.breakdown,
+		Glyphs:    o.glyphs(io),
+		Columns:   o.columns,
+		Width:     o.width,
+		NoColor:   o.noColor,
+		FailOn:    report.Severity(o.failOn),
 		// Each scrape's read, parse and analysis within --timeout, and
 		// given up at once on Ctrl-C, so neither a slow parse nor a slow
 		// server holds the view.
 		Fetch: func(ctx context.Context) (*snapshot.Snapshot, error) {
 			return bounded(ctx, o.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
-				s, _, err := load(ctx, target, so, do, time.Time{})
+				s, res, err := load(ctx, target, so, do, time.Time{})
+				if err == nil {
+					o.readSlots(ctx, s, res, so)
+				}
 				return s, err
 			})
 		},
@@ -78,13 +85,14 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		if err != nil {
 			return nil, err
 		}
+		o.readSlots(ctx, after, res, so)
 		if !after.ScrapedAt.After(before.ScrapedAt) {
 			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
 				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
 		}
 		// The rates first, as in the watch view (the window is what
 		// --since is run for), and the notes judged on the window.
-		rep := rates.SinceReport(o.build(after, after.ScrapedAt, o.hist), before, after)
+		rep := rates.SinceReport(o.fold(o.build(after, after.ScrapedAt, o.hist)), before, after)
 		if !o.json {
 			rep = watch.ForText(rep) // its column drawn as the watch view's are
 		}

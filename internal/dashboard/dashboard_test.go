@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,8 +159,19 @@ func persesQueries(t *testing.T, out []byte) []string {
 }
 
 // figures are the library's figures in the order the dashboard shows
-// them.
-func figures(l *promql.Library) []promql.Figure {
+// them: the overview's stats and table, then the report's rows; heatmaps
+// are the overview's heatmaps in a format that draws them (Grafana), which
+// come between the two.
+func figures(l *promql.Library, f dashboard.Format) (figs []promql.Figure, heatmaps []dashboard.Heatmap) {
+	o := dashboard.NewOverview(l)
+	if f == dashboard.Grafana {
+		heatmaps = o.Heatmaps
+	}
+	return append(o.Figures(), rowFigures(l)...), heatmaps
+}
+
+// rowFigures are the figures of the report's rows, in order.
+func rowFigures(l *promql.Library) []promql.Figure {
 	var out []promql.Figure
 	for _, r := range dashboard.Rows(l) {
 		for _, p := range r.Panels {
@@ -207,13 +219,15 @@ func TestPanelsOnScenarios(t *testing.T) {
 			// this scenario too: each must still return what the report
 			// would (NaN where it has nothing).
 			b := build(t, f, r.Last, "tabbyapi", promql.Options{AllSections: true})
-			figs := figures(b.lib)
-			if len(b.queries) != len(figs) || len(figs) < 40 {
-				t.Fatalf("%s %s: %d queries for %d figures", name, f, len(b.queries), len(figs))
+			figs, heatmaps := figures(b.lib, f)
+			stats := len(dashboard.NewOverview(b.lib).Figures())
+			queries := append(b.queries[:stats:stats], b.queries[stats+len(heatmaps):]...)
+			if len(queries) != len(figs) || len(figs) < 40 || (f == dashboard.Grafana && len(heatmaps) != 2) {
+				t.Fatalf("%s %s: %d queries for %d figures and %d heatmaps", name, f, len(b.queries), len(figs), len(heatmaps))
 			}
 			for _, at := range []time.Duration{10 * time.Minute, 20 * time.Minute} {
 				o := promqltest.NewOracle(r.At(at-5*time.Minute), r.At(at), 300)
-				for i, q := range b.queries {
+				for i, q := range queries {
 					if q != figs[i].Expr {
 						t.Fatalf("%s: query %d is not the library's figure %s", f, i, figs[i].ID)
 					}
@@ -223,6 +237,12 @@ func TestPanelsOnScenarios(t *testing.T) {
 					}
 					e := substitute(t, q, "5m", map[string]string{"job": "inferscope-demo", "instance": "sim:8000"})
 					g.ExprTests = append(g.ExprTests, near(e, v, at))
+				}
+				for i, h := range heatmaps {
+					if b.queries[stats+i] != h.Expr {
+						t.Fatalf("%s: query %d is not the heatmap of %s", f, stats+i, h.ID)
+					}
+					g.ExprTests = append(g.ExprTests, bucketTests(t, o, h, at)...)
 				}
 			}
 		}
@@ -242,6 +262,36 @@ func near(e string, v float64, at time.Duration) promtool.ExprTest {
 	}
 	tol := 1e-9 * math.Max(1, math.Abs(v))
 	return promtool.ExprTest{Expr: fmt.Sprintf("abs((%s) - %s) <= bool %s", e, promtool.Value(v), promtool.Value(tol)), EvalTime: when, Samples: one}
+}
+
+// bucketTests test that a heatmap's query returns, for each bucket bound
+// of the window's histogram, its cumulative count's increase over the
+// window per second: the report's own reading of the window's buckets.
+func bucketTests(t *testing.T, o *promqltest.Oracle, h dashboard.Heatmap, at time.Duration) []promtool.ExprTest {
+	t.Helper()
+	var hist string
+	for _, r := range analysis.LatencyRows {
+		if "latency/"+r.ID == h.ID {
+			hist = r.Hist
+		}
+	}
+	w := o.W.Hist(hist)
+	if w == nil || len(w.Buckets) < 2 {
+		t.Fatalf("the window has no %s histogram", hist)
+	}
+	e := substitute(t, h.Expr, "5m", map[string]string{"job": "inferscope-demo", "instance": "sim:8000"})
+	var out []promtool.ExprTest
+	for _, b := range w.Buckets {
+		le := strconv.FormatFloat(b.UpperBound, 'g', -1, 64)
+		if math.IsInf(b.UpperBound, 1) {
+			le = "+Inf"
+		}
+		v := b.Count / o.Seconds
+		pick := fmt.Sprintf(`sum((%s) and on (le) label_replace(vector(1), "le", %q, "", ""))`, e, le)
+		out = append(out, promtool.ExprTest{Expr: fmt.Sprintf("abs(%s - %s) <= bool %s", pick, promtool.Value(v), promtool.Value(1e-9*math.Max(1, v))),
+			EvalTime: promtool.Duration(int(at.Seconds())), Samples: []promtool.Sample{{Labels: "{}", Value: 1}}})
+	}
+	return out
 }
 
 func run(t *testing.T, tool string, groups ...promtool.Group) {

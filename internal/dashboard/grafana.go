@@ -66,7 +66,7 @@ func GrafanaJSON(l *promql.Library, user []promql.Matcher, o Options) ([]byte, e
 			Refresh(gdash.VariableRefreshOnTimeRangeChanged).
 			Sort(gdash.VariableSortAlphabeticalAsc))
 	}
-	id := uint32(0)
+	b, id := grafanaOverview(b, l, NewOverview(l), 0)
 	for _, row := range Rows(l) {
 		id++
 		b = b.WithRow(gdash.NewRowBuilder(row.Section.Title).Id(id))

@@ -148,6 +148,7 @@ func NewPerses(l *promql.Library, user []promql.Matcher, o Options) (*PersesDash
 			}},
 		}})
 	}
+	persesOverview(d, l, NewOverview(l))
 	for _, row := range Rows(l) {
 		grid := PersesLayout{Kind: "Grid", Spec: PersesLayoutSpec{Display: PersesGridDisplay{Title: row.Section.Title, Collapse: PersesCollapse{Open: true}}}}
 		for i, p := range row.Panels {
@@ -170,18 +171,25 @@ func persesPanel(l *promql.Library, p Panel) PersesPanel {
 	if f, ok := persesFormats[p.Unit]; ok {
 		chart["yAxis"] = map[string]any{"format": f}
 	}
-	panel := PersesPanel{Kind: "Panel", Spec: PersesPanelSpec{
+	return PersesPanel{Kind: "Panel", Spec: PersesPanelSpec{
 		Display: PersesDisplay{Name: p.Title, Description: describe(p)},
 		Plugin:  PersesPlugin{Kind: "TimeSeriesChart", Spec: chart},
+		Queries: persesQueries(l, p),
 	}}
+}
+
+// persesQueries are a panel's queries, each named by its labels and
+// suffix.
+func persesQueries(l *promql.Library, p Panel) []PersesQuery {
+	var out []PersesQuery
 	for _, q := range p.Queries {
-		panel.Spec.Queries = append(panel.Spec.Queries, PersesQuery{Kind: "TimeSeriesQuery", Spec: PersesQuerySpec{
+		out = append(out, PersesQuery{Kind: "TimeSeriesQuery", Spec: PersesQuerySpec{
 			Plugin: PersesPlugin{Kind: "PrometheusTimeSeriesQuery", Spec: map[string]any{
 				"query": q.Figure.Expr, "seriesNameFormat": legend(l.By(), q.Suffix),
 			}},
 		}})
 	}
-	return panel
+	return out
 }
 
 // PersesYAML writes a Perses dashboard as YAML.

@@ -58,6 +58,10 @@ type Options struct {
 	// seconds (0 when absent). It becomes the snapshot's HeaderStart only
 	// for a server whose header is a wall-clock time.
 	StartHeader float64
+	// Parts also reads each unit the server's totals add up from on its
+	// own (Snapshot.Parts: vLLM's data-parallel engines, SGLang's DP
+	// ranks), for the report's breakdowns.
+	Parts bool
 }
 
 // UnknownError is an exposition with nothing a dialect recognises: no
@@ -105,6 +109,10 @@ type dialect struct {
 	startHeaderIsTime bool
 	// advice is the server's wording for notes that name its knobs.
 	advice snapshot.Advice
+	// partLabel tells apart the units a server's figures add up from
+	// (vLLM's data-parallel engines, SGLang's DP ranks): parts.go reads
+	// each on its own; "" for a server of one.
+	partLabel string
 }
 
 // all lists the supported dialects; detection prefers the one with most
@@ -156,6 +164,9 @@ func Map(fams []*dto.MetricFamily, o Options) (*snapshot.Snapshot, error) {
 	}
 	s.Raw = fams
 	s.Invalid = capProblems(append(problems, s.Invalid...))
+	if o.Parts {
+		s.Parts = readParts(d, valid, o, s)
+	}
 	return s, nil
 }
 

@@ -73,6 +73,7 @@ var sglang = dialect{
 		QueueFix:    "raise --max-running-requests while the KV cache has room; past that, add data-parallel replicas (--dp-size)",
 		KVFix:       "raise --mem-fraction-static, lower --context-length, or store the cache as --kv-cache-dtype fp8_e5m2",
 	},
+	partLabel: "dp_rank",
 }
 
 // sglangFirstModelLabels name the served model in SGLang's first metrics.

@@ -60,6 +60,7 @@ var vllm = dialect{
 		QueueFix:    "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
 		KVFix:       "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
 	},
+	partLabel: "engine",
 }
 
 // Ray Serve LLM's spellings of vLLM's prefix.

@@ -34,6 +34,9 @@ var layer = map[string]int{
 	// Issue 13: PromQL, alert rules and dashboards.
 	"internal/promql/promtool": 0, "internal/promql": 3, "internal/promql/promqltest": 4,
 	"internal/rules": 4, "internal/dashboard": 4,
+
+	// Issue 22: one sparkline renderer for every trend.
+	"internal/spark": 0, "internal/slots": 2,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -128,6 +128,9 @@ type Row struct {
 	// offload: only with offload capacity; drafter: only once a drafter
 	// has served requests.
 	offload, drafter bool
+	// judged is the one-shot row ("section/row") whose band colours this
+	// figure's trend; "" where none judges it.
+	judged string
 }
 
 // rows are the table's rows in order: rates, then windowed ratios and
@@ -149,8 +152,8 @@ var rows = []Row{
 	{ID: "in_flight", Label: "in prefill or decode", num: snapshot.PromptSecondsTotal, add: []string{snapshot.TokensPredictedSecondsTotal}, format: fMean},
 	{ID: "engine_busy", Label: "engine busy", num: snapshot.EngineBusySecondsTotal, format: fPercent},
 	{ID: "busy_sampled", Label: "busy, sampled", kind: kSampled},
-	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}},
-	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true},
+	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}, judged: "prefix_cache/hit_rate"},
+	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true, judged: "spec_decode/draft_acceptance"},
 	{ID: "prefill_share", Label: "prefill of request time", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
 	{ID: "ttft_p50", Label: "TTFT p50", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.5},
 	{ID: "ttft_p99", Label: "TTFT p99", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.99},

@@ -83,6 +83,10 @@ type History struct {
 	// ResetAt is when counters last fell without a restart (a model reload
 	// recreates the engine's counters); zero when they have not.
 	ResetAt time.Time
+
+	// trend is the session's figures interval by interval (trend.go),
+	// kept across restarts, which are gaps in it.
+	trend trends
 }
 
 // NewHistory returns an empty history sized for windows up to longest.
@@ -124,6 +128,8 @@ func (h *History) Reset() {
 	n := h.Newest()
 	h.old, h.recent = nil, nil
 	h.RestartedAt, h.ResetAt, h.RestartUnknown = time.Time{}, time.Time{}, false
+	// The trends start over too, their next interval from the sample kept.
+	h.trend = trends{step: h.trend.step, linked: n != nil}
 	if n != nil {
 		h.recent = []*Sample{n}
 	}
@@ -168,6 +174,7 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 		h.ResetAt, ev = at, Reset
 	}
 	smp.sample(prev, s)
+	h.addPoint(prev, smp, s)
 	h.rows = supported(s)
 	if h.Len()+1 < MinSampled {
 		h.rows &^= sampledRows // no window can hold enough scrapes yet

@@ -31,11 +31,15 @@ var docTables = map[string][]string{
 	"`raw`":                      {"raw[]"},
 	"Each series":                {"raw[].series[]"},
 	"Each quantile of a summary": {"raw[].series[].quantiles[]"},
+	"Each trend":                 {"trends.*"},
+	"Each heat strip":            {"heat.*"},
+	"Each breakdown":             {"breakdowns.*"},
+	"Each unit":                  {"breakdowns.*.units[]"},
 }
 
 // docMaps are the objects whose keys are data (names, window labels),
 // not fields.
-var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels"}
+var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels", "trends", "heat", "breakdowns", "breakdowns.*.units[].figures"}
 
 var backticked = regexp.MustCompile("`([^`]+)`")
 
@@ -139,6 +143,15 @@ func documentedReport() *report.Report {
 	}
 	h.Incomplete = []string{"_sum"}
 	r.Histograms["request_prompt_tokens"] = h
+	nan := report.Number(math.NaN())
+	r.Trends = report.Map[*report.Trend]{"requests": {StepSeconds: 2, Values: []report.Number{nan, 1.5, 2}}}
+	r.Heat = report.Map[*report.Heat]{"time_to_first_token_seconds": {StepSeconds: 2, LE: []string{"0.5", "+Inf"},
+		Counts: [][]report.Number{nil, {3, 1}}}}
+	r.Breakdowns = report.Map[*report.Breakdown]{
+		"slots": {Unit: "slot", Status: "disabled", Why: "HTTP 501", Units: []report.Unit{}},
+		"engines": {Unit: "engine", Status: "read", Units: []report.Unit{{ID: "0", Model: "m", State: "idle",
+			Figures: report.Map[report.Number]{"requests_processing": 3}}}},
+	}
 	r.Raw = []report.RawFamily{
 		{Name: "tabbyapi:requests_total", Type: "counter", Help: "Number of finished requests.",
 			Series: []report.RawSeries{{Value: num(345)}}},

@@ -4,23 +4,27 @@ import (
 	"math"
 	"strings"
 
-	"github.com/inferscope/inferscope/internal/termsafe"
-
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/spark"
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // partials are the left eighth blocks, index = eighths filled.
 var partials = [8]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
 
 // bar draws v (0..1) as w cells: full blocks, one partial block, then the
-// ░ track. NaN draws empty. A value above 0 shows at least one eighth and a
-// value below 1 never fills the bar, so neither reads as its extreme.
-func bar(v float64, w int) (fill, track string) {
+// ░ track (in ASCII, # cells over a . track). NaN draws empty. A value
+// above 0 shows at least one eighth (one cell in ASCII) and a value below
+// 1 never fills the bar, so neither reads as its extreme.
+func bar(v float64, w int, g spark.Glyphs) (fill, track string) {
 	switch {
 	case math.IsNaN(v) || v < 0:
 		v = 0
 	case v > 1:
 		v = 1
+	}
+	if g == spark.ASCII {
+		return asciiBar(v, w)
 	}
 	total := w * 8
 	e := int(math.Round(v * float64(total)))
@@ -39,23 +43,39 @@ func bar(v float64, w int) (fill, track string) {
 	return fill, strings.Repeat("░", w-used)
 }
 
+// asciiBar is bar in whole cells of #.
+func asciiBar(v float64, w int) (fill, track string) {
+	n := int(math.Round(v * float64(w)))
+	if n == 0 && v > 0 {
+		n = 1
+	}
+	if n == w && v < 1 {
+		n = w - 1
+	}
+	return strings.Repeat("#", n), strings.Repeat(".", w-n)
+}
+
 // row is a report row with its strings sanitized.
 type row struct {
 	label, value, note string
 	bar                *float64
 	sev                report.Severity
+	trend              *report.Trend
 }
 
 // renderSection draws a section in width cells: its title, its rows and
 // its table. Every line is at most width cells.
-func renderSection(sec report.Section, width int) []line {
+func renderSection(sec report.Section, width int, g spark.Glyphs) []line {
 	var out []line
 	if t := termsafe.Text(sec.Title); t != "" {
 		out = append(out, line{}.add(fit(t, width), bold))
 	}
-	out = append(out, renderRows(sec.Rows, width)...)
+	out = append(out, renderRows(sec.Rows, width, g)...)
 	if sec.Table != nil {
-		out = append(out, renderTable(sec.Table, width)...)
+		out = append(out, renderTable(sec.Table, width, g)...)
+	}
+	for _, h := range sec.Heat {
+		out = append(out, renderHeat(h, width, g)...)
 	}
 	return out
 }
@@ -63,15 +83,17 @@ func renderSection(sec report.Section, width int) []line {
 // renderRows lays rows out: label column, bar, value, note. See the package
 // documentation. A row with only a note is a footnote: it takes the whole
 // width, wrapped.
-func renderRows(in []report.Row, width int) []line {
+func renderRows(in []report.Row, width int, g spark.Glyphs) []line {
 	if len(in) == 0 {
 		return nil
 	}
 	rows := make([]row, len(in))
 	for i, r := range in {
-		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), (*float64)(r.Bar), r.Severity}
+		rows[i] = row{termsafe.Text(r.Label), termsafe.Text(r.Value), termsafe.Text(r.Note), (*float64)(r.Bar), r.Severity, r.Trend}
 	}
 	lay := layoutRows(rows, width)
+	lay.g = g
+	lay.trend = rowTrendColumn(rows, lay, g)
 	out := make([]line, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, lay.render(r)...)
@@ -84,6 +106,9 @@ func renderRows(in []report.Row, width int) []line {
 // where the value column starts and how wide it is.
 type rowLayout struct {
 	width, labelW, barW, valueStart, valueW int
+	// trend is the trends' column after the values; zero: none drawn.
+	trend trendColumn
+	g     spark.Glyphs
 }
 
 func layoutRows(rows []row, width int) rowLayout {
@@ -132,10 +157,13 @@ func (lay rowLayout) render(r row) []line {
 	l := line{}.add(strings.Repeat(" ", indent), plain)
 	l = l.addLeft(r.label, lay.labelW, labelSt).add(strings.Repeat(" ", gap), plain)
 	if r.bar != nil && lay.barW > 0 {
-		fill, track := bar(*r.bar, BarWidth)
+		fill, track := bar(*r.bar, BarWidth, lay.g)
 		l = l.add(fill, st).add(track, dim).add(" ", plain)
 	}
 	l = l.add(fit(r.value, lay.width-l.width()), st)
+	if r.trend != nil && lay.trend.w > 0 {
+		l = lay.trend.draw(l.pad(lay.valueStart+lay.valueW+gap), r.trend)
+	}
 	if r.note == "" {
 		return []line{l}
 	}
@@ -218,70 +246,90 @@ func valueColumn(rows []row, valueCells func(row) int, valueStart, width int) in
 }
 
 // renderTable draws a table: a label column, then right-aligned cells of
-// one fixed width under the header. Columns that do not fit are left out
-// from the right and a … ends the header to say so.
-func renderTable(t *report.Table, width int) []line {
+// one fixed width under the header, with the rows' trends after the first
+// cell where they have any. Columns that do not fit are left out from the
+// right and a … ends the header to say so; the trends keep at least
+// minTrend cells before a window is left out for them.
+func renderTable(t *report.Table, width int, g spark.Glyphs) []line {
+	lay := measureTable(t)
 	avail := width - indent
-	header := make([]string, len(t.Header))
-	for i, h := range t.Header {
-		header[i] = termsafe.Text(h)
-	}
-	ncols := max(len(header)-1, 0)
-	labels := make([]string, len(t.Rows))
-	cellText := make([][]string, len(t.Rows))
-	labelW, cellW := 0, 1
-	if len(header) > 0 {
-		labelW = cells(header[0])
-	}
-	for i := 1; i < len(header); i++ {
-		cellW = max(cellW, cells(header[i]))
-	}
-	for i, r := range t.Rows {
-		labels[i] = termsafe.Text(r.Label)
-		labelW = max(labelW, cells(labels[i]))
-		cellText[i] = make([]string, len(r.Cells))
-		for j, c := range r.Cells {
-			cellText[i][j] = termsafe.Text(c)
-			cellW = max(cellW, cells(cellText[i][j]))
-		}
-		ncols = max(ncols, len(r.Cells))
-	}
 	// The label column keeps up to a third of the width (a rate without
 	// its name is unreadable); when the cells do not all fit beside it,
 	// the rightmost (longest) windows are left out first.
-	labelW = min(labelW, max(8, avail*2/5))
-	if need := labelW + ncols*(gap+cellW); need > avail {
-		labelW = max(min(labelW, max(8, avail/3)), avail-ncols*(gap+cellW))
+	lay.labelW = min(lay.labelW, max(8, avail*2/5))
+	if need := lay.labelW + lay.ncols*(gap+lay.cellW); need > avail {
+		lay.labelW = max(min(lay.labelW, max(8, avail/3)), avail-lay.ncols*(gap+lay.cellW))
 	}
-	shown := ncols
-	if labelW+ncols*(gap+cellW) > avail {
+	lay.shown = lay.ncols
+	if lay.labelW+lay.ncols*(gap+lay.cellW) > avail {
 		// Room for the marker "  …" after the cells that fit.
-		shown = max(0, (avail-labelW-gap-1)/(gap+cellW))
+		lay.shown = max(0, (avail-lay.labelW-gap-1)/(gap+lay.cellW))
 	}
-
-	cellAt := func(cs []string, j int) string {
-		if j < len(cs) {
-			return cs[j]
-		}
-		return ""
-	}
+	lay.trend = tableTrendColumn(t, g, avail-lay.labelW, lay.cellW, &lay.shown, lay.ncols)
 	var out []line
-	if len(header) > 0 {
-		l := line{}.add(strings.Repeat(" ", indent), plain).addLeft(header[0], labelW, bold)
-		for j := 0; j < shown; j++ {
-			l = l.add(strings.Repeat(" ", gap), plain).addRight(cellAt(header[1:], j), cellW, bold)
-		}
-		if shown < ncols {
+	if len(lay.header) > 0 {
+		l := lay.line(lay.header[0], lay.header[1:], bold, func(l line) line {
+			return l.addLeft(lay.trend.header(), lay.trend.width(), bold)
+		})
+		if lay.shown < lay.ncols {
 			l = l.add(strings.Repeat(" ", gap)+ellipsis, plain)
 		}
 		out = append(out, l)
 	}
-	for i := range t.Rows {
-		l := line{}.add(strings.Repeat(" ", indent), plain).addLeft(labels[i], labelW, plain)
-		for j := 0; j < shown; j++ {
-			l = l.add(strings.Repeat(" ", gap), plain).addRight(cellAt(cellText[i], j), cellW, plain)
-		}
-		out = append(out, l)
+	for i, r := range t.Rows {
+		out = append(out, lay.line(lay.labels[i], lay.cells[i], plain, func(l line) line { return lay.trend.draw(l, r.Trend) }))
 	}
 	return out
+}
+
+// tableLayout is a table's text, sanitized, and the widths it is drawn in.
+type tableLayout struct {
+	header, labels []string
+	cells          [][]string
+	labelW, cellW  int
+	ncols, shown   int // the cell columns, and those drawn
+	trend          trendColumn
+}
+
+// measureTable sanitizes t's text and measures its widest label and cell.
+func measureTable(t *report.Table) tableLayout {
+	lay := tableLayout{header: make([]string, len(t.Header)), labels: make([]string, len(t.Rows)), cells: make([][]string, len(t.Rows)), cellW: 1}
+	for i, h := range t.Header {
+		lay.header[i] = termsafe.Text(h)
+	}
+	lay.ncols = max(len(lay.header)-1, 0)
+	if len(lay.header) > 0 {
+		lay.labelW = cells(lay.header[0])
+	}
+	for i := 1; i < len(lay.header); i++ {
+		lay.cellW = max(lay.cellW, cells(lay.header[i]))
+	}
+	for i, r := range t.Rows {
+		lay.labels[i] = termsafe.Text(r.Label)
+		lay.labelW = max(lay.labelW, cells(lay.labels[i]))
+		lay.cells[i] = make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			lay.cells[i][j] = termsafe.Text(c)
+			lay.cellW = max(lay.cellW, cells(lay.cells[i][j]))
+		}
+		lay.ncols = max(lay.ncols, len(r.Cells))
+	}
+	return lay
+}
+
+// line draws one line of the table: the label, then the cells shown, the
+// trend column (drawn by trend) after the first where there is one.
+func (lay tableLayout) line(label string, cs []string, st style, trend func(line) line) line {
+	l := line{}.add(strings.Repeat(" ", indent), plain).addLeft(label, lay.labelW, st)
+	for j := 0; j < lay.shown; j++ {
+		c := ""
+		if j < len(cs) {
+			c = cs[j]
+		}
+		l = l.add(strings.Repeat(" ", gap), plain).addRight(c, lay.cellW, st)
+		if j == 0 && lay.trend.w > 0 {
+			l = trend(l.add(strings.Repeat(" ", gap), plain))
+		}
+	}
+	return l
 }

@@ -34,6 +34,19 @@
 // display cells (go-runewidth, East Asian ambiguous characters narrow),
 // not bytes.
 //
+// # Trends and heat strips
+//
+// A row or table row with a trend (the watch view's) draws it as a
+// sparkline ([spark]): in a table after its first cell, in a section's
+// rows at the notes column, right-aligned so the newest interval keeps its
+// place, its scale after it ("0–14.1K"; a percentile's from its floor),
+// each cell in its band's colour, a gap blank. The windows of a table
+// leave room for at least eight cells of trend, dropped from the right. A
+// section's heat strips are rows of buckets (merged to at most eight) and
+// a column per interval shaded by its share of the interval's
+// observations, over an axis marking the intervals read. [Options.Glyphs]
+// draws these pictures, and the bars, in ASCII.
+//
 // # Colour and safety
 //
 // Colour is ANSI SGR only, and only with [Options.Color]: good green, warn
@@ -53,6 +66,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
@@ -66,6 +80,9 @@ type Options struct {
 	Columns int
 	// Color enables ANSI SGR colour.
 	Color bool
+	// Glyphs draws the pictures (bars, trends, heat strips): the block
+	// characters, or ASCII (--ascii, a locale that is not UTF-8).
+	Glyphs spark.Glyphs
 }
 
 // Layout constants, in cells.
@@ -125,13 +142,13 @@ func layout(r *report.Report, o Options) []line {
 	for _, sec := range r.Sections {
 		if sec.Wide {
 			flush()
-			if ls := renderSection(sec, width); len(ls) > 0 {
+			if ls := renderSection(sec, width, o.Glyphs); len(ls) > 0 {
 				out = append(out, line{})
 				out = append(out, ls...)
 			}
 			continue
 		}
-		if ls := renderSection(sec, colW); len(ls) > 0 {
+		if ls := renderSection(sec, colW, o.Glyphs); len(ls) > 0 {
 			run = append(run, ls)
 		}
 	}

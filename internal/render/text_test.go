@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/golden"
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/spark"
 )
 
 // sgrRE matches exactly the sequences Text may emit with colour on.
@@ -135,21 +136,26 @@ func TestTextSeverityColors(t *testing.T) {
 func TestBar(t *testing.T) {
 	// Expected strings worked out by hand: 10 cells are 80 eighths.
 	tests := []struct {
-		v    float64
-		want string
+		v     float64
+		want  string
+		ascii string
 	}{
-		{0, "░░░░░░░░░░"},
-		{-1, "░░░░░░░░░░"},
-		{0.001, "▏░░░░░░░░░"},  // above 0 shows one eighth
-		{0.5, "█████░░░░░"},    // 40 eighths
-		{0.33, "███▎░░░░░░"},   // 26.4 → 26 = 3 full + 2
-		{0.66, "██████▋░░░"},   // 52.8 → 53 = 6 full + 5
-		{0.9999, "█████████▉"}, // below 1 never reads full
-		{1, "██████████"},
-		{7, "██████████"},
+		{0, "░░░░░░░░░░", ".........."},
+		{-1, "░░░░░░░░░░", ".........."},
+		{0.001, "▏░░░░░░░░░", "#........."},  // above 0 shows one eighth, one cell in ASCII
+		{0.5, "█████░░░░░", "#####....."},    // 40 eighths
+		{0.33, "███▎░░░░░░", "###......."},   // 26.4 → 26 = 3 full + 2
+		{0.66, "██████▋░░░", "#######..."},   // 52.8 → 53 = 6 full + 5; 6.6 cells → 7
+		{0.9999, "█████████▉", "#########."}, // below 1 never reads full
+		{1, "██████████", "##########"},
+		{7, "██████████", "##########"},
 	}
 	for _, tt := range tests {
-		fill, track := bar(tt.v, 10)
+		fill, track := bar(tt.v, 10, spark.ASCII)
+		if got := fill + track; got != tt.ascii {
+			t.Errorf("ASCII bar(%v) = %q, want %q", tt.v, got, tt.ascii)
+		}
+		fill, track = bar(tt.v, 10, spark.Blocks)
 		if got := fill + track; got != tt.want {
 			t.Errorf("bar(%v) = %q, want %q", tt.v, got, tt.want)
 		}

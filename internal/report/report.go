@@ -37,6 +37,9 @@ type Row struct {
 	Bar      *Number  `json:"bar,omitempty"` // fraction 0..1 drawn as a bar before Value; nil: no bar
 	Note     string   `json:"note"`
 	Severity Severity `json:"severity"`
+	// Trend is the row's figure over a watch session, drawn beside it (the
+	// KV cache and the queue); JSON has it in Report.Trends.
+	Trend *Trend `json:"-"`
 }
 
 // Section is a titled group of rows. Wide sections span the full width
@@ -49,6 +52,13 @@ type Section struct {
 	// Table, when set, is drawn after the rows as a grid (the watch view's
 	// rates over windows).
 	Table *Table `json:"table,omitempty"`
+	// Heat, when set, is drawn after the rows (and table) as strips of
+	// shaded cells, one per histogram (the watch view's latency); JSON has
+	// them in Report.Heat.
+	Heat []*Heat `json:"-"`
+	// Fold says the table is a breakdown, unit by unit, which a view
+	// shows only when asked ([Report.Folded]); the rows sum it up.
+	Fold bool `json:"-"`
 }
 
 // Table is a grid with a header: the first column holds row labels, the rest
@@ -63,6 +73,50 @@ type TableRow struct {
 	ID    string       `json:"id,omitempty"`
 	Label string       `json:"label"`
 	Cells List[string] `json:"cells"`
+	// Trend is the row's figure over a watch session, drawn beside its
+	// cells; JSON has it in Report.Trends.
+	Trend *Trend `json:"-"`
+}
+
+// Trend is one figure over the refresh intervals of a watch session,
+// oldest first: what a sparkline draws, and the series behind it.
+type Trend struct {
+	// StepSeconds is the refresh interval, each value's interval.
+	StepSeconds Number `json:"step_seconds"`
+	// Values are the figure over each interval in its row's base unit (a
+	// gauge: as its scrape read it); NaN (null) where the interval has
+	// none: a failed scrape, a restart, a ratio or percentile with
+	// nothing to divide.
+	Values List[Number] `json:"values"`
+	// FromFloor says the picture's scale starts at the lowest value (a
+	// latency), not at 0.
+	FromFloor bool `json:"-"`
+	// Say writes a value as the row writes it (the picture's range); Of
+	// says what the values are of where the row's label does not
+	// ("queued" beside the state row).
+	Say func(float64) string `json:"-"`
+	Of  string               `json:"-"`
+	// Colours are each value's colour, by the judgement table's band for
+	// the figure; nil where no band judges it.
+	Colours []Severity `json:"-"`
+}
+
+// Heat is one histogram over the refresh intervals of a watch session:
+// each interval's observations per bucket, drawn as shaded cells.
+type Heat struct {
+	// Title names the histogram in the picture.
+	Title string `json:"-"`
+	// StepSeconds is the refresh interval, each column's interval.
+	StepSeconds Number `json:"step_seconds"`
+	// LE are the buckets' upper bounds as the exposition's le label writes
+	// them ("+Inf" last).
+	LE List[string] `json:"le"`
+	// Bounds are LE as numbers (+Inf last).
+	Bounds []float64 `json:"-"`
+	// Counts holds each interval's observations per bucket, not
+	// cumulative, oldest interval first; nil (null) for an interval with
+	// no increase known (a failed scrape, a restart, another layout).
+	Counts List[[]Number] `json:"counts"`
 }
 
 // Note is an action or caveat with a stable ID (listed in docs/notes.md).
@@ -190,8 +244,18 @@ type Report struct {
 	// Raw keeps the server's own families, names and labels as it sent
 	// them, for whatever the canonical figures leave out.
 	Raw List[RawFamily] `json:"raw"`
+	// Trends are the watch view's series behind its sparklines, by row id
+	// (the rates rows, kv_cache, queue); Heat its latency histograms per
+	// interval, by histogram name. Only the watch view sets them.
+	Trends Map[*Trend] `json:"trends,omitzero"`
+	Heat   Map[*Heat]  `json:"heat,omitzero"`
+	// Breakdowns are the server's figures unit by unit, where it has
+	// units that its totals add up from (llama.cpp's slots, vLLM's
+	// data-parallel engines, SGLang's DP ranks): by kind ("slots",
+	// "engines", "dp_ranks"). Folding a section leaves them whole.
+	Breakdowns Map[*Breakdown] `json:"breakdowns,omitzero"`
 	// Rates is set only by the watch view and --since; JSON leaves it out
-	// when nil.
+	// when nil. It stays the last field, as the watch stream promises.
 	Rates Rates `json:"rates,omitzero"`
 }
 
@@ -230,4 +294,46 @@ type RawSeries struct {
 type Quantile struct {
 	Quantile string `json:"quantile"` // as the exposition wrote it ("0.99")
 	Value    Number `json:"value"`
+}
+
+// Breakdown is one server's figures unit by unit.
+type Breakdown struct {
+	// Unit names what a unit is: "slot", or the label that tells the units
+	// apart ("engine", "dp_rank").
+	Unit string `json:"unit"`
+	// Status says whether the units could be read: "read", or for slots
+	// "off" (--no-slots), "disabled" (the server answered 501), "absent"
+	// (404) or "failed"; Why says what happened.
+	Status string     `json:"status"`
+	Why    string     `json:"why,omitempty"`
+	Units  List[Unit] `json:"units"`
+}
+
+// Unit is one slot, engine or rank.
+type Unit struct {
+	ID string `json:"id"`
+	// Model is the unit's model where the report covers several.
+	Model string `json:"model,omitempty"`
+	// State is a slot's: "idle", "prompt" (processing its prompt) or
+	// "generating".
+	State string `json:"state,omitempty"`
+	// Figures are the unit's figures by name; a figure the unit does not
+	// have is absent.
+	Figures Map[Number] `json:"figures"`
+}
+
+// Folded returns r with the tables of its breakdown sections left out and
+// a line saying how to see them (hint: "--breakdown", "b"); r is not
+// changed. Breakdowns keeps every unit.
+func (r *Report) Folded(hint string) *Report {
+	cp := *r
+	cp.Sections = make([]Section, len(r.Sections))
+	for i, sec := range r.Sections {
+		if sec.Fold && sec.Table != nil {
+			sec.Table = nil
+			sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], Row{ID: sec.ID + "_folded", Note: "a row for each: " + hint, Severity: Dim})
+		}
+		cp.Sections[i] = sec
+	}
+	return &cp
 }

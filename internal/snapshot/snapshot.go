@@ -60,6 +60,12 @@ type Snapshot struct {
 	Model string
 	// Raw keeps the server's own families, for JSON "raw".
 	Raw []*dto.MetricFamily
+	// Parts are the units the figures add up from, each read on its own,
+	// where the server has more than one (breakdown.go); nil otherwise.
+	Parts []Part
+	// Slots is llama.cpp's /slots answer, nil where it was not asked for
+	// (another server, a file).
+	Slots *Slots
 }
 
 // Scalar returns a scalar and whether it is present and finite.

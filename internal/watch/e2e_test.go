@@ -153,18 +153,17 @@ func checkTextFrames(t *testing.T, out string, n int) {
 	if len(frames) != n {
 		t.Fatalf("%d frames, want %d:\n%s", len(frames), n, out)
 	}
-	row := func(frame, label string) []string {
-		m := regexp.MustCompile(`(?m)^[ \t]*` + regexp.QuoteMeta(label) + `((?:[ \t]+\S+)*)[ \t]*$`).FindStringSubmatch(frame)
-		if m == nil {
-			t.Errorf("no %q row in\n%s", label, frame)
-			return nil
-		}
-		return strings.Fields(m[1])
-	}
 	same := func(i int, label string, want ...string) {
 		t.Helper()
-		if got := row(frames[i], label); strings.Join(got, " ") != strings.Join(want, " ") {
+		got, _ := tableRow(t, frames[i], label)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("frame %d %s = %q, want %q\n%s", i+1, label, got, want, frames[i])
+		}
+	}
+	trend := func(i int, label, want string) {
+		t.Helper()
+		if _, got := tableRow(t, frames[i], label); got != want {
+			t.Errorf("frame %d %s trend = %q, want %q\n%s", i+1, label, got, want, frames[i])
 		}
 	}
 	if strings.ContainsRune(out, '\x1b') {
@@ -206,7 +205,76 @@ func checkTextFrames(t *testing.T, out string, n int) {
 	same(6, "requests /s", "1")
 	same(6, "generation tok/s", "150")
 	same(6, "TTFT p50", "100", "ms")
+	// The trends, one cell per refresh: the first scrape has no interval,
+	// the failed one and the one after it (its increase spans two) are
+	// gaps, the reset counts from zero (2/s), the restart is a gap. On a
+	// scale from 0 to 2, 2 is the top and 1 is 1 + round(7 × 1/2) = 5.
+	trend(1, "requests /s", "█ 0–2")
+	trend(2, "requests /s", "█  0–2")
+	trend(6, "requests /s", "█  █ ▅ 0–2")
+	// 200, 260, 150 on 0–260: 200 is 1 + round(7 × 200/260) = 6, 150 is
+	// 1 + round(7 × 150/260) = 5.
+	trend(6, "generation tok/s", "▆  █ ▅ 0–260")
+	// TTFT p50 from its floor: 400 ms, then 100 ms after the restart.
+	trend(6, "TTFT p50", "█    ▁ 100 ms–400 ms")
 }
+
+// tableRow finds a rates table row by its label in a frame and returns
+// its cells and its trend, each as the header places it: a cell
+// right-aligned under its label, the trend (sparkline and range) from the
+// trend label to the next column, with a young session's leading blanks
+// trimmed.
+func tableRow(t *testing.T, frame, label string) (cells []string, trend string) {
+	t.Helper()
+	var header, line []rune
+	for _, l := range strings.Split(frame, "\n") {
+		switch trimmed := strings.TrimSpace(l); {
+		case strings.HasPrefix(trimmed, "now "):
+			header = []rune(l)
+		case strings.HasPrefix(trimmed, label+"  ") || trimmed == label:
+			line = []rune(l)
+		}
+	}
+	if header == nil || line == nil {
+		t.Errorf("no header or no %q row in\n%s", label, frame)
+		return nil, ""
+	}
+	at := func(a, b int) string {
+		a, b = max(a, 0), min(b, len(line))
+		if a >= b {
+			return ""
+		}
+		return strings.TrimSpace(string(line[a:b]))
+	}
+	// The header's labels, where each ends, and the trend's start.
+	loc := regexp.MustCompile(`\S+(?: \S+)*`)
+	trendAt, trendEnd := -1, -1
+	for _, m := range loc.FindAllStringIndex(string(header), -1) {
+		start, end := len([]rune(string(header)[:m[0]])), len([]rune(string(header)[:m[1]]))
+		name := string(header)[m[0]:m[1]]
+		switch {
+		case strings.HasPrefix(name, "trend"):
+			trendAt = start
+		case trendAt >= 0 && trendEnd < 0:
+			trendEnd = end - CellWidth
+			cells = appendCell(cells, at(end-CellWidth, end))
+		case start > 2*CellWidth || strings.HasPrefix(name, "now"):
+			cells = appendCell(cells, at(end-CellWidth, end))
+		}
+	}
+	if trendAt >= 0 {
+		if trendEnd < 0 {
+			trendEnd = len(line)
+		}
+		trend = at(trendAt, trendEnd-2)
+	}
+	for len(cells) > 0 && cells[len(cells)-1] == "" {
+		cells = cells[:len(cells)-1]
+	}
+	return strings.Fields(strings.Join(cells, " ")), trend
+}
+
+func appendCell(cells []string, c string) []string { return append(cells, c) }
 
 func checkJSONFrames(t *testing.T, out string, n int) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")

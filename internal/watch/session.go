@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,8 @@ type session struct {
 	windows  []time.Duration // as configured
 	interval time.Duration
 	showHist bool
+	showHeat bool
+	showUnit bool // the breakdowns' tables
 
 	h      *rates.History
 	last   *snapshot.Snapshot // last good scrape
@@ -33,13 +36,18 @@ type session struct {
 	base   *report.Report
 	rates  report.Section
 	figs   map[string]map[string]*float64
+	// trends and heat are the series behind the sparklines and the
+	// latency heat strips, as of the last refresh.
+	trends map[string]*report.Trend
+	heat   map[string]*report.Heat
 
 	failure string // the current frame's failure line, "" after a good scrape
 }
 
 func newSession(c Config) *session {
-	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist}
+	s := &session{build: c.Build, windows: c.Windows, interval: c.Interval, showHist: c.Hist, showHeat: c.Heat, showUnit: c.Breakdown}
 	s.h = rates.NewHistory(longest(c.Windows, c.Interval))
+	s.h.SetTrendStep(c.Interval)
 	return s
 }
 
@@ -57,6 +65,11 @@ func (s *session) effective() []time.Duration { return Effective(s.windows, s.in
 
 // observe folds in a good scrape taken at at that waited took.
 func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Duration) {
+	// Each unit's figures over the interval since the last good scrape,
+	// before the report of this one is built.
+	if s.last != nil {
+		rates.Breakdown(s.last, snap, at.Sub(s.lastAt).Seconds())
+	}
 	s.h.Add(snap, at)
 	s.last, s.lastAt, s.failure = snap, at, ""
 	s.waited = took
@@ -65,6 +78,12 @@ func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Durat
 	}
 	s.rebuild()
 	s.rates, s.figs = s.h.Section(s.effective())
+	s.series()
+}
+
+// series takes the trends and heat strips from the history.
+func (s *session) series() {
+	s.trends, s.heat = s.h.Trends(), s.h.Heat()
 }
 
 // fail records a scrape that failed after took; the last good report stays.
@@ -74,12 +93,23 @@ func (s *session) fail(err error, took time.Duration) {
 		reason = firstLine(err.Error())
 	}
 	s.failure = fmt.Sprintf("scrape failed after %s (%s) — retrying", units.Seconds(took.Seconds()), reason)
+	s.h.Missed()
+	s.series()
+}
+
+// pause marks the refreshes a pause skips: a gap in the trends.
+func (s *session) pause() {
+	s.h.Missed()
+	s.series()
 }
 
 // setInterval changes the refresh interval, and with it which windows show.
 func (s *session) setInterval(d time.Duration) {
 	s.interval = d
 	s.h.SetLongest(longest(s.windows, d))
+	// A trend's values are one interval apart: a new one starts them over.
+	s.h.SetTrendStep(d)
+	s.series()
 	if s.h.Len() > 0 {
 		s.rates, s.figs = s.h.Section(s.effective())
 	}
@@ -91,9 +121,16 @@ func (s *session) toggleHist() {
 	s.rebuild()
 }
 
+// toggleHeat shows or hides the latency heat strips.
+func (s *session) toggleHeat() { s.showHeat = !s.showHeat }
+
+// toggleUnits shows or hides the breakdowns' tables.
+func (s *session) toggleUnits() { s.showUnit = !s.showUnit }
+
 // reset forgets the history but the last scrape.
 func (s *session) reset() {
 	s.h.Reset()
+	s.series()
 	if s.h.Len() > 0 {
 		s.rates, s.figs = s.h.Section(s.effective())
 	}
@@ -145,8 +182,16 @@ func (s *session) report(now time.Time) *report.Report {
 		head = append(head, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(s.waited.Seconds()), why))
 	}
 	r.Header = append(head, r.Header...)
-	r.Sections = append([]report.Section{s.ratesSection()}, r.Sections...)
+	lead := []report.Section{s.ratesSection()}
+	if s.showHeat {
+		lead = append(lead, s.heatSection())
+	}
+	r.Sections = append(lead, withGaugeTrends(r.Sections, s.trends)...)
 	r.Rates = s.figs
+	r.Trends, r.Heat = s.trends, s.heat
+	if !s.showUnit {
+		return r.Folded("the u key")
+	}
 	return &r
 }
 
@@ -155,6 +200,14 @@ func (s *session) report(now time.Time) *report.Report {
 // a grid of blank rows says nothing.
 func (s *session) ratesSection() report.Section {
 	sec := s.rates
+	if sec.Table != nil && s.trends != nil {
+		t := *sec.Table
+		t.Rows = slices.Clone(t.Rows)
+		for i := range t.Rows {
+			t.Rows[i].Trend = s.trends[t.Rows[i].ID]
+		}
+		sec.Table = &t
+	}
 	if sec.Table != nil && hasFigure(sec.Table) {
 		if note := s.sessionNote(sec.Table); note != "" {
 			sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], report.Row{ID: "rates_session", Note: note, Severity: report.Dim})
@@ -170,6 +223,48 @@ func (s *session) ratesSection() report.Section {
 	}
 	sec.Table = nil
 	sec.Rows = append(sec.Rows[:len(sec.Rows):len(sec.Rows)], report.Row{ID: "rates_pending", Note: note, Severity: report.Dim})
+	return sec
+}
+
+// gaugeRows are the rows of the live section that get a trend of their
+// gauge, by the trend's key.
+var gaugeRows = map[string]string{"kv_cache": rates.TrendKV, "state": rates.TrendQueue}
+
+// withGaugeTrends returns secs with the trends of the gauges beside the
+// live section's rows that show them; secs is not changed.
+func withGaugeTrends(secs []report.Section, trends map[string]*report.Trend) []report.Section {
+	out := slices.Clone(secs)
+	for i, sec := range out {
+		if sec.ID != "live" || trends == nil {
+			continue
+		}
+		sec.Rows = slices.Clone(sec.Rows)
+		for j, row := range sec.Rows {
+			if key, ok := gaugeRows[row.ID]; ok {
+				sec.Rows[j].Trend = trends[key]
+			}
+		}
+		out[i] = sec
+	}
+	return out
+}
+
+// heatSection is the latency heat strips, TTFT then end-to-end, or a line
+// saying why there are none.
+func (s *session) heatSection() report.Section {
+	sec := report.Section{ID: "latency_heat", Title: "Latency over the session", Wide: true}
+	for _, name := range []string{snapshot.TimeToFirstTokenSeconds, snapshot.E2ERequestLatencySeconds} {
+		if h := s.heat[name]; h != nil {
+			sec.Heat = append(sec.Heat, h)
+		}
+	}
+	if len(sec.Heat) == 0 {
+		note := "no latency histogram has an increase yet: the strips start after the next scrape"
+		if s.last != nil && s.last.Hist(snapshot.TimeToFirstTokenSeconds) == nil && s.last.Hist(snapshot.E2ERequestLatencySeconds) == nil {
+			note = "no strips: this server publishes no time-to-first-token or end-to-end histogram"
+		}
+		sec.Rows = report.List[report.Row]{{ID: "latency_heat_pending", Note: note, Severity: report.Dim}}
+	}
 	return sec
 }
 

@@ -32,7 +32,7 @@ const frameRate = 10
 const fallbackHeight = 50
 
 // Help is the key line at the foot of the terminal view.
-const Help = "q quit · h distributions · space pause · +/- interval · r reset · ↑↓ PgUp PgDn scroll"
+const Help = "q quit · h distributions · l latency · u units · space pause · +/- interval · r reset"
 
 // scrapedMsg is one scrape's result, folded in by Update.
 type scrapedMsg struct {
@@ -136,11 +136,18 @@ func (m *model) key(k string) tea.Cmd {
 	case "h":
 		m.s.toggleHist()
 		m.top = 0
+	case "l":
+		m.s.toggleHeat()
+	case "u":
+		m.s.toggleUnits()
 	case "r":
 		m.s.reset()
 	case "space":
 		m.paused = !m.paused
 		m.gen++
+		if m.paused {
+			m.s.pause()
+		}
 		if !m.paused && !m.inflight {
 			m.inflight = true
 			return m.fetch()
@@ -221,7 +228,7 @@ func (m *model) renderOptions() render.Options {
 	if width <= 0 {
 		width = 80 // until the terminal says its size
 	}
-	return render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color}
+	return render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color, Glyphs: m.cfg.Glyphs}
 }
 
 func (m *model) frame() string {

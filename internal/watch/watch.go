@@ -13,12 +13,23 @@
 //
 // # Loops
 //
-// [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, space,
-// + and -, r) and, when stdout is not a terminal (or is TERM=dumb), prints
+// [Run] draws on a terminal with Bubble Tea (full screen, keys q, h, l, u,
+// space, + and -, r) and, when stdout is not a terminal (or is TERM=dumb), prints
 // one complete frame per refresh, or with JSON one object per line. A failed
 // scrape is a frame that says so, never an exit. With [Config.FailOn] the
 // watch ends at the first refresh whose report holds a note that severe,
 // after writing that frame (a canary).
+//
+// # Trends and breakdowns
+//
+// Beside each rates row, and the KV cache and queue rows, a frame draws
+// that figure interval by interval over the session (rates.History.Trends:
+// the last 60 refreshes, a failed scrape, a pause or a restart a gap), and
+// with l the latency histograms per interval as heat strips; a new
+// interval starts them over. Each unit of a breakdown (llama.cpp's slots,
+// vLLM's engines, SGLang's ranks) gets its figures over the last interval
+// (rates.Breakdown); u shows their tables, folded otherwise. JSON lines
+// carry the series behind every picture (trends, heat, breakdowns).
 //
 // # Notes
 //
@@ -41,6 +52,7 @@ import (
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
@@ -58,8 +70,14 @@ type Config struct {
 	Windows []time.Duration
 	JSON    bool // one compact JSON object per line per refresh
 	Hist    bool // start with the distributions shown
-	Columns int  // render.Options.Columns
-	Width   int  // layout width; 0 follows the terminal
+	Heat    bool // start with the latency heat strips shown
+	// Breakdown starts with the breakdowns' tables (each slot, engine or
+	// rank) shown; folded, their sections show only their summary rows.
+	Breakdown bool
+	// Glyphs draws the pictures: render.Options.Glyphs.
+	Glyphs  spark.Glyphs
+	Columns int // render.Options.Columns
+	Width   int // layout width; 0 follows the terminal
 	NoColor bool
 	// FailOn ends the watch with a [*TrippedError] at the first good
 	// scrape whose report has a note of this severity or worse ("" never).
@@ -183,7 +201,7 @@ func scrape(ctx context.Context, c Config) (snap *snapshot.Snapshot, at time.Tim
 // half of one.
 func runPiped(ctx context.Context, ios *iostreams.IO, c Config) error {
 	s := newSession(c)
-	opts := render.Options{Width: c.Width, Columns: c.Columns, Color: ios.ColorEnabled(c.NoColor)}
+	opts := render.Options{Width: c.Width, Columns: c.Columns, Color: ios.ColorEnabled(c.NoColor), Glyphs: c.Glyphs}
 	if opts.Width <= 0 {
 		opts.Width = ios.LayoutWidth()
 	}
