@@ -115,6 +115,7 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagDef{name: "sort", choices: fleet.SortKeys, usage: "order the table by `KEY`: " + orList(fleet.SortKeys()) + " (default instance)"}.string(cmd, &o.sort)
 	flagWatch.duration(cmd, &o.watch)
 	o.outputFlags.define(cmd)
+	o.outputFlags.defineASCII(cmd)
 	flagFailOn.string(cmd, &o.failOn)
 	flagHeader.list(cmd, &o.headers)
 	flagTimeout.duration(cmd, &o.timeout)
@@ -344,7 +345,7 @@ func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options 
 		read = fleet.Rebuild
 	}
 	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
-		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes}
+		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0}
 }
 
 // run reads the fleet once, or every --watch.
@@ -379,7 +380,7 @@ func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *proma
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := o.render(f, o.outputFlags.layoutWidth(io), io.ColorEnabled(o.noColor), false)
+	out, err := o.render(f, o.outputFlags.layoutWidth(io), io, false)
 	return out, o.tripping(f), err
 }
 
@@ -409,7 +410,7 @@ func (o *fleetOptions) read(ctx context.Context, io *iostreams.IO, client *proma
 
 // render writes the fleet: its JSON document (on one line in a watch), the
 // one instance's report with --instance, else the table.
-func (o *fleetOptions) render(f *fleet.Fleet, width int, color, compact bool) ([]byte, error) {
+func (o *fleetOptions) render(f *fleet.Fleet, width int, io *iostreams.IO, compact bool) ([]byte, error) {
 	var b bytes.Buffer
 	var err error
 	switch {
@@ -418,9 +419,9 @@ func (o *fleetOptions) render(f *fleet.Fleet, width int, color, compact bool) ([
 	case o.one:
 		r := *f.Instances[0].Report
 		r.Header = append([]string{fleetTitle(f)}, r.Header...)
-		err = render.Text(&b, watch.ForText(&r), render.Options{Width: width, Columns: o.columns, Color: color})
+		err = render.Text(&b, watch.ForText(&r), render.Options{Width: width, Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)})
 	default:
-		err = f.Text(&b, fleet.TextOptions{Width: width})
+		err = f.Text(&b, fleet.TextOptions{Width: width, Glyphs: o.glyphs(io)})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rendering the fleet: %w", err)
@@ -484,7 +485,6 @@ func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 // when piped, one JSON document per line with --json. A failed refresh is
 // said and the next one tries again; the first must succeed.
 func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *promapi.Client) error {
-	color := io.ColorEnabled(o.noColor)
 	return watch.RunFrames(ctx, io, watch.FramesConfig{
 		Interval: o.watch, JSON: o.json, Width: o.width, Title: "inferscope fleet --watch",
 		Refresh: func(ctx context.Context) (watch.Frame, error) {
@@ -495,11 +495,14 @@ func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *p
 			}
 			fr := watch.Frame{Trip: failedOn(o.failOn, o.tripping(f))}
 			if o.json {
-				fr.JSON, err = o.render(f, 0, false, true)
+				fr.JSON, err = o.render(f, 0, io, true)
 				return fr, err
 			}
+			if !o.one {
+				fr.Fixed = f.HeaderLines() // the title and the table's header stay
+			}
 			fr.Text = func(width int) string {
-				out, err := o.render(f, min(width, MaxWidth), color, false)
+				out, err := o.render(f, min(width, MaxWidth), io, false)
 				if err != nil {
 					return err.Error()
 				}

@@ -15,8 +15,9 @@ const Tolerance = 1e-9
 // Differences lists where two readings of one store over one window
 // disagree on the table, figure by figure: each instance's state, KV use
 // (or its largest), every rate, ratio and percentile of the table (a
-// percentile's statement too: exact, estimated or a bound), and the set of
-// note ids its notes column shows; the totals' figures and the fleet's
+// percentile's statement too: exact, estimated or a bound), its trends
+// step by step, and the set of note ids its notes column shows; the
+// totals' figures and trends, and the fleet's
 // own notes (but the one that lists the instances a pushdown read whole).
 // It is the proof that the pushdown reads what the rebuild does (this
 // package's tests and internal/surfaces run every fleet both ways); none
@@ -38,11 +39,13 @@ func Differences(a, b *Fleet) []string {
 			say("%s: notes %q and %q", id, n, m)
 		}
 		out = append(out, figureDifferences(id, x.Figures, y.Figures)...)
+		out = append(out, trendDifferences(id, x, y)...)
 	}
 	if (a.Totals == nil) != (b.Totals == nil) {
 		say("totals in one reading only")
 	} else if a.Totals != nil {
 		out = append(out, figureDifferences("totals", a.Totals.Figures, b.Totals.Figures)...)
+		out = append(out, trendDifferences("totals", a.Totals, b.Totals)...)
 	}
 	if n, m := fleetNotes(a), fleetNotes(b); n != m {
 		say("fleet notes %q and %q", n, m)
@@ -70,6 +73,29 @@ func union(a, b map[string]*Instance) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// trendDifferences compares two rows' trends, step by step.
+func trendDifferences(id string, x, y *Instance) []string {
+	var out []string
+	for _, t := range []string{TrendRequests, TrendKV} {
+		a, b := x.Trends[t], y.Trends[t]
+		switch {
+		case (a == nil) != (b == nil):
+			out = append(out, fmt.Sprintf("%s: the %s trend in one reading only", id, t))
+		case a == nil:
+		case len(a.Values) != len(b.Values) || a.StepSeconds != b.StepSeconds:
+			out = append(out, fmt.Sprintf("%s: the %s trend in %d and %d steps", id, t, len(a.Values), len(b.Values)))
+		default:
+			for k := range a.Values {
+				u, v := float64(a.Values[k]), float64(b.Values[k])
+				if math.IsNaN(u) != math.IsNaN(v) || !math.IsNaN(u) && !same(&u, &v) {
+					out = append(out, fmt.Sprintf("%s: the %s trend at step %d: %v and %v", id, t, k+1, u, v))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // figureDifferences compares the table's figures of one row.

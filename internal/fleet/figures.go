@@ -67,6 +67,10 @@ func (r *run) instance(g *group) *Instance {
 	in.State = r.stateOf(in, g)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
 	in.Report = r.report(in)
+	if ts := r.trendsOf[g.id]; len(ts) > 0 {
+		in.Trends = ts
+		in.Report.Trends = ts
+	}
 	return in
 }
 

@@ -93,6 +93,9 @@ type Options struct {
 	// 0), and MaxSeries(MaxInstances) the series discovery lists: past
 	// either, Run fails with a *LimitError.
 	MaxInstances int
+	// Trend adds each instance's and the totals' requests per second and
+	// KV use over the window, step by step (a past range, a watch).
+	Trend bool
 	// MaxBytes is the cap on one answer the store's client enforces
 	// (DefaultMaxBytes when 0): the rebuild reads many instances' series
 	// in batches that keep each answer well under it.
@@ -182,6 +185,9 @@ type Instance struct {
 	// pushdown, why the store's sums could not give its window.
 	Read Read
 	Why  string
+	// Trends are its requests per second and KV use over the window,
+	// step by step (Options.Trend), by TrendRequests and TrendKV.
+	Trends map[string]*report.Trend
 
 	snap   *snapshot.Snapshot // at the end of the window
 	peak   *snapshot.Snapshot // each gauge's largest value in a past range
@@ -233,36 +239,9 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 		f.Store = c.URL()
 	}
 	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}, reads: map[string]*read{}}
-	// A pushdown begins while discovery runs: the two are the store's
-	// longest work, and the pushdown needs only the names the store holds
-	// to start (its speculation).
-	var spec *speculation
-	discovered := func(ctx context.Context) (err error) {
-		r.disc, err = discover(ctx, q, o, o.From.Add(-Lookback), o.To)
-		return
-	}
-	if o.Read == Pushdown {
-		pctx, stop := context.WithCancel(ctx)
-		defer stop()
-		var derr error
-		err := parallel(pctx, func(ctx context.Context) error {
-			if derr = discovered(ctx); derr != nil {
-				stop() // a fleet past its bounds is not read
-			}
-			return nil
-		}, func(ctx context.Context) (err error) { spec, err = r.speculate(ctx); return })
-		switch {
-		case derr != nil:
-			return nil, derr
-		case len(r.disc.groups) == 0:
-			return nil, r.noFleet(ctx)
-		case err != nil:
-			return nil, err
-		}
-	} else if err := discovered(ctx); err != nil {
+	spec, err := r.start(ctx)
+	if err != nil {
 		return nil, err
-	} else if len(r.disc.groups) == 0 {
-		return nil, r.noFleet(ctx)
 	}
 	if err := r.survey(ctx); err != nil {
 		return nil, err
@@ -275,9 +254,48 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if err := r.rebuild(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.trends(ctx); err != nil {
+		return nil, err
+	}
 	r.build(ctx)
 	f.Queries = q.Log()
 	return f, nil
+}
+
+// start discovers the fleet; a pushdown begins meanwhile (its
+// speculation): the two are the store's longest work, and the pushdown
+// needs only the names the store holds to start.
+func (r *run) start(ctx context.Context) (*speculation, error) {
+	var spec *speculation
+	discovered := func(ctx context.Context) (err error) {
+		r.disc, err = discover(ctx, r.q, r.o, r.o.From.Add(-Lookback), r.o.To)
+		return
+	}
+	if r.o.Read != Pushdown {
+		if err := discovered(ctx); err != nil {
+			return nil, err
+		}
+		if len(r.disc.groups) == 0 {
+			return nil, r.noFleet(ctx)
+		}
+		return nil, nil
+	}
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var derr error
+	err := parallel(pctx, func(ctx context.Context) error {
+		if derr = discovered(ctx); derr != nil {
+			stop() // a fleet past its bounds is not read
+		}
+		return nil
+	}, func(ctx context.Context) (err error) { spec, err = r.speculate(ctx); return })
+	switch {
+	case derr != nil:
+		return nil, derr
+	case len(r.disc.groups) == 0:
+		return nil, r.noFleet(ctx)
+	}
+	return spec, err
 }
 
 // noFleet is the error of a discovery that found nothing to read.
@@ -346,6 +364,10 @@ type run struct {
 	resets         map[string]bool
 	paths          map[string]path
 
+	// shaped are the pushdown's shapes, with their libraries; trendsOf
+	// each instance's trends, by group id.
+	shaped   []*shape
+	trendsOf map[string]map[string]*report.Trend
 	// firsts are each pushdown shape's first instance's series at the
 	// window's end (pushdown.go); lateRestarts the restarts asked of the
 	// counters of the shapes discovery found beyond the speculation's.

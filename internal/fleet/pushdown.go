@@ -86,20 +86,7 @@ var tableNeeds = []string{
 // instance, library and sums now. Last, each instance's path.
 func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 	shapes := r.byHelp(r.shapes(r.disc.groups))
-	for _, sp := range spec.shapes {
-		id, ok := r.disc.byKey[keyOf(sp.groups[0], r.o.By)]
-		if !ok {
-			continue
-		}
-		for _, sh := range shapes {
-			if sh.groups[0].id == id || slices.ContainsFunc(sh.groups, func(g *group) bool { return g.id == id }) {
-				if sh.lib == nil && sh.why == "" {
-					sh.lib, sh.rep, sh.why, sh.sums = sp.lib, sp.rep, sp.why, sp.sums
-					sh.first = id
-				}
-			}
-		}
-	}
+	r.adopt(shapes, spec)
 	var late []*shape
 	for _, sh := range shapes {
 		if sh.lib == nil && sh.why == "" {
@@ -125,7 +112,25 @@ func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 		}
 	}
 	r.planPushdown(shapes)
+	r.shaped = shapes
 	return nil
+}
+
+// adopt gives each shape the speculation read (that of its first
+// instance) that library and those sums.
+func (r *run) adopt(shapes []*shape, spec *speculation) {
+	for _, sp := range spec.shapes {
+		id, ok := r.disc.byKey[keyOf(sp.groups[0], r.o.By)]
+		if !ok {
+			continue
+		}
+		for _, sh := range shapes {
+			if sh.lib == nil && sh.why == "" && slices.ContainsFunc(sh.groups, func(g *group) bool { return g.id == id }) {
+				sh.lib, sh.rep, sh.why, sh.sums = sp.lib, sp.rep, sp.why, sp.sums
+				sh.first = id
+			}
+		}
+	}
 }
 
 // readLate reads the shapes the speculation did not: each one's first
@@ -188,14 +193,7 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	if r.meta, err = loadMetadata(ctx, r.q, names); err != nil {
 		return nil, err
 	}
-	probes := map[string]string{}
-	for _, n := range slices.Sorted(slices.Values(names)) {
-		d := dialect.Owner(n)
-		if _, ok := probes[d]; ok || d == "" || strings.HasSuffix(n, "_created") || strings.HasSuffix(n, "_info") {
-			continue
-		}
-		probes[d] = n
-	}
+	probes := probeFamilies(names)
 	sp := &speculation{}
 	var mu sync.Mutex
 	var counters []string
@@ -231,6 +229,21 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	}
 	sp.restarts, err = r.restartsOf(ctx, counters, starts, true)
 	return sp, err
+}
+
+// probeFamilies picks, for each dialect among the families named, one
+// family to find a first instance by: the first by name, but a _created
+// or _info series, which not every instance publishes.
+func probeFamilies(names []string) map[string]string {
+	probes := map[string]string{}
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		d := dialect.Owner(n)
+		if _, ok := probes[d]; ok || d == "" || strings.HasSuffix(n, "_created") || strings.HasSuffix(n, "_info") {
+			continue
+		}
+		probes[d] = n
+	}
+	return probes
 }
 
 // probe reads the first instance the store lists of family (of dialect
@@ -622,15 +635,20 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 	}
 	for id, hs := range buckets {
 		for name, bs := range hs {
-			h := out[id].hist(name)
-			sort.Slice(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
-			if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
-				bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: h.Count})
-			}
-			h.Buckets = bs
+			ladder(out[id].hist(name), bs)
 		}
 	}
 	return out, nil
+}
+
+// ladder gives h its buckets, in order of bound, +Inf last (its count,
+// where the sums had no +Inf bucket).
+func ladder(h *histogram.Histogram, bs []histogram.Bucket) {
+	sort.Slice(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: h.Count})
+	}
+	h.Buckets = bs
 }
 
 // cannotBe says why a sum tagged tag cannot be what the dialect reads: a

@@ -128,6 +128,17 @@ func (q *querier) raw(ctx context.Context, purpose, query string, at time.Time) 
 	return nil, fmt.Errorf("%s: the store answered a %s, not a range of samples", purpose, v.Type())
 }
 
+// rangeQuery evaluates a query at every step from start to end.
+func (q *querier) rangeQuery(ctx context.Context, purpose, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	if err := q.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer q.release()
+	t := time.Now()
+	defer q.record(purpose, query, end, t)
+	return q.api.QueryRange(ctx, query, start, end, step)
+}
+
 func (q *querier) query(ctx context.Context, purpose, query string, at time.Time) (model.Value, error) {
 	if err := q.acquire(ctx); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestRangeBackfilled(t *testing.T) {
 	}
 	for name, s := range stores {
 		t.Run(name, func(t *testing.T) {
-			push, whole := both(t, client(t, s), Options{From: fixFrom, To: fixTo, Range: true, By: k8s})
+			push, whole := both(t, client(t, s), Options{From: fixFrom, To: fixTo, Range: true, By: k8s, Trend: true})
 			// The steady instances from the store's sums; the one that
 			// restarted, the one born and the one gone, read whole.
 			if p := pushed(push); len(p) != 2 || !p["llm/vllm-a"] || !p["llm/sglang-a"] {
@@ -118,6 +119,54 @@ func checkRange(t *testing.T, f *Fleet, wants map[string]want) {
 	}
 	checkTotals(t, f)
 	checkNotes(t, f, NoteRestarts, NoteNew, NoteGone, NoteRouter, NoteNoMetadata, NoteCoverage)
+	checkTrends(t, f)
+}
+
+// The trends over the hour, in 16 steps of 225 s: each instance's
+// requests per second its fixture's rate where it ran through a step; a
+// gap where it did not (born, restarted or gone inside or before it);
+// the totals the sum of the rows' step by step.
+func checkTrends(t *testing.T, f *Fleet) {
+	t.Helper()
+	const step = 225.0
+	rate := map[string]float64{"llm/vllm-a": 3, "llm/vllm-b": 1, "llm/vllm-c": 0.5, "llm/vllm-d": 1, "llm/sglang-a": 2}
+	ran := func(id string, k int) bool { // the instance ran through step k, from fixFrom+(k-1)×225 s
+		from, to := fixFrom.Add(time.Duration(float64(k-1)*step)*time.Second), fixFrom.Add(time.Duration(float64(k)*step)*time.Second)
+		switch id {
+		case "llm/vllm-b":
+			return !(from.Before(fixRestart) && !to.Before(fixRestart))
+		case "llm/vllm-c":
+			return !from.Before(fixBorn.Add(10 * time.Second))
+		case "llm/vllm-d":
+			return !to.After(fixGone)
+		}
+		return true
+	}
+	totals := make([]float64, 16)
+	for id, want := range rate {
+		tr := byID(f)[id].Trends[TrendRequests]
+		if tr == nil || len(tr.Values) != 16 || tr.StepSeconds != step {
+			t.Fatalf("%s: requests trend %+v, want 16 steps of %v s", id, tr, step)
+		}
+		for k, v := range tr.Values {
+			switch {
+			case ran(id, k+1) && !approx(float64(v), want):
+				t.Errorf("%s: step %d: %v requests/s, want %v", id, k+1, v, want)
+			case !ran(id, k+1) && !math.IsNaN(float64(v)):
+				t.Errorf("%s: step %d: %v requests/s, want a gap", id, k+1, v)
+			case ran(id, k+1):
+				totals[k] += want
+			}
+		}
+	}
+	for k, v := range f.Totals.Trends[TrendRequests].Values {
+		if !approx(float64(v), totals[k]) {
+			t.Errorf("totals: step %d: %v requests/s, want the rows' %v", k+1, v, totals[k])
+		}
+	}
+	if kv := byID(f)["llm/vllm-a"].Trends[TrendKV]; kv == nil || !approx(float64(kv.Values[15]), 0.4) {
+		t.Errorf("vllm-a KV trend %+v, want 40%% at the end", kv)
+	}
 }
 
 // "Now" at the window's end: the last 5 minutes, in which every instance

@@ -122,45 +122,8 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 	if len(groups) == 0 {
 		return out, nil
 	}
-	per := bytesPerSeriesStart
-	if full {
-		per = bytesPerSeries
-	}
-	var prefixes, buckets []string
-	for _, d := range dialectsOf(groups) {
-		prefixes = append(prefixes, dialectPrefixes(d)...)
-		if !full {
-			buckets = append(buckets, b.bucketsFor(d)...)
-		}
-	}
-	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
-	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
-	type query struct{ purpose, text string }
-	var queries []query
-	for _, sel := range b.batches(groups, per, b.fleet) {
-		queries = append(queries, query{"rebuild: every series but histogram buckets",
-			sel.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces()})
-		switch {
-		case full:
-			queries = append(queries, query{"rebuild: every histogram bucket", sel.With(names, bucket).braces()})
-		case len(buckets) > 0:
-			queries = append(queries, query{"rebuild, window start: the buckets of the histograms the percentiles read",
-				sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(buckets)}).braces()})
-		}
-		if !full {
-			queries = append(queries, query{"rebuild, window start: process_start_time_seconds of the targets",
-				sel.With(nameIs(startTimeSeries), b.jobs()).braces()})
-		}
-	}
-	// Each answer to the groups asked for, by their keys (a batch may
-	// select others).
-	byKey, byTarget := map[string]*group{}, map[Target]*group{}
-	for _, g := range groups {
-		byKey[keyOf(g, b.o.By)] = g
-		for t := range g.targets {
-			byTarget[t] = g
-		}
-	}
+	queries := b.stateQueries(full, groups)
+	route := routerTo(groups, b.o.By)
 	var mu sync.Mutex
 	fns := make([]func(context.Context) error, len(queries))
 	for i, qu := range queries {
@@ -172,14 +135,7 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 			mu.Lock()
 			defer mu.Unlock()
 			for _, s := range vec {
-				var g *group
-				if dialect.Owner(string(s.Metric[model.MetricNameLabel])) != "vllm" || s.Metric[routerLabel] == "" {
-					g = byKey[groupKey(s.Metric, b.o.By)]
-				}
-				if g == nil && s.Metric[model.MetricNameLabel] == startTimeSeries {
-					g = byTarget[targetOf(s.Metric)]
-				}
-				if g != nil {
+				if g := route(s.Metric); g != nil {
 					out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
 				}
 			}
@@ -193,6 +149,67 @@ func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups 
 		out[id] = b.dedup(id, pts)
 	}
 	return out, nil
+}
+
+// stateQuery is one query of a state and what it is for.
+type stateQuery struct{ purpose, text string }
+
+// stateQueries are the queries of groups' state, batch by batch (see
+// state).
+func (b *rebuilding) stateQueries(full bool, groups []*group) []stateQuery {
+	per := bytesPerSeriesStart
+	if full {
+		per = bytesPerSeries
+	}
+	var prefixes, buckets []string
+	for _, d := range dialectsOf(groups) {
+		prefixes = append(prefixes, dialectPrefixes(d)...)
+		if !full {
+			buckets = append(buckets, b.bucketsFor(d)...)
+		}
+	}
+	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
+	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
+	var out []stateQuery
+	for _, sel := range b.batches(groups, per, b.fleet) {
+		out = append(out, stateQuery{"rebuild: every series but histogram buckets",
+			sel.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces()})
+		switch {
+		case full:
+			out = append(out, stateQuery{"rebuild: every histogram bucket", sel.With(names, bucket).braces()})
+		case len(buckets) > 0:
+			out = append(out, stateQuery{"rebuild, window start: the buckets of the histograms the percentiles read",
+				sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(buckets)}).braces()})
+		}
+		if !full {
+			out = append(out, stateQuery{"rebuild, window start: process_start_time_seconds of the targets",
+				sel.With(nameIs(startTimeSeries), b.jobs()).braces()})
+		}
+	}
+	return out
+}
+
+// routerTo routes a series to the group of groups it belongs to (a batch
+// may select others): by its grouping key, or, for a target's
+// unprefixed start time, by its target; none for vLLM's router copies.
+func routerTo(groups []*group, by []string) func(model.Metric) *group {
+	byKey, byTarget := map[string]*group{}, map[Target]*group{}
+	for _, g := range groups {
+		byKey[keyOf(g, by)] = g
+		for t := range g.targets {
+			byTarget[t] = g
+		}
+	}
+	return func(m model.Metric) *group {
+		var g *group
+		if dialect.Owner(string(m[model.MetricNameLabel])) != "vllm" || m[routerLabel] == "" {
+			g = byKey[groupKey(m, by)]
+		}
+		if g == nil && m[model.MetricNameLabel] == startTimeSeries {
+			g = byTarget[targetOf(m)]
+		}
+		return g
+	}
 }
 
 // batches are selectors that each read some of groups, about per bytes of

@@ -30,6 +30,9 @@ type Frame struct {
 	// Text draws the frame at a width in cells (the terminal's, or
 	// --width): the table lays itself out for it.
 	Text func(width int) string
+	// Fixed is how many of its first lines stay on screen while the rest
+	// scrolls: a title and a table's header.
+	Fixed int
 	// JSON is the frame as one JSON document, for the JSON mode.
 	JSON []byte
 	// Trip, when set, ends the watch after this frame is shown (a note
@@ -252,27 +255,43 @@ func (m *framesModel) key(k string) tea.Cmd {
 		}
 		return m.tick(m.interval)
 	default:
-		m.scroll(k)
+		scroll(&m.top, m.page(), k)
 	}
 	return nil
 }
 
-// scroll moves the first line shown.
-func (m *framesModel) scroll(k string) {
+// scroll moves the first line shown, for a scroll key (both terminal
+// views' keys); false for any other key.
+func scroll(top *int, page int, k string) bool {
 	switch k {
 	case "up", "k":
-		m.top--
+		*top--
 	case "down", "j":
-		m.top++
+		*top++
 	case "pgup", "b":
-		m.top -= m.page()
+		*top -= page
 	case "pgdown", "f":
-		m.top += m.page()
+		*top += page
 	case "home", "g":
-		m.top = 0
+		*top = 0
 	case "end", "G":
-		m.top = 1 << 30 // clamped to the last page when drawn
+		*top = 1 << 30 // clamped to the last page when drawn
+	default:
+		return false
 	}
+	return true
+}
+
+// paged is a screenful of lines from *top, clamped so that the last page
+// is full, and what the status line says of it ("lines 3–24 of 40"); all
+// of them and "" where they fit in room (or the height is not known).
+func paged(lines []string, top *int, room int, known bool) ([]string, string) {
+	if !known || len(lines) <= room || room <= 0 {
+		*top = 0
+		return lines, ""
+	}
+	*top = min(max(*top, 0), len(lines)-room)
+	return lines[*top : *top+room], fmt.Sprintf(" · lines %d–%d of %d", *top+1, *top+room, len(lines))
 }
 
 // page is how many lines fit between the status and key lines.
@@ -324,14 +343,15 @@ func (m *framesModel) render() string {
 	} else if m.frame != nil && m.now.Sub(m.at) >= time.Second {
 		status += " · read at " + m.at.Format("15:04:05")
 	}
-	if room := m.page(); m.height > 0 && len(lines) > room {
-		m.top = min(max(m.top, 0), len(lines)-room)
-		status += fmt.Sprintf(" · lines %d–%d of %d", m.top+1, m.top+room, len(lines))
-		lines = lines[m.top : m.top+room]
-	} else {
-		m.top = 0
+	var fixed []string
+	if m.frame != nil {
+		n := min(m.frame.Fixed, len(lines))
+		fixed, lines = lines[:n], lines[n:]
 	}
-	return strings.Join(append(append([]string{cut(status, width)}, lines...), cut(FramesHelp, width)), "\n")
+	lines, where := paged(lines, &m.top, m.page()-len(fixed), m.height > 0)
+	status += where
+	out := append(append([]string{cut(status, width)}, fixed...), lines...)
+	return strings.Join(append(out, cut(FramesHelp, width)), "\n")
 }
 
 // runFramesTerminal runs the full-screen view until q, Ctrl-C or ctx ends.
