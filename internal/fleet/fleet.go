@@ -32,6 +32,9 @@
 //     on the window (rates.Judge), and the notes on the fleet as a whole.
 //  6. totals.go and table.go: totals that are the rows' arithmetic
 //     (rates.Totals), and the table; json.go, the document.
+//  7. trend.go, over a past range and in a watch: each row's requests per
+//     second and KV use step by step (query_range of the same library's
+//     readings, per shape), and the totals' as the rows' arithmetic.
 //
 // docs/fleet.md lists every query sent and why.
 package fleet

@@ -270,7 +270,8 @@ func writeScale(out io.Writer, pods int, format scaleFormat) error {
 }
 
 // BenchmarkScale reads backfilled vLLM fleets from a local Prometheus:
-// now (the last 5 minutes) and a past range of the last 5 minutes, each
+// now (the last 5 minutes) and a past range of the last 5 minutes (with
+// its trends, as the command draws them), each
 // by the pushdown (the table) and by the rebuild (--json). It reports the
 // queries each report sends and the store's CPU per report.
 //
@@ -299,7 +300,7 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 		o    Options
 	}{
 		{"now", Options{From: scaleEnd.Add(-DefaultWindow), To: scaleEnd}},
-		{"last-5m", Options{From: scaleEnd.Add(-5 * time.Minute), To: scaleEnd, Range: true}},
+		{"last-5m", Options{From: scaleEnd.Add(-5 * time.Minute), To: scaleEnd, Range: true, Trend: true}},
 	} {
 		for _, read := range []Read{Pushdown, Rebuild} {
 			o := tc.o

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,9 +53,9 @@ func (r *run) trends(ctx context.Context) error {
 			sh.lib, sh.rep, sh.why = r.library(sh.groups[0], r.firsts[sh.groups[0].id])
 		}
 	}
-	step, err := r.trendStep(ctx)
-	if err != nil {
-		return err
+	step, err := r.trendStep(ctx, shapes)
+	if err != nil || step == 0 {
+		return err // no shape has a family to trend
 	}
 	var fns []func(context.Context) error
 	for _, sh := range shapes {
@@ -75,15 +76,12 @@ func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) er
 	var times model.Matrix
 	var mu sync.Mutex
 	var fns []func(context.Context) error
-	newest := ""
+	newest := newestFamily(sh)
 	for _, id := range []string{TrendRequests, TrendKV} {
 		q := trendQuantities[id]
 		e, ok := sh.lib.Reading(q)
 		if !ok {
 			continue
-		}
-		if names := sh.lib.SeriesOf(q); len(names) > 0 && newest == "" {
-			newest = names[0]
 		}
 		fns = append(fns, func(ctx context.Context) error {
 			m, err := r.q.rangeQuery(ctx, "trend: "+q+" per instance, step by step over the window", e, r.o.From, r.o.To, step)
@@ -109,9 +107,14 @@ func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Each answer indexed once by instance: looking each instance up in
+	// the whole answer made 2,000 pods 12 million key computations.
+	when := streamsByKey(times, r.o.By)
 	for id, m := range answers {
+		idx := streamsByKey(m, r.o.By)
 		for _, g := range sh.groups {
-			if t := series(m, times, r.o.By, keyOf(g, r.o.By), id, r.o.From, r.o.To, step); t != nil {
+			k := keyOf(g, r.o.By)
+			if t := series(idx[k], when[k], id, r.o.From, r.o.To, step); t != nil {
 				r.trendOf(g.id)[id] = t
 			}
 		}
@@ -130,14 +133,40 @@ func (r *run) trendOf(id string) map[string]*report.Trend {
 	return r.trendsOf[id]
 }
 
+// newestFamily is the family whose newest sample dates a shape's trend
+// readings: its request counter's, else its KV use's; "" where it has
+// neither.
+func newestFamily(sh *shape) string {
+	for _, id := range []string{TrendRequests, TrendKV} {
+		if names := sh.lib.SeriesOf(trendQuantities[id]); len(names) > 0 {
+			return names[0]
+		}
+	}
+	return ""
+}
+
 // trendStep is the trends' step: the window in TrendCells steps, none
 // shorter than the fleet's scrape interval (a step without a new sample
-// would show a false zero), in whole seconds. The interval is the window
-// over the most samples a target's up has in it.
-func (r *run) trendStep(ctx context.Context) (time.Duration, error) {
+// would be a gap), in whole seconds. The interval is the window over the
+// most samples one series of the trends' families has in it (not up's: a
+// store fed otherwise, by a backfill or remote write, has none).
+func (r *run) trendStep(ctx context.Context, shapes []*shape) (time.Duration, error) {
 	w := r.o.To.Sub(r.o.From)
-	vec, err := r.q.instant(ctx, "trend: the scrape interval (samples of up in the window)",
-		"max(count_over_time("+r.o.Selector.With(nameIs("up"), r.jobs()).braces()+"["+promDuration(w)+"]))", r.o.To)
+	var names []string
+	for _, sh := range shapes {
+		if sh.lib != nil {
+			if n := newestFamily(sh); n != "" && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	slices.Sort(names)
+	sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(names)})
+	vec, err := r.q.instant(ctx, "trend: the scrape interval (the most samples of a series in the window)",
+		"max(count_over_time("+sel.braces()+"["+promDuration(w)+"]))", r.o.To)
 	if err != nil {
 		return 0, err
 	}
@@ -148,16 +177,27 @@ func (r *run) trendStep(ctx context.Context) (time.Duration, error) {
 	return max(step.Round(time.Second), time.Second), nil
 }
 
-// series is one instance's trend (key, its grouping key) from a range
-// query's answer, evaluated from from every step up to to: the steps
-// after from, a rate's each the difference of the readings at its ends
-// over the step, a gauge's the reading at its end. Nil where the answer
-// has no series of the instance.
-func series(m, times model.Matrix, by []string, key, id string, from, to time.Time, step time.Duration) *report.Trend {
-	readings, newest := steps(m, by, key, from, step), steps(times, by, key, from, step)
-	if readings == nil {
+// streamsByKey indexes a range query's answer by each series' grouping key.
+func streamsByKey(m model.Matrix, by []string) map[string]*model.SampleStream {
+	out := make(map[string]*model.SampleStream, len(m))
+	for _, ss := range m {
+		out[groupKey(ss.Metric, by)] = ss
+	}
+	return out
+}
+
+// series is one instance's trend from its series in a range query's
+// answer (readings) and the time of its newest sample at each step
+// (times, nil where not asked), evaluated from from every step up to to:
+// the steps after from, a rate's each the difference of the readings at
+// its ends over the time between them, a gauge's the reading at its end.
+// Nil where the answer has no series of the instance.
+func series(readingsOf, timesOf *model.SampleStream, id string, from, to time.Time, step time.Duration) *report.Trend {
+	if readingsOf == nil {
 		return nil
 	}
+	readings, newest := steps(readingsOf, from, step), steps(timesOf, from, step)
+	dated := timesOf != nil
 	t := &report.Trend{StepSeconds: report.Number(step.Seconds()), Say: units.Count}
 	if id == TrendKV {
 		t.Say = units.Percent
@@ -170,8 +210,12 @@ func series(m, times model.Matrix, by []string, key, id string, from, to time.Ti
 			v = math.NaN()
 		case id == TrendRequests && (!okPrev || math.IsNaN(prev) || v < prev):
 			v = math.NaN() // no reading before it, or a restart: no rate
-		case times != nil && !(newest[k] > newest[k-1]):
+		case dated && !(newest[k] > newest[k-1]):
 			v = math.NaN() // no sample inside the step: the target gone
+		case id == TrendRequests && dated:
+			// Over the time between the two readings, as every rate
+			// of the fleet: a step is not the time its samples span.
+			v = (v - prev) / (newest[k] - newest[k-1])
 		case id == TrendRequests:
 			v = (v - prev) / step.Seconds()
 		}
@@ -180,20 +224,16 @@ func series(m, times model.Matrix, by []string, key, id string, from, to time.Ti
 	return t
 }
 
-// steps are one instance's values in a range query's answer, by step
-// (0 at from); nil where the answer has no series of it.
-func steps(m model.Matrix, by []string, key string, from time.Time, step time.Duration) map[int]float64 {
-	for _, ss := range m {
-		if groupKey(ss.Metric, by) != key {
-			continue
-		}
-		out := map[int]float64{}
-		for _, p := range ss.Values {
-			out[int(math.Round(float64(p.Timestamp.Time().Sub(from))/float64(step)))] = float64(p.Value)
-		}
-		return out
+// steps are one series' values by step (0 at from); nil for no series.
+func steps(ss *model.SampleStream, from time.Time, step time.Duration) map[int]float64 {
+	if ss == nil {
+		return nil
 	}
-	return nil
+	out := make(map[int]float64, len(ss.Values))
+	for _, p := range ss.Values {
+		out[int(math.Round(float64(p.Timestamp.Time().Sub(from))/float64(step)))] = float64(p.Value)
+	}
+	return out
 }
 
 // totalTrends are the totals' trends, the rows' arithmetic step by step:
