@@ -137,8 +137,8 @@ var (
 
 	// Which series, grouped how, over which window.
 	flagSelector = flagDef{name: "selector", noFiles: true, usage: "read only series that match `SEL`, label matchers as PromQL writes them: '{namespace=\"llm\"}'"}
-	flagBy       = flagDef{name: "by", noFiles: true, usage: "the `LABELS` that tell one server from another, comma-separated (default: fleet groups by " +
-		"namespace,pod where the series carry both, else job,instance; rules and dashboards by instance, and the model's label for vLLM and SGLang)"}
+	flagBy       = flagDef{name: "by", noFiles: true, usage: "the `LABELS` that tell one server from another, comma-separated: every figure is summed to them, " +
+		"one fleet row, recorded series or dashboard variable each (default job,instance: one scrape target; namespace,pod reads a Kubernetes fleet by its pods)"}
 	flagWindow = flagDef{name: "window", noFiles: true, usage: "take rates over the last `D`"}
 
 	// Serving.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -28,7 +27,10 @@ const fleetLong = `Reads every inference server a Prometheus-compatible store (P
 Mimir, VictoriaMetrics) scrapes, through its HTTP API, and reports on each the
 way inferscope reports on a scrape: a table of every instance now (the rates
 over --window), or over a past range (--last, or --from and --to), with the
-fleet's own notes. docs/fleet.md lists every query it sends.
+fleet's own notes. The store computes the table: each quantity it reads, summed
+per instance (--by) at the window's two ends; an instance whose window those
+cannot give (restarted, born or gone inside it) is read whole, as --json and
+--instance read every instance. docs/fleet.md lists every query it sends.
 
 The store is --prometheus URL (user:password@ in it is basic auth), or
 INFERSCOPE_PROMETHEUS. --timeout bounds one whole report: every query to the
@@ -113,6 +115,7 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagDef{name: "sort", choices: fleet.SortKeys, usage: "order the table by `KEY`: " + orList(fleet.SortKeys()) + " (default instance)"}.string(cmd, &o.sort)
 	flagWatch.duration(cmd, &o.watch)
 	o.outputFlags.define(cmd)
+	o.outputFlags.defineASCII(cmd)
 	flagFailOn.string(cmd, &o.failOn)
 	flagHeader.list(cmd, &o.headers)
 	flagTimeout.duration(cmd, &o.timeout)
@@ -336,8 +339,13 @@ func parseHeaderFlag(h string) (string, string, error) {
 }
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
-	return fleet.Options{Selector: o.sel, By: o.byLabels, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
-		ReplicaLabels: o.replicas, MaxInstances: o.maxInst}
+	read := fleet.Pushdown
+	if o.json || o.one {
+		// A report with every figure: each instance read whole.
+		read = fleet.Rebuild
+	}
+	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0}
 }
 
 // run reads the fleet once, or every --watch.
@@ -364,10 +372,21 @@ func (o *fleetOptions) run(ctx context.Context, io *iostreams.IO) error {
 	return failedOn(o.failOn, trip)
 }
 
-// once reads the fleet within --timeout and renders it; trip are the
-// notes at --fail-on's severity or worse among the fleet's and the
-// instances' (the one's, with --instance).
+// once reads the fleet within --timeout and renders it at the layout
+// width; trip are the notes at --fail-on's severity or worse among the
+// fleet's and the instances' (the one's, with --instance).
 func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *promapi.Client, from, to time.Time, rng bool) ([]byte, []firedNote, error) {
+	f, err := o.read(ctx, io, client, from, to, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := o.render(f, o.outputFlags.layoutWidth(io), io, false)
+	return out, o.tripping(f), err
+}
+
+// read reads the fleet within --timeout, the queries on stderr with
+// --show-queries, and orders it by --sort.
+func (o *fleetOptions) read(ctx context.Context, io *iostreams.IO, client *promapi.Client, from, to time.Time, rng bool) (*fleet.Fleet, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	f, err := fleet.Run(ctx, client, o.fleetOptions(from, to, rng))
@@ -377,32 +396,37 @@ func (o *fleetOptions) once(ctx context.Context, io *iostreams.IO, client *proma
 		}
 	}
 	if err != nil {
-		return nil, nil, o.storeError(err)
+		return nil, o.storeError(err)
 	}
 	stamp(f)
 	if err := f.Sort(o.sort); err != nil {
-		return nil, nil, usagef("--sort takes one of: "+strings.Join(fleet.SortKeys(), ", "), "%v", err)
+		return nil, usagef("--sort takes one of: "+strings.Join(fleet.SortKeys(), ", "), "%v", err)
 	}
-	if o.one {
-		if len(f.Instances) != 1 {
-			return nil, nil, o.notOne(f)
-		}
+	if o.one && len(f.Instances) != 1 {
+		return nil, o.notOne(f)
 	}
+	return f, nil
+}
+
+// render writes the fleet: its JSON document (on one line in a watch), the
+// one instance's report with --instance, else the table.
+func (o *fleetOptions) render(f *fleet.Fleet, width int, io *iostreams.IO, compact bool) ([]byte, error) {
 	var b bytes.Buffer
+	var err error
 	switch {
 	case o.json:
-		err = f.JSON(&b, o.watch > 0)
+		err = f.JSON(&b, compact)
 	case o.one:
-		r := f.Instances[0].Report
+		r := *f.Instances[0].Report
 		r.Header = append([]string{fleetTitle(f)}, r.Header...)
-		err = render.Text(&b, watch.ForText(r), render.Options{Width: o.outputFlags.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor)})
+		err = render.Text(&b, watch.ForText(&r), render.Options{Width: width, Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)})
 	default:
-		err = f.Text(&b, fleet.TextOptions{Width: o.outputFlags.layoutWidth(io)})
+		err = f.Text(&b, fleet.TextOptions{Width: width, Glyphs: o.glyphs(io)})
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("rendering the fleet: %w", err)
+		return nil, fmt.Errorf("rendering the fleet: %w", err)
 	}
-	return b.Bytes(), o.tripping(f), nil
+	return b.Bytes(), nil
 }
 
 // stamp sets the version on the fleet and every report of it.
@@ -455,50 +479,38 @@ func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 		"--instance %s matches %d instances: %s", termsafe.Line(o.instance, 120), len(f.Instances), strings.Join(ids, ", "))
 }
 
-// runWatch redraws the fleet every --watch: the whole screen on a
-// terminal, one frame after another when piped, one JSON document per
-// line with --json. A failed refresh says so on stderr and the next one
-// tries again; the first must succeed.
+// runWatch redraws the fleet every --watch, as the single-server watch
+// does (internal/watch's frames view: q quits, space pauses, the interval
+// in the status line): full screen on a terminal, one frame after another
+// when piped, one JSON document per line with --json. A failed refresh is
+// said and the next one tries again; the first must succeed.
 func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *promapi.Client) error {
-	t := time.NewTicker(o.watch)
-	defer t.Stop()
-	for frame := 0; ; frame++ {
-		now := time.Now()
-		out, trip, err := o.once(ctx, io, client, now.Add(-o.window), now, false)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil && frame == 0:
-			return err
-		case err != nil:
-			msg, _ := explain(err)
-			fmt.Fprintf(io.Err, "inferscope: refresh at %s failed: %s; retrying in %s\n", now.Format("15:04:05"), oneLine(msg), units.Duration(o.watch))
-		default:
-			if err := o.writeFrame(io.Out, io.OutTTY, out); err != nil {
-				return writeError(err)
+	return watch.RunFrames(ctx, io, watch.FramesConfig{
+		Interval: o.watch, JSON: o.json, Width: o.width, Title: "inferscope fleet --watch",
+		Refresh: func(ctx context.Context) (watch.Frame, error) {
+			now := time.Now()
+			f, err := o.read(ctx, io, client, now.Add(-o.window), now, false)
+			if err != nil {
+				return watch.Frame{}, err
 			}
-			if err := failedOn(o.failOn, trip); err != nil {
-				return err
+			fr := watch.Frame{Trip: failedOn(o.failOn, o.tripping(f))}
+			if o.json {
+				fr.JSON, err = o.render(f, 0, io, true)
+				return fr, err
 			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-func (o *fleetOptions) writeFrame(w io.Writer, tty bool, out []byte) error {
-	switch {
-	case o.json:
-	case tty:
-		out = append([]byte("\x1b[H\x1b[2J"), out...)
-	default:
-		out = append(out, '\n')
-	}
-	_, err := w.Write(out)
-	return err
+			if !o.one {
+				fr.Fixed = f.HeaderLines() // the title and the table's header stay
+			}
+			fr.Text = func(width int) string {
+				out, err := o.render(f, min(width, MaxWidth), io, false)
+				if err != nil {
+					return err.Error()
+				}
+				return string(out)
+			}
+			return fr, nil
+		},
+	})
 }
 
 // storeError puts a store's or the fleet's failure in the user's terms:

@@ -232,7 +232,7 @@ func TestFleetLive(t *testing.T) {
 	url := liveStore(t)
 	runFleetCLI := func(args ...string) (int, string, string) {
 		io, out, errb := iostreams.Test("", false, 0)
-		code := run(context.Background(), append([]string{"fleet", "--prometheus", url}, args...), io)
+		code := run(context.Background(), append([]string{"fleet", "--prometheus", url, "--by", "namespace,pod"}, args...), io)
 		return code, out.String(), errb.String()
 	}
 	t.Run("json", func(t *testing.T) {
@@ -359,7 +359,7 @@ func TestFleetHostileStore(t *testing.T) {
 				if i > 0 {
 					b.WriteByte(',')
 				}
-				fmt.Fprintf(&b, `{"__name__":"vllm:num_requests_running","namespace":"ns-%d","pod":"vllm-%d"}`, i%3/2, i)
+				fmt.Fprintf(&b, `{"__name__":"vllm:num_requests_running","job":"vllm","instance":"10.0.0.%d:8000","namespace":"ns-%d","pod":"vllm-%d"}`, i, i%3/2, i)
 			}
 			w.Write([]byte(b.String() + `]}`))
 		case "/api/v1/query":

@@ -87,7 +87,7 @@ func TestRulesCommand(t *testing.T) {
 		check  func(t *testing.T, out string)
 	}{
 		{[]string{"rules", vllmFixture}, "",
-			"inferscope: 45 recording rules, 8 alerts for vllm, the series names " + vllmFixture + " publishes\n",
+			"inferscope: 46 recording rules, 8 alerts for vllm, the series names " + vllmFixture + " publishes\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				// vLLM 0.10's names, not the newest ones.
@@ -96,7 +96,7 @@ func TestRulesCommand(t *testing.T) {
 				}
 			}},
 		{[]string{"rules", "-", "--format", "vmalert"}, string(body),
-			"inferscope: 45 recording rules, 8 alerts for vllm, the series names - publishes\n",
+			"inferscope: 46 recording rules, 8 alerts for vllm, the series names - publishes\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				if strings.Count(out, "type: prometheus") != 2 {
@@ -164,7 +164,7 @@ func TestDashboardCommand(t *testing.T) {
 		t.Errorf("stderr %q", errOut)
 	}
 	out, errOut, code = runCLI(t, "", "dashboard", "--dialect", "sglang", "--format", "perses")
-	if code != ExitOK || !strings.HasPrefix(out, "kind: Dashboard\n") || !strings.Contains(out, "inferscope · SGLang") || !strings.Contains(out, "${model:regex}") {
+	if code != ExitOK || !strings.HasPrefix(out, "kind: Dashboard\n") || !strings.Contains(out, "inferscope · SGLang") || !strings.Contains(out, "${instance:regex}") {
 		t.Errorf("perses: exit %d, stderr %s, stdout %.200s", code, errOut, out)
 	}
 }

@@ -235,7 +235,7 @@ func TestPanelsOnScenarios(t *testing.T) {
 					if !ok {
 						t.Fatalf("no oracle for %s", figs[i].ID)
 					}
-					e := substitute(t, q, "5m", map[string]string{"instance": "sim:8000"})
+					e := substitute(t, q, "5m", map[string]string{"job": "inferscope-demo", "instance": "sim:8000"})
 					g.ExprTests = append(g.ExprTests, near(e, v, at))
 				}
 				for i, h := range heatmaps {
@@ -253,7 +253,7 @@ func TestPanelsOnScenarios(t *testing.T) {
 // near tests that e returns v at t (NaN as NaN: 0/0 is not 0).
 func near(e string, v float64, at time.Duration) promtool.ExprTest {
 	when := promtool.Duration(int(at.Seconds()))
-	one := []promtool.Sample{{Labels: `{instance="sim:8000"}`, Value: 1}}
+	one := []promtool.Sample{{Labels: `{instance="sim:8000", job="inferscope-demo"}`, Value: 1}}
 	switch {
 	case math.IsNaN(v):
 		return promtool.ExprTest{Expr: "(" + e + ") != bool (" + e + ")", EvalTime: when, Samples: one}
@@ -279,7 +279,7 @@ func bucketTests(t *testing.T, o *promqltest.Oracle, h dashboard.Heatmap, at tim
 	if w == nil || len(w.Buckets) < 2 {
 		t.Fatalf("the window has no %s histogram", hist)
 	}
-	e := substitute(t, h.Expr, "5m", map[string]string{"instance": "sim:8000"})
+	e := substitute(t, h.Expr, "5m", map[string]string{"job": "inferscope-demo", "instance": "sim:8000"})
 	var out []promtool.ExprTest
 	for _, b := range w.Buckets {
 		le := strconv.FormatFloat(b.UpperBound, 'g', -1, 64)

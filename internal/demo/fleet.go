@@ -186,7 +186,7 @@ func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
 func FleetConfig(servers []*FleetServer, interval time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# inferscope demo fleet: %d simulated servers.\n", len(servers))
-	b.WriteString("# prometheus --config.file=THIS_FILE, then inferscope fleet --prometheus http://127.0.0.1:9090\n")
+	b.WriteString("# prometheus --config.file=THIS_FILE, then inferscope fleet --prometheus http://127.0.0.1:9090 --by namespace,pod\n")
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: inferscope-demo\n    static_configs:\n",
 		promInterval(interval), promInterval(interval))
 	for _, s := range servers {

@@ -14,14 +14,14 @@ import (
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/promql"
 )
 
-// DefaultBy is the grouping where every series has both labels (a
-// Kubernetes scrape); FallbackBy where one lacks them.
-var (
-	DefaultBy  = []string{"namespace", "pod"}
-	FallbackBy = []string{"job", "instance"}
-)
+// DefaultBy is the grouping unless told: the scrape target (job and
+// instance), the labels every series a store scrapes carries, and the
+// aggregation of the rules and dashboards (promql.DefaultBy): one --by, one
+// meaning. A Kubernetes fleet reads better --by namespace,pod.
+func DefaultBy() []string { return promql.DefaultBy("") }
 
 // routerLabel is the label vLLM production-stack's router adds to the engine
 // series it re-publishes (vllm:num_requests_running, …{server="…"}):
@@ -50,6 +50,18 @@ type group struct {
 	// families are the names of its series; targets its scrape targets.
 	families map[string]bool
 	targets  map[Target]bool
+	// series counts the series discovery listed for it (buckets left
+	// out): what sizes its state in an answer.
+	series int
+	// infos are its info series (…_info: a value of 1, what they say in
+	// their labels, as vLLM's cache_config_info its KV capacity), at most
+	// maxInfos.
+	infos []model.Metric
+	// models are the served models its series name (promql.ModelLabels);
+	// deciding the values of the labels that decide how a library reads
+	// it (promql.DecidingLabels), "family\x00label\x00value"; replicas
+	// the labels of its series whose name says replica.
+	models, deciding, replicas map[string]bool
 }
 
 // discovery is what one series query found.
@@ -67,6 +79,13 @@ type discovery struct {
 	routerSeries map[string]int
 	// series is how many series the store listed.
 	series int
+	// replicaLabels are the labels the user named as telling HA
+	// replicas' copies apart (--replica-label); replicaish says, of each
+	// label name seen, whether it is one or its name says replica.
+	replicaLabels []string
+	replicaish    map[model.LabelName]bool
+	// key is a buffer for the map keys add builds.
+	key []byte
 }
 
 // discoverMatch is the series selector of discovery: every family of
@@ -81,16 +100,16 @@ func discoverMatch(sel Selector) string {
 }
 
 // discover lists the series of every dialect in [start, end] and groups
-// them into instances by the by labels (nil: DefaultBy where a series has
-// them, else FallbackBy). The series are taken as the store's answer is
+// them into instances by the by labels. The series are taken as the store's answer is
 // read, none kept: memory grows with the instances, not the series. More
 // than maxInstances instances, or more than MaxSeries(maxInstances)
 // series, is a *LimitError.
-func discover(ctx context.Context, q *querier, sel Selector, by []string, start, end time.Time, maxInstances int) (*discovery, error) {
+func discover(ctx context.Context, q *querier, o Options, start, end time.Time) (*discovery, error) {
+	sel, by, maxInstances := o.Selector, o.By, o.MaxInstances
 	if maxInstances <= 0 {
 		maxInstances = DefaultMaxInstances
 	}
-	d := &discovery{by: by, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}}
+	d := &discovery{by: by, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}, replicaLabels: o.ReplicaLabels}
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
 	err := q.series(ctx, "discovery: every series of every dialect", []string{discoverMatch(sel)}, start, end, func(m model.Metric) error {
 		if d.series++; d.series > lim.maxSeries {
@@ -129,13 +148,13 @@ func (d *discovery) add(m model.Metric, lim *limits) error {
 	if owner == "" {
 		return nil
 	}
-	key := groupKey(m, d.by)
-	id, known := d.byKey[key]
+	d.key = appendKey(d.key[:0], m, d.by)
+	id, known := d.byKey[string(d.key)] // no allocation to look up
 	var labels map[string]string
 	if !known {
 		labels = groupLabels(m, d.by)
 		id = groupID(labels)
-		d.byKey[key] = id
+		d.byKey[string(d.key)] = id
 	}
 	if owner == "vllm" && m[routerLabel] != "" {
 		d.routerSeries[id]++
@@ -149,19 +168,95 @@ func (d *discovery) add(m model.Metric, lim *limits) error {
 		if labels == nil {
 			labels = groupLabels(m, d.by)
 		}
-		if lim.full(len(d.byID), id, labels) {
+		if lim.full(len(d.byID), id, m) {
 			return nil
 		}
-		g = &group{id: id, labels: labels, families: map[string]bool{}, targets: map[Target]bool{}}
+		g = &group{id: id, labels: labels, families: map[string]bool{}, targets: map[Target]bool{},
+			models: map[string]bool{}, deciding: map[string]bool{}, replicas: map[string]bool{}}
 		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			g.match = append(g.match, Matcher{Name: k, Op: "=", Value: labels[k]})
 		}
 		d.byID[id] = g
-		lim.count(labels)
+		lim.count(m)
 	}
-	g.families[name] = true
-	g.targets[targetOf(m)] = true
+	if !g.families[name] {
+		g.families[name] = true
+	}
+	if t := targetOf(m); !g.targets[t] {
+		g.targets[t] = true
+	}
+	g.series++
+	d.note(g, owner, name, m)
 	return nil
+}
+
+// decidingLabels are promql.DecidingLabels, read once.
+var decidingLabels = promql.DecidingLabels()
+
+// note keeps what a series of g says of its instance beyond its name:
+// the model it serves, the values that decide how its dialect's library
+// reads it, and labels that may tell HA replicas' copies apart. It runs
+// for every series discovery lists: it allocates only for what is new.
+func (d *discovery) note(g *group, owner, name string, m model.Metric) {
+	for _, l := range modelLabelsOf(owner) {
+		if v := m[model.LabelName(l)]; v != "" {
+			d.key = append(append(append(d.key[:0], owner...), 0), v...)
+			if !g.models[string(d.key)] {
+				g.models[string(d.key)] = true
+			}
+		}
+	}
+	for _, l := range decidingLabels {
+		if v, ok := m[model.LabelName(l)]; ok {
+			d.key = append(append(append(append(append(d.key[:0], name...), 0), l...), 0), v...)
+			if !g.deciding[string(d.key)] {
+				g.deciding[string(d.key)] = true
+			}
+		}
+	}
+	for l := range m {
+		replica, seen := d.replicaish[l]
+		if !seen {
+			replica = strings.Contains(strings.ToLower(string(l)), "replica") || slices.Contains(d.replicaLabels, string(l))
+			if d.replicaish == nil {
+				d.replicaish = map[model.LabelName]bool{}
+			}
+			d.replicaish[l] = replica
+		}
+		if replica {
+			g.replicas[string(l)] = true
+		}
+	}
+	if strings.HasSuffix(name, "_info") && len(g.infos) < maxInfos {
+		g.infos = append(g.infos, m.Clone()) // m is the reader's, not to be kept
+	}
+}
+
+// modelLabels are promql.ModelLabels by dialect, read once.
+var modelLabels = func() map[string][]string {
+	out := map[string][]string{}
+	for _, d := range dialect.Names() {
+		out[d] = promql.ModelLabels(d)
+	}
+	return out
+}()
+
+func modelLabelsOf(owner string) []string { return modelLabels[owner] }
+
+// maxInfos bounds the info series kept of one instance: vLLM publishes
+// one cache_config_info per engine.
+const maxInfos = 64
+
+// served lists the models the group's dialect's series name, sorted.
+func (g *group) served() []string {
+	var out []string
+	for k := range g.models {
+		if owner, m, _ := strings.Cut(k, "\x00"); owner == g.dialect {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Bounds of discovery.
@@ -194,9 +289,10 @@ type LimitError struct {
 	Found    int  // how many were found
 	AtLeast  bool // reading stopped at Found: there are more
 	Selector Selector
-	// Largest are the values of the widest grouping label (namespace,
-	// job or cluster) holding the most instances, at most three, each
-	// with its count: selectors that narrow the fleet.
+	// Largest are the values of the widest label the series carry
+	// (namespace, cluster or job: of those with more than one value, the
+	// one with most) holding the most instances, at most three, each with
+	// its count: selectors that narrow the fleet.
 	Largest []Narrower
 }
 
@@ -230,13 +326,18 @@ type limits struct {
 	// over counts the instances found past maxInstances, by id.
 	over int
 	past map[string]bool
-	// wide counts instances by their widest grouping label's value.
+	// wide counts instances by the values of the labels that narrow a
+	// fleet (narrowing).
 	wide map[Matcher]int
 }
 
-// full says whether an instance not yet seen, with id and labels, is past
-// the bound, and counts it there.
-func (l *limits) full(have int, id string, labels map[string]string) bool {
+// narrowing are the labels a fleet past its bounds is narrowed by, the
+// widest first: whichever has more than one value.
+var narrowing = []string{"namespace", "cluster", "job"}
+
+// full says whether an instance not yet seen, with id and a series m of
+// it, is past the bound, and counts it there.
+func (l *limits) full(have int, id string, m model.Metric) bool {
 	if have < l.maxInstances {
 		return false
 	}
@@ -245,21 +346,36 @@ func (l *limits) full(have int, id string, labels map[string]string) bool {
 	}
 	l.past[id] = true
 	l.over++
-	l.count(labels)
+	l.count(m)
 	return true
 }
 
-// count adds an instance to the tally of its widest label.
-func (l *limits) count(labels map[string]string) {
-	for k, v := range labels {
-		if rank(k) == 0 {
+// count adds an instance, by a series m of it, to the tallies of the
+// labels that narrow a fleet.
+func (l *limits) count(m model.Metric) {
+	for _, k := range narrowing {
+		if v := m[model.LabelName(k)]; v != "" {
 			if l.wide == nil {
 				l.wide = map[Matcher]int{}
 			}
-			l.wide[Matcher{Name: k, Op: "=", Value: v}]++
-			return
+			l.wide[Matcher{Name: k, Op: "=", Value: string(v)}]++
 		}
 	}
+}
+
+// widest is the label of narrowing with the most values (at least two).
+func (l *limits) widest() string {
+	values := map[string]int{}
+	for m := range l.wide {
+		values[m.Name]++
+	}
+	best := ""
+	for _, k := range narrowing {
+		if values[k] > 1 && (best == "" || values[k] > values[best]) {
+			best = k
+		}
+	}
+	return best
 }
 
 // stopped is the error of a discovery stopped at its series bound: the
@@ -276,7 +392,13 @@ func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {
 	if what == "series" {
 		e.Limit = l.maxSeries
 	}
-	ms := slices.Collect(maps.Keys(l.wide))
+	wide := l.widest()
+	var ms []Matcher
+	for m := range l.wide {
+		if m.Name == wide {
+			ms = append(ms, m)
+		}
+	}
 	sort.Slice(ms, func(i, j int) bool {
 		if l.wide[ms[i]] != l.wide[ms[j]] {
 			return l.wide[ms[i]] > l.wide[ms[j]]
@@ -284,24 +406,13 @@ func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {
 		return ms[i].Value < ms[j].Value
 	})
 	for _, m := range ms[:min(3, len(ms))] {
-		if len(ms) > 1 { // one value narrows nothing
-			e.Largest = append(e.Largest, Narrower{Selector: l.sel.With(m), Instances: l.wide[m]})
-		}
+		e.Largest = append(e.Largest, Narrower{Selector: l.sel.With(m), Instances: l.wide[m]})
 	}
 	return e
 }
 
 // groupLabels are the labels that identify m's instance.
 func groupLabels(m model.Metric, by []string) map[string]string {
-	if by == nil {
-		by = DefaultBy
-		for _, l := range DefaultBy {
-			if m[model.LabelName(l)] == "" {
-				by = FallbackBy
-				break
-			}
-		}
-	}
 	out := make(map[string]string, len(by))
 	for _, l := range by {
 		out[l] = string(m[model.LabelName(l)])
@@ -309,22 +420,25 @@ func groupLabels(m model.Metric, by []string) map[string]string {
 	return out
 }
 
+// keyOf is a group's key, as groupKey gives it for its series.
+func keyOf(g *group, by []string) string {
+	var b []byte
+	for _, l := range by {
+		b = append(append(b, g.labels[l]...), 0)
+	}
+	return string(b)
+}
+
 // groupKey identifies m's instance as groupLabels does, in one string:
 // the values of the labels that decide it.
-func groupKey(m model.Metric, by []string) string {
-	if by == nil {
-		ns, pod := m["namespace"], m["pod"]
-		if ns != "" && pod != "" {
-			return "\x00" + string(ns) + "\x00" + string(pod)
-		}
-		return "\x01" + string(m[model.JobLabel]) + "\x00" + string(m[model.InstanceLabel])
-	}
-	var b strings.Builder
+func groupKey(m model.Metric, by []string) string { return string(appendKey(nil, m, by)) }
+
+// appendKey appends m's group key to b.
+func appendKey(b []byte, m model.Metric, by []string) []byte {
 	for _, l := range by {
-		b.WriteString(string(m[model.LabelName(l)]))
-		b.WriteByte(0)
+		b = append(append(b, m[model.LabelName(l)]...), 0)
 	}
-	return b.String()
+	return b
 }
 
 // groupID joins an instance's label values in label order: "llm/vllm-7".

@@ -55,8 +55,8 @@ func bigStore(t *testing.T, pods, perPod int, honourLimit bool) (*httptest.Serve
 					if n > 0 {
 						buf = append(buf, ',')
 					}
-					buf = append(append(append(buf, `{"__name__":"`...), vllmSeries[k%45]...), `","job":"vllm","instance":"10.0.0.`...)
-					buf = append(strconv.AppendInt(buf, int64(pod%256), 10), `:8000","namespace":"ns-`...)
+					buf = append(append(append(buf, `{"__name__":"`...), vllmSeries[k%45]...), `","job":"vllm","instance":"10.0.`...)
+					buf = append(strconv.AppendInt(append(strconv.AppendInt(buf, int64(pod/256), 10), '.'), int64(pod%256), 10), `:8000","namespace":"ns-`...)
 					buf = append(strconv.AppendInt(buf, int64(nsOf(pod)), 10), `","pod":"vllm-`...)
 					buf = append(strconv.AppendInt(buf, int64(pod), 10), `","model_name":"m`...)
 					buf = append(strconv.AppendInt(buf, int64(k/45), 10), `","engine":"0"}`...)

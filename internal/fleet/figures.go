@@ -1,9 +1,328 @@
 package fleet
 
 import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
+
+// From readings to figures: an instance's window is the difference of its
+// readings (deltaOver, as --since computes it), and the table's figures
+// are the rates rows' over it (figuresOf). Both paths end here.
+
+// build turns what was read into instances, totals and notes.
+func (r *run) build(ctx context.Context) {
+	for _, g := range r.disc.groups {
+		if ctx.Err() != nil {
+			return
+		}
+		in := r.instance(g)
+		if in != nil {
+			r.f.Instances = append(r.f.Instances, in)
+		}
+	}
+	r.f.Totals = totals(r.f, r.o)
+	r.f.Notes = r.notes()
+}
+
+// instance makes one group's figures and report from its readings,
+// whichever path read them. It returns nil for an instance that does not
+// serve the model asked for, or has no sample in the window.
+func (r *run) instance(g *group) *Instance {
+	p := r.paths[g.id]
+	in := &Instance{ID: g.id, Labels: g.labels, Dialect: g.dialect, Read: p.read, Why: p.why}
+	for t := range g.targets {
+		in.Targets = append(in.Targets, t)
+	}
+	sort.Slice(in.Targets, func(i, j int) bool { return in.Targets[i].String() < in.Targets[j].String() })
+	rd := r.reads[g.id]
+	switch {
+	case rd == nil:
+		return nil
+	case rd.err != nil:
+		return r.failed(in, rd.err)
+	case len(rd.w.bs) == 0:
+		// Listed by the series query without a sample in the window:
+		// VictoriaMetrics lists the series of whole days.
+		return nil
+	}
+	last := rd.w.bs[len(rd.w.bs)-1]
+	in.snap, in.lastAt = last.snap, last.at
+	if rd.end != nil {
+		// The report reads the end of the window whole (raw samples may
+		// leave out the buckets no window figure reads).
+		in.snap = rd.end.snap
+	}
+	in.native, in.raw, in.bornAt, in.peak = rd.native, rd.raw, rd.bornAt, rd.peak
+	in.snap.ScrapeSeconds = r.waited(g)
+	in.delta = deltaOver(rd.w.bs, rd.w.fromZero, rd.w.start)
+	in.State = r.stateOf(in, g)
+	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
+	in.Report = r.report(in)
+	if ts := r.trendsOf[g.id]; len(ts) > 0 {
+		in.Trends = ts
+		in.Report.Trends = ts
+	}
+	return in
+}
+
+// readings are the readings an instance's window is counted over, and
+// whether it counts from zero at start (born inside the window).
+type readings struct {
+	bs       []boundary
+	fromZero bool
+	start    time.Time
+}
+
+// failed is an instance whose series a dialect could not read (nil: one
+// that does not serve the model asked for).
+func (r *run) failed(in *Instance, err error) *Instance {
+	var me *dialect.ModelError
+	if errors.As(err, &me) {
+		return nil
+	}
+	in.State, in.Err = Unreadable, err
+	in.Report = unreadableReport(in, err)
+	return in
+}
+
+// waited is how long the instance's slowest target's last scrape took
+// (scrape_duration_seconds), 0 when the store does not say.
+func (r *run) waited(g *group) float64 {
+	w := 0.0
+	for t := range g.targets {
+		w = math.Max(w, r.targets.waited[t])
+	}
+	return w
+}
+
+func (r *run) stateOf(in *Instance, g *group) State {
+	switch {
+	case r.down(g):
+		return Down
+	case r.tsEnd[g.id] == 0:
+		return Gone
+	case in.delta.Reset:
+		return Restarted
+	case r.tsStart[g.id] == 0:
+		return New
+	}
+	return Up
+}
+
+// boundary is an instance's canonical snapshot at one time: the ends of a
+// window, and where counters restarted inside it the last reading before
+// and the first after.
+type boundary struct {
+	at   time.Time
+	snap *snapshot.Snapshot
+	// reset says the server's counters restarted from zero at this
+	// reading (raw samples fell, or its start time changed).
+	reset bool
+}
+
+// windowDelta is an instance's increase over a window, with what shaped it.
+type windowDelta struct {
+	rates.Delta
+	// resets lists when counters restarted inside the window.
+	resets []time.Time
+	// fromZero says the window counts from the process start (born inside
+	// it), not from a first reading.
+	fromZero bool
+}
+
+// deltaOver adds the increases between consecutive boundaries, in time
+// order, as --since and the watch view count them: where a server's
+// counters restart (a boundary marked reset, or any canonical counter, a
+// histogram's count or the start time falling back), every counter counts
+// from zero there, its increase being its new value. A counter or
+// histogram the window's last reading has counts from zero at a reading
+// that lacks it, unless one before had it (it is carried over that
+// reading): vLLM and llm-d create their counters at the first request,
+// after the instance's first sample. One the last reading lacks has no
+// increase (its rows no figure); nor has a histogram whose buckets change
+// layout.
+//
+// With fromZero the first boundary counts from zero as well: a server
+// born inside the window did all of its counting there, and the window
+// starts at start (its process start) instead of the first reading.
+func deltaOver(bs []boundary, fromZero bool, start time.Time) windowDelta {
+	d := windowDelta{fromZero: fromZero}
+	if len(bs) == 0 {
+		return d
+	}
+	// fresh[i]: the counters restarted from zero at reading i.
+	fresh := make([]bool, len(bs))
+	fresh[0] = fromZero
+	for i := 1; i < len(bs); i++ {
+		if bs[i].reset || fell(bs[i-1].snap, bs[i].snap) {
+			fresh[i] = true
+			d.resets = append(d.resets, bs[i].at)
+		}
+	}
+	last := bs[len(bs)-1].snap
+	d.Counters = map[string]float64{}
+	for _, name := range countersOf(last) {
+		d.Counters[name] = counterIncrease(bs, fresh, name)
+	}
+	d.Hists = map[string]histogram.Histogram{}
+	for name, h := range last.Histograms {
+		if h == nil {
+			continue
+		}
+		if inc, ok := histIncrease(bs, fresh, name); ok {
+			d.Hists[name] = inc
+		}
+	}
+	if !fromZero {
+		start = bs[0].at
+	}
+	d.Seconds = bs[len(bs)-1].at.Sub(start).Seconds()
+	d.Reset = len(d.resets) > 0
+	return d
+}
+
+// counterIncrease adds one counter's increases over the readings: from
+// the value before (0 at a restart, or before the counter was ever read),
+// or all of its value where it fell.
+func counterIncrease(bs []boundary, fresh []bool, name string) float64 {
+	inc, prev := 0.0, 0.0
+	for i, b := range bs {
+		if fresh[i] {
+			prev = 0
+		}
+		v, ok := counterOf(b.snap, name)
+		if !ok {
+			continue // carried: the next reading continues from prev
+		}
+		switch {
+		case i == 0 && !fresh[0]:
+			// The window starts here.
+		case v < prev:
+			inc += v
+		default:
+			inc += v - prev
+		}
+		prev = v
+	}
+	return inc
+}
+
+// histIncrease adds one histogram's increases over the readings as
+// counterIncrease does; ok is false where its buckets changed layout.
+func histIncrease(bs []boundary, fresh []bool, name string) (histogram.Histogram, bool) {
+	var inc *histogram.Histogram
+	var prev *histogram.Histogram
+	for i, b := range bs {
+		if fresh[i] {
+			prev = nil
+		}
+		cur := b.snap.Hist(name)
+		if cur == nil {
+			continue
+		}
+		if i == 0 && !fresh[0] {
+			prev = cur
+			continue
+		}
+		step := *cur
+		if prev != nil {
+			var ok bool
+			if step, ok = cur.Sub(*prev); !ok {
+				return histogram.Histogram{}, false
+			}
+		}
+		if inc != nil {
+			var ok bool
+			if step, ok = addSame(*inc, step); !ok {
+				return histogram.Histogram{}, false
+			}
+		}
+		inc, prev = &step, cur
+	}
+	if inc == nil {
+		// Read once, at the window's start and end alike: nothing grew.
+		h := *bs[len(bs)-1].snap.Hist(name)
+		zero, _ := h.Sub(h)
+		return zero, true
+	}
+	return *inc, true
+}
+
+// countersOf lists the counters of s a window holds an increase of
+// (analysis.IsWindowCounter: Scalars and Extra), present, finite and not
+// negative.
+func countersOf(s *snapshot.Snapshot) []string {
+	var out []string
+	for _, m := range []map[string]float64{s.Scalars, s.Extra} {
+		for name := range m {
+			if _, ok := counterOf(s, name); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// counterOf is a window counter's value in s, from Scalars or Extra.
+func counterOf(s *snapshot.Snapshot, name string) (float64, bool) {
+	if !analysis.IsWindowCounter(name) {
+		return 0, false
+	}
+	v, ok := s.Scalar(name)
+	if !ok {
+		v, ok = s.Extra[name]
+	}
+	return v, ok && finite(v) && v >= 0
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// fell reports a restart between two readings: a counter or a histogram's
+// count fell, or the process start time changed.
+func fell(a, b *snapshot.Snapshot) bool {
+	if sa, sb := a.StartTime(), b.StartTime(); sa > 0 && sb > 0 && math.Abs(sa-sb) >= 1 {
+		return true
+	}
+	for _, name := range countersOf(b) {
+		v, _ := counterOf(b, name)
+		if p, ok := counterOf(a, name); ok && v < p {
+			return true
+		}
+	}
+	for name, h := range b.Histograms {
+		if p := a.Hist(name); p != nil && h != nil && h.Count < p.Count {
+			return true
+		}
+	}
+	return false
+}
+
+// addSame adds two increases of one histogram, bucket by bucket; ok is
+// false when their layouts differ.
+func addSame(a, b histogram.Histogram) (histogram.Histogram, bool) {
+	if len(a.Buckets) != len(b.Buckets) {
+		return histogram.Histogram{}, false
+	}
+	out := histogram.Histogram{Buckets: make([]histogram.Bucket, len(a.Buckets)), Count: a.Count + b.Count, Sum: a.Sum + b.Sum,
+		NoSum: a.NoSum || b.NoSum, NoTop: a.NoTop || b.NoTop}
+	for i := range a.Buckets {
+		if a.Buckets[i].UpperBound != b.Buckets[i].UpperBound {
+			return histogram.Histogram{}, false
+		}
+		out.Buckets[i] = histogram.Bucket{UpperBound: a.Buckets[i].UpperBound, Count: a.Buckets[i].Count + b.Buckets[i].Count}
+	}
+	return out, true
+}
 
 // Figures are an instance's numbers in the fleet table.
 type Figures struct {

@@ -3,29 +3,38 @@
 // the same dialects, the same analysis, the same notes, for now or for any
 // past window.
 //
-// # How
+// # The flow
 //
-//  1. Discovery: one series query for every family under every dialect's
-//     prefixes finds the instances, grouped by labels (namespace and pod
-//     where a series has both, else job and instance). Series that
-//     vLLM production-stack's router re-publishes (they carry server=) are
-//     skipped and counted.
-//  2. State: one instant query per dialect returns every raw series of
-//     every instance, at the window's end and at its start; each
-//     instance's series are written back into the exposition its server
-//     served (see rebuild) and read by the dialect and the analysis
-//     unchanged.
-//  3. Window: counters' increases are the difference of the canonical
-//     snapshots at the two ends, as --since computes them, where resets()
-//     and the start time say the instance ran through the window; where it
-//     restarted, was born or went away inside it, the instance's raw
-//     samples (F[range]) give the readings around each restart, every
-//     counter counting from zero there. Quantiles come from the
-//     histograms' bucket increases. The rates package turns the increase
-//     into the same figures as --since.
-//  4. The fleet: a row per instance, totals that add numerators and
-//     denominators (counters, buckets) before dividing, and notes about
-//     the fleet as a whole.
+// A report follows one instance through the files in this order:
+//
+//  1. discover.go: one series query lists every family of every dialect
+//     and groups the series into instances by --by (job and instance, one
+//     scrape target, unless told). vLLM production-stack's router copies
+//     (server=) are skipped and counted.
+//  2. window.go: what the window needs before anything is read: each
+//     instance's newest sample at the window's two ends, its restarts,
+//     its targets' up, the store's metadata; then each instance's path.
+//  3. pushdown.go or rebuild.go, the two ways an instance is read:
+//     pushdown (the table, the watch): the store sums each quantity the
+//     table and its notes read, per instance, at the window's two ends
+//     (internal/promql's readings, the expressions the rules are made
+//     of); rebuild (--json, --instance, and every instance whose window
+//     the two ends cannot give: restarted, born or gone inside it, down,
+//     with invalid values, native histograms or replica copies): its
+//     series are rebuilt into the families its scrape would have parsed
+//     (families.go) and read by its dialect, from raw samples around a
+//     restart. Either way the instance is canonical snapshots at times.
+//  4. figures.go: the window's increases are the difference of those
+//     readings, as --since computes them (rates.Delta), counters created
+//     inside the window counted from zero, every counter from zero at a
+//     restart; the table's figures are the rates rows' (rates.Compute).
+//  5. notes.go: each instance's report, its notes on what happened judged
+//     on the window (rates.Judge), and the notes on the fleet as a whole.
+//  6. totals.go and table.go: totals that are the rows' arithmetic
+//     (rates.Totals), and the table; json.go, the document.
+//  7. trend.go, over a past range and in a watch: each row's requests per
+//     second and KV use step by step (query_range of the same library's
+//     readings, per shape), and the totals' as the rows' arithmetic.
 //
 // docs/fleet.md lists every query sent and why.
 package fleet
@@ -62,9 +71,13 @@ const (
 type Options struct {
 	// Selector narrows every query (--selector, --instance).
 	Selector Selector
-	// By groups series into instances; nil: namespace,pod where a series
-	// has both, else job,instance.
+	// By groups series into instances, and every sum the store computes
+	// for the pushdown; nil: DefaultBy (job, instance: one scrape
+	// target), as rules and dashboards aggregate.
 	By []string
+	// Read says how the instances are read: Pushdown (the table) or
+	// Rebuild (every figure of every report).
+	Read Read
 	// From and To are the window. For "now", To is now and From To
 	// minus the window.
 	From, To time.Time
@@ -83,7 +96,43 @@ type Options struct {
 	// 0), and MaxSeries(MaxInstances) the series discovery lists: past
 	// either, Run fails with a *LimitError.
 	MaxInstances int
+	// Trend adds each instance's and the totals' requests per second and
+	// KV use over the window, step by step (a past range, a watch).
+	Trend bool
+	// MaxBytes is the cap on one answer the store's client enforces
+	// (DefaultMaxBytes when 0): the rebuild reads many instances' series
+	// in batches that keep each answer well under it.
+	MaxBytes int64
 }
+
+// DefaultMaxBytes is the cap on one answer assumed when Options.MaxBytes
+// is 0: the command line's default, shared with the scrape.
+const DefaultMaxBytes = 64 << 20
+
+// Read is how a report reads its instances.
+type Read int
+
+const (
+	// Pushdown reads the table's figures from sums the store computes per
+	// instance: each quantity the table and its notes read, at the
+	// window's two ends (pushdown.go). Instances whose window those cannot
+	// give are read whole, as Rebuild reads them, and said so.
+	Pushdown Read = iota
+	// Rebuild reads every instance whole: its series, rebuilt into the
+	// families its scrape would have parsed, read by its dialect, for a
+	// report that holds every figure (--json, --instance).
+	Rebuild
+)
+
+func (r Read) String() string {
+	if r == Rebuild {
+		return "rebuild"
+	}
+	return "pushdown"
+}
+
+// MarshalText writes the path as JSON names it.
+func (r Read) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // Fleet is what the store said about every instance.
 type Fleet struct {
@@ -135,6 +184,13 @@ type Instance struct {
 	Figures Figures
 	// Err says why an unreadable instance could not be read.
 	Err error
+	// Read is how the instance was read; Why, for one read whole in a
+	// pushdown, why the store's sums could not give its window.
+	Read Read
+	Why  string
+	// Trends are its requests per second and KV use over the window,
+	// step by step (Options.Trend), by TrendRequests and TrendKV.
+	Trends map[string]*report.Trend
 
 	snap   *snapshot.Snapshot // at the end of the window
 	peak   *snapshot.Snapshot // each gauge's largest value in a past range
@@ -165,54 +221,92 @@ func (e *NoSeriesError) Error() string {
 	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 }
 
-// Run reads the fleet from the store behind api.
+// Run reads the fleet from the store behind api: discover its instances,
+// learn what the window needs, read each instance (pushdown or rebuild),
+// then its figures and report, the totals and the fleet's notes.
 func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if !o.To.After(o.From) {
 		return nil, fmt.Errorf("the window must end after it starts (%s to %s)", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
+	}
+	if o.By == nil {
+		o.By = DefaultBy()
+	}
+	if o.Model != "" {
+		// The dialect picks one model's series, which sums by instance
+		// cannot.
+		o.Read = Rebuild
 	}
 	q := newQuerier(api)
 	f := &Fleet{Backend: api.Backend(), From: o.From, To: o.To, Range: o.Range, By: o.By}
 	if c, ok := api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}
-	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}}
-	// The end of the window is read while discovery runs: the longest
-	// query need not wait for the first.
-	var disc *discovery
-	var end *fetched
-	var derr, eerr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	endCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		defer wg.Done()
-		end, eerr = r.fetchState(endCtx, o.To, true, nil)
-	}()
-	disc, derr = discover(ctx, q, o.Selector, o.By, o.From.Add(-Lookback), o.To, o.MaxInstances)
-	if derr != nil {
-		stop() // a fleet past its bounds is not read
+	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}, reads: map[string]*read{}}
+	spec, err := r.start(ctx)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	switch {
-	case derr != nil:
-		return nil, derr
-	case eerr != nil:
-		return nil, eerr
+	if err := r.survey(ctx); err != nil {
+		return nil, err
 	}
-	if len(disc.groups) == 0 {
-		if len(disc.routerSeries) > 0 {
-			return nil, fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", sum(disc.routerSeries), routerLabel)
+	if o.Read == Pushdown {
+		if err := r.pushdown(ctx, spec); err != nil {
+			return nil, err
 		}
-		return nil, noSeries(ctx, q, o)
 	}
-	r.disc, r.endFetched = disc, end
-	if err := r.gather(ctx); err != nil {
+	if err := r.rebuild(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.trends(ctx); err != nil {
 		return nil, err
 	}
 	r.build(ctx)
 	f.Queries = q.Log()
 	return f, nil
+}
+
+// start discovers the fleet; a pushdown begins meanwhile (its
+// speculation): the two are the store's longest work, and the pushdown
+// needs only the names the store holds to start.
+func (r *run) start(ctx context.Context) (*speculation, error) {
+	var spec *speculation
+	discovered := func(ctx context.Context) (err error) {
+		r.disc, err = discover(ctx, r.q, r.o, r.o.From.Add(-Lookback), r.o.To)
+		return
+	}
+	if r.o.Read != Pushdown {
+		if err := discovered(ctx); err != nil {
+			return nil, err
+		}
+		if len(r.disc.groups) == 0 {
+			return nil, r.noFleet(ctx)
+		}
+		return nil, nil
+	}
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var derr error
+	err := parallel(pctx, func(ctx context.Context) error {
+		if derr = discovered(ctx); derr != nil {
+			stop() // a fleet past its bounds is not read
+		}
+		return nil
+	}, func(ctx context.Context) (err error) { spec, err = r.speculate(ctx); return })
+	switch {
+	case derr != nil:
+		return nil, derr
+	case len(r.disc.groups) == 0:
+		return nil, r.noFleet(ctx)
+	}
+	return spec, err
+}
+
+// noFleet is the error of a discovery that found nothing to read.
+func (r *run) noFleet(ctx context.Context) error {
+	if len(r.disc.routerSeries) > 0 {
+		return fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", sum(r.disc.routerSeries), routerLabel)
+	}
+	return noSeries(ctx, r.q, r.o)
 }
 
 func sum(m map[string]int) int {
@@ -264,69 +358,60 @@ type run struct {
 	f    *Fleet
 	meta *metadata
 
-	end, start *state
-	endFetched *fetched        // the end's state, read with discovery
-	resets     map[string]bool // group ids whose counters restarted
-	peaks      map[string][]point
-	raw        map[string]model.Matrix
-	// ends are the instances read at the window's end; how says where
-	// each one's window is read from (plan).
-	ends map[string]*reading
-	how  map[string]how
+	// What the window needs (window.go): each instance's newest sample at
+	// the window's end and start, its targets' up and scrape time at the
+	// end, the instances whose counters restarted, and each instance's
+	// path.
+	tsEnd, tsStart map[string]model.Time
+	targets        *targetState
+	resets         map[string]bool
+	paths          map[string]path
+
+	// shaped are the pushdown's shapes, with their libraries; trendsOf
+	// each instance's trends, by group id.
+	shaped   []*shape
+	trendsOf map[string]map[string]*report.Trend
+	// firsts are each pushdown shape's first instance's series at the
+	// window's end (pushdown.go); lateRestarts the restarts asked of the
+	// counters of the shapes discovery found beyond the speculation's.
+	firsts       map[string][]point
+	lateRestarts restarts
+	// reads are the instances read, by group id; unread says, by group
+	// id, why the pushdown's sums of one cannot stand for it.
+	reads  map[string]*read
+	unread map[string]string
+	// buckets are, by dialect, the bucket series the window's
+	// percentiles read (bucketsFor).
+	buckets map[string][]string
+	mu      sync.Mutex
 	// replicaDups holds, by label, the instances whose series repeat
-	// under it.
+	// under it (dupMu: the two ends are read at once).
 	replicaDups map[string]map[string]bool
+	dupMu       sync.Mutex
 }
 
-// state is every instance's series at one time.
-type state struct {
-	at     time.Time
-	points map[string][]point    // by group id
-	up     map[Target]float64    // up, by target
-	waited map[Target]float64    // scrape_duration_seconds, by target
-	ts     map[string]model.Time // newest sample time, by group id
+// on lists the instances planned to be read the way read says.
+func (r *run) on(read Read) []*group {
+	var out []*group
+	for _, g := range r.disc.groups {
+		if r.paths[g.id].read == read {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
-// gather sends every query: discovery has run; the rest run in parallel
-// where they do not depend on one another.
-func (r *run) gather(ctx context.Context) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	do := func(fn func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(ctx); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	var start *fetched
-	var tsEnd, tsStart map[string]model.Time
-	do(func(ctx context.Context) (err error) { r.meta, err = loadMetadata(ctx, r.q, r.disc); return })
-	do(func(ctx context.Context) (err error) {
-		start, err = r.fetchState(ctx, r.o.From, false, r.dialects())
-		return
-	})
-	do(func(ctx context.Context) (err error) { tsEnd, err = r.timestamps(ctx, r.o.To); return })
-	do(func(ctx context.Context) (err error) { tsStart, err = r.timestamps(ctx, r.o.From); return })
-	do(func(ctx context.Context) (err error) { r.resets, err = r.restarts(ctx); return })
-	if r.o.Range {
-		do(func(ctx context.Context) (err error) { r.peaks, err = r.gaugePeaks(ctx); return })
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	r.end, r.start = r.routed(r.endFetched, tsEnd), r.routed(start, tsStart)
-	r.endFetched = nil
-	r.plan()
-	return r.fetchRaw(ctx)
+// read is one instance as its path read it: its reading at the window's
+// end, the readings its window is counted over, and in a past range each
+// gauge's largest value.
+type read struct {
+	end    *reading
+	w      readings
+	peak   *snapshot.Snapshot
+	native int  // histograms read from native values
+	raw    bool // the window from raw samples
+	bornAt time.Time
+	err    error
 }
 
 // route returns the group a series belongs to, or nil (another dialect's

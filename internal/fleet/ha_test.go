@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,27 +29,35 @@ func TestReplicaCopies(t *testing.T) {
 	}
 	s := storetest.Prometheus(t, storetest.Config{Backfill: path})
 	c := client(t, s)
-	o := Options{From: fixFrom, To: fixTo, Range: true}
-	f, err := Run(context.Background(), c, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkNotes(t, f, NoteReplicas)
-	// Both copies added: 2 × 2 requests/s.
-	if v := f.Instances[0].Figures.value("requests"); v == nil || !approx(*v, 4) {
-		t.Errorf("read twice: %v requests/s, want 4", deref(v))
-	}
-	o.ReplicaLabels = []string{"prometheus_replica"}
-	f, err = Run(context.Background(), c, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range f.Notes {
-		if n.ID == NoteReplicas {
-			t.Errorf("with --replica-label: %s", n.Text)
+	o := Options{From: fixFrom, To: fixTo, Range: true, By: k8s}
+	for _, now := range []bool{false, true} {
+		if now {
+			o.From, o.Range = fixTo.Add(-DefaultWindow), false
 		}
-	}
-	if v := f.Instances[0].Figures.value("requests"); v == nil || !approx(*v, 2) {
-		t.Errorf("read once: %v requests/s, want 2", deref(v))
+		o.ReplicaLabels = nil
+		push, whole := both(t, c, o)
+		// The copies are read whole, where they can be told apart.
+		if p := pushed(push); len(p) != 0 {
+			t.Errorf("pushed down: %v, want none", p)
+		}
+		for _, f := range []*Fleet{push, whole} {
+			checkNotes(t, f, NoteReplicas)
+			// Both copies added: 2 × 2 requests/s.
+			if v := f.Instances[0].Figures.value("requests"); v == nil || !approx(*v, 4) {
+				t.Errorf("read twice: %v requests/s, want 4", deref(v))
+			}
+		}
+		o.ReplicaLabels = []string{"prometheus_replica"}
+		push, whole = both(t, c, o)
+		for _, f := range []*Fleet{push, whole} {
+			for _, n := range f.Notes {
+				if n.ID == NoteReplicas {
+					t.Errorf("with --replica-label: %s", n.Text)
+				}
+			}
+			if v := f.Instances[0].Figures.value("requests"); v == nil || !approx(*v, 2) {
+				t.Errorf("read once: %v requests/s, want 2", deref(v))
+			}
+		}
 	}
 }

@@ -41,6 +41,9 @@ type DocumentEntry struct {
 	Instance map[string]string `json:"instance"`
 	State    State             `json:"state"`
 	Targets  []string          `json:"targets"`
+	// Read is how the instance was read: "rebuild" (its series, read
+	// whole by its dialect: every report of the document) or "pushdown".
+	Read Read `json:"read"`
 }
 
 // TotalsEntry is the totals: a report in the single-server schema, and
@@ -79,7 +82,7 @@ func (f *Fleet) Document() Document {
 		}
 	}
 	for _, in := range f.Instances {
-		e := DocumentEntry{Report: in.Report, Instance: in.Labels, State: in.State, Targets: []string{}}
+		e := DocumentEntry{Report: in.Report, Instance: in.Labels, State: in.State, Targets: []string{}, Read: in.Read}
 		for _, t := range in.Targets {
 			e.Targets = append(e.Targets, t.String())
 		}

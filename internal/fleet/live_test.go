@@ -88,71 +88,106 @@ func TestLiveFleet(t *testing.T) {
 		st.Flush()
 		c := client(t, st)
 		t.Run(st.Kind+"/now", func(t *testing.T) {
-			f, err := Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end})
-			if err != nil {
-				t.Fatal(err)
+			// Every server started inside the last 5 minutes: read whole.
+			push, whole := both(t, c, Options{From: end.Add(-DefaultWindow), To: end, By: k8s})
+			if p := pushed(push); len(p) != 0 {
+				t.Errorf("pushed down: %v, want none", p)
 			}
-			got := byID(f)
-			if in := got["demo/"+down.Pod()]; in == nil || in.State != Down {
-				t.Errorf("the stopped server: %+v, want state down", in)
+			for _, f := range []*Fleet{push, whole} {
+				checkLiveNow(t, f, servers, final, down)
 			}
-			checkNotes(t, f, NoteDown)
-			for i, s := range servers {
-				in := got["demo/"+s.Pod()]
-				if in == nil {
-					t.Fatalf("no instance demo/%s among %v", s.Pod(), keys(got))
-				}
-				tt := final[i]
-				for name, want := range map[string]int64{
-					snapshot.RequestsTotal:        tt.Requests,
-					snapshot.TokensPredictedTotal: tt.GeneratedTokens,
-					snapshot.CachedTokensTotal:    tt.CachedTokens,
-					snapshot.PromptTokensTotal:    tt.PromptTokens - tt.CachedTokens,
-				} {
-					if v, ok := in.snap.Scalar(name); !ok || v != float64(want) {
-						t.Errorf("%s: %s = %v, want the simulator's %d", s.Pod(), name, v, want)
-					}
-				}
+			// The last second and a half, frozen and scraped: those that
+			// ran through it from the store's sums, the stopped one whole.
+			// (The stopped one's last sample may lie before it.)
+			push, whole = both(t, c, Options{From: end.Add(-1500 * time.Millisecond), To: end, By: k8s})
+			if p := pushed(push); len(p) != 3 || p["demo/"+down.Pod()] {
+				t.Errorf("pushed down: %v, want the three up", p)
+			}
+			for _, f := range []*Fleet{push, whole} {
+				checkLiveNow(t, f, servers, final, nil)
 			}
 		})
 		t.Run(st.Kind+"/range", func(t *testing.T) {
-			f, err := Run(context.Background(), c, Options{From: t0, To: end, Range: true})
-			if err != nil {
-				t.Fatal(err)
+			push, whole := both(t, c, Options{From: t0, To: end, Range: true, By: k8s})
+			if p := pushed(push); len(p) != 0 {
+				t.Errorf("pushed down: %v, want none (every instance was born inside the range)", p)
 			}
-			got := byID(f)
-			// The totals' rate is the sum of the rows' (each the
-			// simulator's count over the instance's own time there).
-			var sum float64
-			for i, s := range servers {
-				in := got["demo/"+s.Pod()]
-				if in == nil {
-					t.Fatalf("no instance demo/%s", s.Pod())
-				}
-				want := float64(final[i].Requests)
-				wantState := New
-				if s == r {
-					// Both processes, each from zero.
-					want += float64(old.Requests)
-					wantState = Restarted
-				}
-				sum += want / in.Figures.Seconds
-				if v := in.delta.Counters[snapshot.RequestsTotal]; v != want {
-					t.Errorf("%s: %v requests in the window, want %v", s.Pod(), v, want)
-				}
-				if in.State != wantState {
-					t.Errorf("%s: state %s, want %s", s.Pod(), in.State, wantState)
-				}
-			}
-			// The stopped server's requests up to its last good scrape.
-			if in := got["demo/"+down.Pod()]; in == nil || in.State != Down || in.delta.Counters[snapshot.RequestsTotal] <= 0 {
-				t.Errorf("the stopped server: %+v, want state down with requests", in)
-			} else {
-				sum += in.delta.Counters[snapshot.RequestsTotal] / in.Figures.Seconds
-			}
-			if v := f.Totals.Figures.value("requests"); v == nil || !approx(*v, sum) {
-				t.Errorf("totals: %v requests/s, want the rows' sum %v", deref(v), sum)
+			for _, f := range []*Fleet{push, whole} {
+				checkLiveRange(t, f, servers, final, old, r, down)
 			}
 		})
+	}
+}
+
+// checkLiveNow checks the last minutes: the stopped server down, each
+// other's lifetime counters the simulator's own totals.
+func checkLiveNow(t *testing.T, f *Fleet, servers []*demo.FleetServer, final []sim.Totals, down *demo.FleetServer) {
+	t.Helper()
+	got := byID(f)
+	if down != nil {
+		if in := got["demo/"+down.Pod()]; in == nil || in.State != Down {
+			t.Errorf("the stopped server: %+v, want state down", in)
+		}
+		checkNotes(t, f, NoteDown)
+	}
+	for i, s := range servers {
+		in := got["demo/"+s.Pod()]
+		if in == nil {
+			t.Fatalf("no instance demo/%s among %v", s.Pod(), keys(got))
+		}
+		tt := final[i]
+		want := map[string]int64{
+			snapshot.RequestsTotal:        tt.Requests,
+			snapshot.TokensPredictedTotal: tt.GeneratedTokens,
+			snapshot.PromptTokensTotal:    tt.PromptTokens - tt.CachedTokens,
+		}
+		if in.Read == Rebuild {
+			// The pushdown reads what the table needs, not cached tokens.
+			want[snapshot.CachedTokensTotal] = tt.CachedTokens
+		}
+		for name, want := range want {
+			if v, ok := in.snap.Scalar(name); !ok || v != float64(want) {
+				t.Errorf("%s: %s = %v, want the simulator's %d", s.Pod(), name, v, want)
+			}
+		}
+	}
+}
+
+// checkLiveRange checks the whole run: each instance born inside it, the
+// restarted one's two processes added, the totals the rows' sum.
+func checkLiveRange(t *testing.T, f *Fleet, servers []*demo.FleetServer, final []sim.Totals, old sim.Totals, r, down *demo.FleetServer) {
+	t.Helper()
+	got := byID(f)
+	// The totals' rate is the sum of the rows' (each the
+	// simulator's count over the instance's own time there).
+	var sum float64
+	for i, s := range servers {
+		in := got["demo/"+s.Pod()]
+		if in == nil {
+			t.Fatalf("no instance demo/%s", s.Pod())
+		}
+		want := float64(final[i].Requests)
+		wantState := New
+		if s == r {
+			// Both processes, each from zero.
+			want += float64(old.Requests)
+			wantState = Restarted
+		}
+		sum += want / in.Figures.Seconds
+		if v := in.delta.Counters[snapshot.RequestsTotal]; v != want {
+			t.Errorf("%s: %v requests in the window, want %v", s.Pod(), v, want)
+		}
+		if in.State != wantState {
+			t.Errorf("%s: state %s, want %s", s.Pod(), in.State, wantState)
+		}
+	}
+	// The stopped server's requests up to its last good scrape.
+	if in := got["demo/"+down.Pod()]; in == nil || in.State != Down || in.delta.Counters[snapshot.RequestsTotal] <= 0 {
+		t.Errorf("the stopped server: %+v, want state down with requests", in)
+	} else {
+		sum += in.delta.Counters[snapshot.RequestsTotal] / in.Figures.Seconds
+	}
+	if v := f.Totals.Figures.value("requests"); v == nil || !approx(*v, sum) {
+		t.Errorf("totals: %v requests/s, want the rows' sum %v", deref(v), sum)
 	}
 }

@@ -63,7 +63,6 @@ func TestNativeHistogramsAndTargetMetadata(t *testing.T) {
 	}})
 	s.WaitFor(t, `count(vllm:time_to_first_token_seconds)`, 20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"2"`) })
 	c := client(t, s)
-	var f *Fleet
 	// Metadata arrives with the scrapes; wait until both targets' is in.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		md, err := c.Metadata(context.Background())
@@ -72,10 +71,14 @@ func TestNativeHistogramsAndTargetMetadata(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	f, err := Run(context.Background(), c, Options{From: now.Add(-DefaultWindow), To: now})
-	if err != nil {
-		t.Fatal(err)
+	push, whole := both(t, c, Options{From: now.Add(-DefaultWindow), To: now, By: k8s})
+	for _, f := range []*Fleet{push, whole} {
+		checkNative(t, f)
 	}
+}
+
+func checkNative(t *testing.T, f *Fleet) {
+	t.Helper()
 	got := byID(f)
 	for _, id := range []string{"llm/old", "llm/new"} {
 		in := got[id]

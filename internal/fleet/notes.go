@@ -8,9 +8,100 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/units"
 )
+
+// An instance's report: the one-shot analysis of its reading at the
+// window's end, its notes on what happened judged on the window, and the
+// window's rates first, as --since shows them.
+
+// windowLabel is the window's column key and header: "5m", "1h".
+func windowLabel(d time.Duration) string { return units.Duration(d.Round(time.Second)) }
+
+// report is the instance's single-server report, with the window's rates
+// first, as --since shows them.
+func (r *run) report(in *Instance) *report.Report {
+	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw, WithRates: true})
+	// Notes on what happened judge the window, as the watch view's do.
+	rep = rates.Judge(rep, in.snap, &in.delta.Delta, windowWords(r.o))
+	sec, figs := rateSection(in.Figures, in.delta, r.o, in)
+	rep.Sections = append([]report.Section{sec}, rep.Sections...)
+	rep.Rates = figs
+	rep.Header = append(instanceHeader(in), rep.Header...)
+	return rep
+}
+
+// instanceHeader says where the instance's figures come from.
+func instanceHeader(in *Instance) []string {
+	var h []string
+	if in.Dialect != "" {
+		ts := make([]string, len(in.Targets))
+		for i, t := range in.Targets {
+			ts[i] = t.String()
+		}
+		h = append(h, fmt.Sprintf("instance %s (%s), read from the store", in.ID, strings.Join(ts, ", ")))
+	}
+	return h
+}
+
+// windowWords names the window in the notes: "the last 5m", or a past
+// range's times.
+func windowWords(o Options) string {
+	if o.Range {
+		return fmt.Sprintf("the range %s to %s", o.From.UTC().Format("2006-01-02 15:04:05"), o.To.UTC().Format("15:04:05 MST"))
+	}
+	return "the last " + windowLabel(o.To.Sub(o.From))
+}
+
+// rateSection is the window's rates table of one instance (or the
+// totals: their figures computed already), with a row for each thing
+// that shaped the window.
+func rateSection(f Figures, d windowDelta, o Options, in *Instance) (report.Section, map[string]map[string]*float64) {
+	w := o.To.Sub(o.From)
+	title := "Rates over the last " + windowLabel(w)
+	if o.Range {
+		title = fmt.Sprintf("Rates from %s to %s", o.From.UTC().Format("2006-01-02 15:04:05"), o.To.UTC().Format("15:04:05 MST"))
+	}
+	sec := report.Section{ID: "rates", Title: title, Wide: true}
+	say := func(id, label, value, note string) {
+		sec.Rows = append(sec.Rows, report.Row{ID: id, Label: label, Value: value, Note: note, Severity: report.Dim})
+	}
+	if in != nil {
+		switch {
+		case d.fromZero:
+			say("window_born", "started", in.bornAt.UTC().Format("15:04:05"), "inside the window: counted from zero at its process start")
+		case !in.bornAt.IsZero():
+			say("window_born", "first seen", in.bornAt.UTC().Format("15:04:05"), "inside the window: counted from its first sample, what it did before is not in these figures")
+		}
+		for _, t := range d.resets {
+			say("window_restart", "restarted", t.UTC().Format("15:04:05"), "counters counted from zero there (raw samples), as rate() does")
+		}
+		if in.State == Gone || in.State == Down {
+			say("window_gone", "last sample", in.lastAt.UTC().Format("15:04:05"), "figures end there")
+		}
+	}
+	label := windowLabel(w)
+	col := rates.Column{Key: label, Header: "Δ " + windowLabel(time.Duration(d.Seconds*float64(time.Second))), Delta: &d.Delta}
+	if f.Totals != nil {
+		col.Delta, col.Figures, col.Seconds = nil, f.Rates, f.Seconds
+	}
+	t, figs := rates.Table(f.Rows, []rates.Column{col})
+	sec.Table = t
+	return sec, figs
+}
+
+// unreadableReport stands for an instance the dialect could not read.
+func unreadableReport(in *Instance, err error) *report.Report {
+	return &report.Report{
+		Schema: analysis.Schema, Source: in.ID, Dialect: in.Dialect,
+		Header:   instanceHeader(in),
+		Sections: []report.Section{},
+		Notes:    []report.Note{{ID: "fleet_unreadable", Severity: report.Warn, Text: "its series in the store cannot be read: " + err.Error()}},
+	}
+}
 
 // Thresholds of the fleet notes (docs/fleet.md lists them).
 const (
@@ -43,6 +134,7 @@ const (
 	NoteUnreadable = "fleet_unreadable"
 	NoteCoverage   = "fleet_totals_partial"
 	NoteReplicas   = "fleet_replica_copies"
+	NoteReadWhole  = "fleet_read_whole"
 )
 
 // notes are the fleet's own notes: what no single instance's report can
@@ -82,7 +174,29 @@ func (r *run) notes() []report.Note {
 	if c := r.coverage(); c != "" {
 		add(NoteCoverage, report.Info, "%s", c)
 	}
+	if ws := r.readWhole(); len(ws) > 0 {
+		add(NoteReadWhole, report.Info, "%s read whole from %s series, where the store's sums cannot give the table: %s",
+			count(len(ws), "instance"), their(len(ws)), listIDs(ws, func(in *Instance) string { return in.Why }))
+	}
 	return out
+}
+
+// readWhole are the instances a pushdown read whole, each with why.
+func (r *run) readWhole() []*Instance {
+	var out []*Instance
+	for _, in := range r.f.Instances {
+		if in.Why != "" {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+func their(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
 }
 
 // stateNotes say which instances were down, gone, restarted, new or

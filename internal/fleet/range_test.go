@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -32,13 +33,7 @@ func client(t testing.TB, s *storetest.Store) *promapi.Client {
 	return c
 }
 
-func byID(f *Fleet) map[string]*Instance {
-	out := map[string]*Instance{}
-	for _, in := range f.Instances {
-		out[in.ID] = in
-	}
-	return out
-}
+func byID(f *Fleet) map[string]*Instance { return byInstance(f) }
 
 // want is one instance's expected window, worked out by hand from the
 // fixture's rates.
@@ -80,47 +75,114 @@ func TestRangeBackfilled(t *testing.T) {
 	}
 	for name, s := range stores {
 		t.Run(name, func(t *testing.T) {
-			f, err := Run(context.Background(), client(t, s), Options{From: fixFrom, To: fixTo, Range: true})
-			if err != nil {
-				t.Fatal(err)
+			push, whole := both(t, client(t, s), Options{From: fixFrom, To: fixTo, Range: true, By: k8s, Trend: true})
+			// The steady instances from the store's sums; the one that
+			// restarted, the one born and the one gone, read whole.
+			if p := pushed(push); len(p) != 2 || !p["llm/vllm-a"] || !p["llm/sglang-a"] {
+				t.Errorf("pushed down: %v, want vllm-a and sglang-a", p)
 			}
-			got := byID(f)
-			if len(got) != len(wants) {
-				t.Errorf("instances %v, want %d", keys(got), len(wants))
+			checkNotes(t, push, NoteReadWhole)
+			for _, f := range []*Fleet{push, whole} {
+				checkRange(t, f, wants)
 			}
-			for id, w := range wants {
-				in := got[id]
-				if in == nil {
-					t.Errorf("%s missing", id)
-					continue
-				}
-				checkInstance(t, in, w)
-			}
-			// vllm-a's KV use: engine 0's largest 0.9 (one sample), engine
-			// 1's 0.3, averaged over the engines as the dialect does.
-			if kv := got["llm/vllm-a"].Figures.KV; kv == nil || !approx(*kv, 0.6) {
-				t.Errorf("vllm-a KV max = %v, want 0.6", kv)
-			}
-			if rs := got["llm/vllm-b"].delta.resets; len(rs) != 1 || !rs[0].Equal(fixT0.Add(60*time.Minute)) {
-				t.Errorf("vllm-b restarts at %v, want the T0+60m sample", rs)
-			}
-			if b := got["llm/vllm-c"].bornAt; !b.Equal(fixBorn) {
-				t.Errorf("vllm-c born %v, want %v", b, fixBorn)
-			}
-			checkTotals(t, f)
-			checkNotes(t, f, NoteRestarts, NoteNew, NoteGone, NoteRouter, NoteNoMetadata, NoteCoverage)
 		})
 		t.Run(name+"/now", func(t *testing.T) { checkNow(t, s) })
+	}
+}
+
+// checkRange checks a reading of the fixture's window against the
+// hand-worked wants.
+func checkRange(t *testing.T, f *Fleet, wants map[string]want) {
+	t.Helper()
+	got := byID(f)
+	if len(got) != len(wants) {
+		t.Errorf("instances %v, want %d", keys(got), len(wants))
+	}
+	for id, w := range wants {
+		in := got[id]
+		if in == nil {
+			t.Errorf("%s missing", id)
+			continue
+		}
+		checkInstance(t, in, w)
+	}
+	// vllm-a's KV use: engine 0's largest 0.9 (one sample), engine
+	// 1's 0.3, averaged over the engines as the dialect does.
+	if kv := got["llm/vllm-a"].Figures.KV; kv == nil || !approx(*kv, 0.6) {
+		t.Errorf("vllm-a KV max = %v, want 0.6", kv)
+	}
+	if rs := got["llm/vllm-b"].delta.resets; len(rs) != 1 || !rs[0].Equal(fixT0.Add(60*time.Minute)) {
+		t.Errorf("vllm-b restarts at %v, want the T0+60m sample", rs)
+	}
+	if b := got["llm/vllm-c"].bornAt; !b.Equal(fixBorn) {
+		t.Errorf("vllm-c born %v, want %v", b, fixBorn)
+	}
+	checkTotals(t, f)
+	checkNotes(t, f, NoteRestarts, NoteNew, NoteGone, NoteRouter, NoteNoMetadata, NoteCoverage)
+	checkTrends(t, f)
+}
+
+// The trends over the hour, in 16 steps of 225 s: each instance's
+// requests per second its fixture's rate where it ran through a step; a
+// gap where it did not (born, restarted or gone inside or before it);
+// the totals the sum of the rows' step by step.
+func checkTrends(t *testing.T, f *Fleet) {
+	t.Helper()
+	const step = 225.0
+	rate := map[string]float64{"llm/vllm-a": 3, "llm/vllm-b": 1, "llm/vllm-c": 0.5, "llm/vllm-d": 1, "llm/sglang-a": 2}
+	ran := func(id string, k int) bool { // the instance ran through step k, from fixFrom+(k-1)×225 s
+		from, to := fixFrom.Add(time.Duration(float64(k-1)*step)*time.Second), fixFrom.Add(time.Duration(float64(k)*step)*time.Second)
+		switch id {
+		case "llm/vllm-b":
+			return !(from.Before(fixRestart) && !to.Before(fixRestart))
+		case "llm/vllm-c":
+			return !from.Before(fixBorn.Add(10 * time.Second))
+		case "llm/vllm-d":
+			return !to.After(fixGone)
+		}
+		return true
+	}
+	totals := make([]float64, 16)
+	for id, want := range rate {
+		tr := byID(f)[id].Trends[TrendRequests]
+		if tr == nil || len(tr.Values) != 16 || tr.StepSeconds != step {
+			t.Fatalf("%s: requests trend %+v, want 16 steps of %v s", id, tr, step)
+		}
+		for k, v := range tr.Values {
+			switch {
+			case ran(id, k+1) && !approx(float64(v), want):
+				t.Errorf("%s: step %d: %v requests/s, want %v", id, k+1, v, want)
+			case !ran(id, k+1) && !math.IsNaN(float64(v)):
+				t.Errorf("%s: step %d: %v requests/s, want a gap", id, k+1, v)
+			case ran(id, k+1):
+				totals[k] += want
+			}
+		}
+	}
+	for k, v := range f.Totals.Trends[TrendRequests].Values {
+		if !approx(float64(v), totals[k]) {
+			t.Errorf("totals: step %d: %v requests/s, want the rows' %v", k+1, v, totals[k])
+		}
+	}
+	if kv := byID(f)["llm/vllm-a"].Trends[TrendKV]; kv == nil || !approx(float64(kv.Values[15]), 0.4) {
+		t.Errorf("vllm-a KV trend %+v, want 40%% at the end", kv)
 	}
 }
 
 // "Now" at the window's end: the last 5 minutes, in which every instance
 // but the gone one ran steadily.
 func checkNow(t *testing.T, s *storetest.Store) {
-	f, err := Run(context.Background(), client(t, s), Options{From: fixTo.Add(-5 * time.Minute), To: fixTo})
-	if err != nil {
-		t.Fatal(err)
+	push, whole := both(t, client(t, s), Options{From: fixTo.Add(-5 * time.Minute), To: fixTo, By: k8s})
+	if p := pushed(push); len(p) != 4 {
+		t.Errorf("pushed down: %v, want every instance", p)
 	}
+	for _, f := range []*Fleet{push, whole} {
+		checkNowFleet(t, f)
+	}
+}
+
+func checkNowFleet(t *testing.T, f *Fleet) {
+	t.Helper()
 	got := byID(f)
 	if len(got) != 4 || got["llm/vllm-d"] != nil {
 		t.Errorf("instances %v, want the four alive", keys(got))

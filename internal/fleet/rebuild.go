@@ -1,385 +1,751 @@
 package fleet
 
 import (
+	"context"
+	"maps"
 	"math"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
-// point is one series' value at one time: a float, or a native histogram.
-type point struct {
-	metric model.Metric // with __name__
-	value  float64
-	hist   *model.SampleHistogram
-}
+// The rebuild: an instance read whole. Its series at the window's end
+// (and start) are rebuilt into the families its scrape would have parsed
+// (families.go) and read by its dialect unchanged; where it restarted, was
+// born or went away inside the window, its raw samples give the readings
+// around each restart. Many instances' series are read in batches, each
+// answer kept well under --max-bytes.
 
-// metaFunc returns what the store knows of a family ("", "" when nothing).
-type metaFunc func(family string) (typ, help string)
-
-// rebuilt is an instance's families as the scrape path would have read
-// them.
-type rebuilt struct {
-	fams []*dto.MetricFamily
-	// native counts the histograms read from native (or custom-bucket)
-	// histogram values.
-	native int
-	// skipped counts series left out: names or labels a scrape could not
-	// have carried.
-	skipped int
-}
-
-// rebuild turns an instance's points into the metric families its scrape
-// would have parsed into (exposition.Parse of the text format), so that
-// the dialect reads exactly what it reads from a scrape: a counter under
-// its sample name (x_total) typed counter, a histogram assembled from its
-// _bucket, _sum and _count series, HELP and TYPE from the store's metadata
-// where it has them. The labels the store or the scrape added (job,
-// instance, pod, …) stay: they keep the series of one instance apart, and
-// no dialect reads them.
-//
-// What the store changed is undone: the _created series OpenMetrics
-// scrapes add are dropped, and a native histogram (or one stored with
-// custom buckets) becomes the classic histogram it stands for. Counts keep
-// their fractions (CumulativeCountFloat, SampleCountFloat), which a
-// store's arithmetic can give them.
-//
-// known names histogram bases the caller knows of (from another reading
-// of the same instance) whose buckets these points may leave out: their
-// _sum and _count still make a histogram, without buckets.
-func rebuild(points []point, meta metaFunc, known ...string) (*rebuilt, error) {
-	out := &rebuilt{}
-	names := make(map[string]bool, len(points))
-	for _, p := range points {
-		names[string(p.metric[model.MetricNameLabel])] = true
+// rebuild reads the instances planned to be read whole.
+func (r *run) rebuild(ctx context.Context) error {
+	groups := r.on(Rebuild)
+	if len(groups) == 0 {
+		return nil
 	}
-	kinds := classify(names, meta, known)
-	b := builder{fams: map[string]*dto.MetricFamily{}, parts: map[partKey]*dto.Metric{}}
-	for _, p := range points {
-		name := string(p.metric[model.MetricNameLabel])
-		if !valid(p.metric) {
-			out.skipped++
-			continue
+	b := &rebuilding{run: r, groups: groups, fleet: true}
+	var atStart []*group
+	for _, g := range groups {
+		if r.tsStart[g.id] != 0 {
+			atStart = append(atStart, g)
 		}
-		if p.hist != nil {
-			if names[name+"_bucket"] {
-				continue // the store keeps the classic buckets too: read those
+	}
+	err := parallel(ctx,
+		func(ctx context.Context) (err error) { b.end, err = b.state(ctx, r.o.To, true, groups); return },
+		func(ctx context.Context) (err error) { b.start, err = b.state(ctx, r.o.From, false, atStart); return },
+		func(ctx context.Context) (err error) {
+			if r.o.Range {
+				b.peaks, err = r.gaugePeaks(ctx, groups)
 			}
-			out.native++
-			b.native(name, p)
-			continue
-		}
-		switch k := kinds[name]; k.role {
-		case roleCreated:
-		case roleHistPart:
-			b.histPart(k.family, name, p)
-		case roleSummaryPart:
-			b.summaryPart(k.family, name, p)
-		default:
-			b.own(name, k.typ, p)
+			return
+		})
+	if err != nil {
+		return err
+	}
+	// The end's reading has the process start of its targets too.
+	for id, pts := range b.targets.starts {
+		if _, ok := b.end[id]; ok {
+			b.end[id] = append(b.end[id], pts...)
 		}
 	}
-	out.fams = b.families(meta)
+	b.plan()
+	if err := b.fetchRaw(ctx); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		r.reads[g.id] = b.read(g)
+	}
+	return nil
+}
+
+// rebuilding is the rebuild's work: the instances' series at the
+// window's two ends, where each one's window is read from, raw samples.
+type rebuilding struct {
+	*run
+	groups []*group
+	// fleet says discovery has run: groups may be the whole fleet, read
+	// under the user's selector alone.
+	fleet      bool
+	end, start map[string][]point // by group id
+	peaks      map[string][]point
+	ends       map[string]*reading
+	how        map[string]how
+	raw        map[string]model.Matrix
+}
+
+// dialectPrefixes are the name prefixes of one dialect.
+func dialectPrefixes(name string) []string {
+	var out []string
+	for _, p := range dialect.NamePrefixes() {
+		if dialect.Owner(p+"x") == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// dialectsOf lists the dialects of groups.
+func dialectsOf(groups []*group) []string {
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for f := range g.families {
+			seen[dialect.Owner(f)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// Answer sizes, to batch by: a vLLM pod's state is about 82 kB of JSON
+// for the 50 or so series discovery lists for it (buckets left out, which
+// are most of the answer), 18 kB without buckets but the percentiles'.
+const (
+	bytesPerSeries      = 1700
+	bytesPerSeriesStart = 400
+	// maxPerBatch bounds the instances one query names.
+	maxPerBatch = 500
+)
+
+// state reads groups' series at one time, in batches: every series but
+// histogram buckets, and every bucket (full) or only the buckets of the
+// histograms the window's percentiles read (the window's start, at a
+// fifth of the series); the start also reads process_start_time_seconds,
+// the end has it from the targets (rebuild adds it). vLLM's router copies
+// are dropped when routed.
+func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups []*group) (map[string][]point, error) {
+	out := map[string][]point{}
+	if len(groups) == 0 {
+		return out, nil
+	}
+	queries := b.stateQueries(full, groups)
+	route := routerTo(groups, b.o.By)
+	var mu sync.Mutex
+	fns := make([]func(context.Context) error, len(queries))
+	for i, qu := range queries {
+		fns[i] = func(ctx context.Context) error {
+			vec, err := b.q.instant(ctx, qu.purpose, qu.text, at)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range vec {
+				if g := route(s.Metric); g != nil {
+					out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+				}
+			}
+			return nil
+		}
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return nil, err
+	}
+	for id, pts := range out {
+		out[id] = b.dedup(id, pts)
+	}
 	return out, nil
 }
 
-// valid reports a series a text exposition can carry: legacy metric and
-// label names.
-func valid(m model.Metric) bool {
-	for k := range m {
-		if k != model.MetricNameLabel && !model.LegacyValidation.IsValidLabelName(string(k)) {
-			return false
+// stateQuery is one query of a state and what it is for.
+type stateQuery struct{ purpose, text string }
+
+// stateQueries are the queries of groups' state, batch by batch (see
+// state).
+func (b *rebuilding) stateQueries(full bool, groups []*group) []stateQuery {
+	per := bytesPerSeriesStart
+	if full {
+		per = bytesPerSeries
+	}
+	var prefixes, buckets []string
+	for _, d := range dialectsOf(groups) {
+		prefixes = append(prefixes, dialectPrefixes(d)...)
+		if !full {
+			buckets = append(buckets, b.bucketsFor(d)...)
 		}
 	}
-	return model.LegacyValidation.IsValidMetricName(string(m[model.MetricNameLabel]))
-}
-
-// role is what a series is within its family.
-type role int
-
-const (
-	roleOwn         role = iota // a family of its own
-	roleHistPart                // a histogram's _bucket, _sum or _count
-	roleSummaryPart             // a summary's quantiles, _sum or _count
-	roleCreated                 // an OpenMetrics _created series
-)
-
-type kind struct {
-	role   role
-	family string // the histogram or summary a part belongs to
-	typ    dto.MetricType
-}
-
-// classify decides each name's family and type from the names present
-// and the store's metadata. A histogram is a _bucket series whose _count
-// or _sum is present too (or whose metadata says histogram); a summary
-// needs its metadata. A counter is a name ending in _total, or one the
-// metadata calls a counter; what the metadata calls a gauge is one;
-// everything else is untyped, which every dialect reads as it reads a
-// gauge or counter.
-func classify(names map[string]bool, meta metaFunc, known []string) map[string]kind {
-	out := make(map[string]kind, len(names))
-	hist, summary := bases(names, meta, known)
-	for n := range names {
-		if base, ok := strings.CutSuffix(n, "_created"); ok && createdOf(base, names, hist, summary, meta) {
-			out[n] = kind{role: roleCreated}
-			continue
+	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
+	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
+	var out []stateQuery
+	for _, sel := range b.batches(groups, per, b.fleet) {
+		out = append(out, stateQuery{"rebuild: every series but histogram buckets",
+			sel.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces()})
+		switch {
+		case full:
+			out = append(out, stateQuery{"rebuild: every histogram bucket", sel.With(names, bucket).braces()})
+		case len(buckets) > 0:
+			out = append(out, stateQuery{"rebuild, window start: the buckets of the histograms the percentiles read",
+				sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(buckets)}).braces()})
 		}
-		if base, ok := partOf(n, hist, "_bucket", "_sum", "_count"); ok {
-			out[n] = kind{role: roleHistPart, family: base}
-			continue
+		if !full {
+			out = append(out, stateQuery{"rebuild, window start: process_start_time_seconds of the targets",
+				sel.With(nameIs(startTimeSeries), b.jobs()).braces()})
 		}
-		if base, ok := partOf(n, summary, "", "_sum", "_count"); ok {
-			out[n] = kind{role: roleSummaryPart, family: base}
-			continue
-		}
-		out[n] = kind{typ: ownType(n, meta)}
 	}
 	return out
 }
 
-// bases finds the histograms (a _bucket series with its _count or _sum,
-// one the metadata calls a histogram, or one known) and the summaries
-// (the metadata says so) among names.
-func bases(names map[string]bool, meta metaFunc, known []string) (hist, summary map[string]bool) {
-	hist, summary = map[string]bool{}, map[string]bool{}
-	for _, k := range known {
-		hist[k] = true
-	}
-	for n := range names {
-		if t, _ := meta(n); t == "summary" {
-			summary[n] = true
-		}
-		base, ok := strings.CutSuffix(n, "_bucket")
-		if !ok {
-			continue
-		}
-		t, _ := meta(base)
-		if t == "histogram" || t == "gaugehistogram" || names[base+"_count"] || names[base+"_sum"] {
-			hist[base] = true
+// routerTo routes a series to the group of groups it belongs to (a batch
+// may select others): by its grouping key, or, for a target's
+// unprefixed start time, by its target; none for vLLM's router copies.
+func routerTo(groups []*group, by []string) func(model.Metric) *group {
+	byKey, byTarget := map[string]*group{}, map[Target]*group{}
+	for _, g := range groups {
+		byKey[keyOf(g, by)] = g
+		for t := range g.targets {
+			byTarget[t] = g
 		}
 	}
-	return hist, summary
-}
-
-// ownType is the type of a family of its own: a counter by its _total or
-// its metadata, a gauge by its metadata, else untyped.
-func ownType(n string, meta metaFunc) dto.MetricType {
-	t, _ := meta(n)
-	if t == "" {
-		t, _ = meta(strings.TrimSuffix(n, "_total"))
-	}
-	switch {
-	case strings.HasSuffix(n, "_total") || t == "counter":
-		return dto.MetricType_COUNTER
-	case t == "gauge":
-		return dto.MetricType_GAUGE
-	}
-	return dto.MetricType_UNTYPED
-}
-
-// createdOf reports whether base_created is the creation time OpenMetrics
-// gives a counter, histogram or summary base.
-func createdOf(base string, names, hist, summary map[string]bool, meta metaFunc) bool {
-	if names[base+"_total"] || hist[base] || summary[base] {
-		return true
-	}
-	t, _ := meta(base)
-	return t == "counter" || t == "histogram" || t == "summary"
-}
-
-func partOf(n string, bases map[string]bool, suffixes ...string) (string, bool) {
-	for _, s := range suffixes {
-		if base, ok := strings.CutSuffix(n, s); ok && bases[base] {
-			return base, true
+	return func(m model.Metric) *group {
+		var g *group
+		if dialect.Owner(string(m[model.MetricNameLabel])) != "vllm" || m[routerLabel] == "" {
+			g = byKey[groupKey(m, by)]
 		}
-	}
-	return "", false
-}
-
-// builder assembles families; parts holds each histogram's or summary's
-// metric by family and the signature of its labels, as its series arrive.
-type builder struct {
-	fams  map[string]*dto.MetricFamily
-	parts map[partKey]*dto.Metric
-}
-
-type partKey struct {
-	family string
-	sig    uint64
-}
-
-func (b *builder) family(name string, typ dto.MetricType) *dto.MetricFamily {
-	f := b.fams[name]
-	if f == nil {
-		f = &dto.MetricFamily{Name: &name, Type: typ.Enum()}
-		b.fams[name] = f
-	}
-	return f
-}
-
-// labels are a series' labels but its name and those named in skip.
-func labels(m model.Metric, skip string) []*dto.LabelPair {
-	out := make([]*dto.LabelPair, 0, len(m))
-	for k, v := range m {
-		if k == model.MetricNameLabel || string(k) == skip {
-			continue
+		if g == nil && m[model.MetricNameLabel] == startTimeSeries {
+			g = byTarget[targetOf(m)]
 		}
-		out = append(out, &dto.LabelPair{Name: ptr(string(k)), Value: ptr(strings.ToValidUTF8(string(v), "\uFFFD"))})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
-	return out
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// without are the labels a histogram's or summary's series differ in.
-var without = map[string]map[model.LabelName]struct{}{
-	"le":       {model.MetricNameLabel: {}, "le": {}},
-	"quantile": {model.MetricNameLabel: {}, "quantile": {}},
-}
-
-// part returns the metric a histogram's or summary's series adds to.
-func (b *builder) part(family string, typ dto.MetricType, p point, skip string) *dto.Metric {
-	sig := partKey{family, model.SignatureWithoutLabels(p.metric, without[skip])}
-	m := b.parts[sig]
-	if m == nil {
-		m = &dto.Metric{Label: labels(p.metric, skip)}
-		if typ == dto.MetricType_HISTOGRAM {
-			m.Histogram = &dto.Histogram{}
-		} else {
-			m.Summary = &dto.Summary{}
-		}
-		b.parts[sig] = m
-		f := b.family(family, typ)
-		f.Metric = append(f.Metric, m)
-	}
-	return m
-}
-
-func (b *builder) histPart(family, name string, p point) {
-	h := b.part(family, dto.MetricType_HISTOGRAM, p, "le").Histogram
-	switch {
-	case strings.HasSuffix(name, "_bucket"):
-		le, err := strconv.ParseFloat(string(p.metric["le"]), 64)
-		if err != nil || math.IsNaN(le) {
-			return // the text parser refuses a bucket without a bound
-		}
-		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(le), CumulativeCountFloat: ptr(p.value)})
-	case strings.HasSuffix(name, "_sum"):
-		h.SampleSum = ptr(p.value)
-	default:
-		h.SampleCountFloat = ptr(p.value)
+		return g
 	}
 }
 
-func (b *builder) summaryPart(family, name string, p point) {
-	s := b.part(family, dto.MetricType_SUMMARY, p, "quantile").Summary
-	switch {
-	case name == family:
-		q, err := strconv.ParseFloat(string(p.metric["quantile"]), 64)
-		if err == nil {
-			s.Quantile = append(s.Quantile, &dto.Quantile{Quantile: ptr(q), Value: ptr(p.value)})
-		}
-	case strings.HasSuffix(name, "_sum"):
-		s.SampleSum = ptr(p.value)
-	case p.value >= 0 && p.value < math.MaxUint64:
-		s.SampleCount = ptr(uint64(p.value)) // as the text parser reads it
+// batches are selectors that each read some of groups, about per bytes of
+// answer for every series discovery listed for one, each answer within
+// half of --max-bytes: the user's selector alone where groups are the
+// whole fleet (fleet: discovery has run) and fit in one answer; else,
+// batch by batch, equality on every grouping label but the last and a list
+// of the last's values.
+func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
+	budget := r.o.MaxBytes
+	if budget <= 0 {
+		budget = DefaultMaxBytes
 	}
-}
-
-func (b *builder) own(name string, typ dto.MetricType, p point) {
-	m := &dto.Metric{Label: labels(p.metric, "")}
-	switch typ {
-	case dto.MetricType_COUNTER:
-		m.Counter = &dto.Counter{Value: ptr(p.value)}
-	case dto.MetricType_GAUGE:
-		m.Gauge = &dto.Gauge{Value: ptr(p.value)}
-	default:
-		m.Untyped = &dto.Untyped{Value: ptr(p.value)}
+	budget /= 2
+	total := int64(0)
+	for _, g := range groups {
+		total += int64(g.series * per)
 	}
-	f := b.family(name, typ)
-	f.Metric = append(f.Metric, m)
-}
-
-// native adds a native histogram as the classic one it stands for: a
-// cumulative bucket at every bucket's upper bound (custom buckets' own
-// bounds; an exponential histogram's many), and at its lower bound where
-// the one before it ends lower (the store lists only buckets that hold
-// observations; without that bound a classic reading would spread them
-// down to the previous one), the +Inf bucket, sum and count.
-func (b *builder) native(name string, p point) {
-	h := b.part(name, dto.MetricType_HISTOGRAM, p, "le").Histogram
-	type span struct{ lower, upper, count float64 }
-	var bs []span
-	for _, bk := range p.hist.Buckets {
-		if bk != nil {
-			bs = append(bs, span{float64(bk.Lower), float64(bk.Upper), float64(bk.Count)})
-		}
+	if fleet && len(groups) == len(r.disc.groups) && total <= budget {
+		return []Selector{r.o.Selector}
 	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].upper < bs[j].upper })
-	add := func(le, cum float64) {
-		if n := len(h.Bucket); n > 0 && h.Bucket[n-1].GetUpperBound() == le {
-			h.Bucket[n-1].CumulativeCountFloat = ptr(cum)
-			return
+	by := r.o.By
+	last := by[len(by)-1]
+	// Batches of groups that agree on every label but the last.
+	parts := map[string][]*group{}
+	for _, g := range groups {
+		var k strings.Builder
+		for _, l := range by[:len(by)-1] {
+			k.WriteString(g.labels[l] + "\x00")
 		}
-		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(le), CumulativeCountFloat: ptr(cum)})
+		parts[k.String()] = append(parts[k.String()], g)
 	}
-	cum := 0.0
-	for _, bk := range bs {
-		if n := len(h.Bucket); (n == 0 || h.Bucket[n-1].GetUpperBound() < bk.lower) && !math.IsInf(bk.lower, -1) {
-			add(bk.lower, cum)
+	var out []Selector
+	for _, k := range slices.Sorted(maps.Keys(parts)) {
+		var batch []string
+		size, length := int64(0), 0
+		flush := func(g *group) {
+			sel := r.o.Selector
+			for _, l := range by[:len(by)-1] {
+				sel = sel.With(Matcher{Name: l, Op: "=", Value: g.labels[l]})
+			}
+			out = append(out, sel.With(Matcher{Name: last, Op: "=~", Value: nameRegex(batch)}))
+			batch, size, length = nil, 0, 0
 		}
-		cum += bk.count
-		if !math.IsInf(bk.upper, 1) {
-			add(bk.upper, cum)
-		}
-	}
-	h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(math.Inf(1)), CumulativeCountFloat: ptr(float64(p.hist.Count))})
-	h.SampleSum = ptr(float64(p.hist.Sum))
-	h.SampleCountFloat = ptr(float64(p.hist.Count))
-}
-
-// families returns the families sorted by name, each with its HELP and
-// its series in label order, histograms' buckets in bound order.
-func (b *builder) families(meta metaFunc) []*dto.MetricFamily {
-	out := make([]*dto.MetricFamily, 0, len(b.fams))
-	for _, f := range b.fams {
-		_, help := meta(f.GetName())
-		if help == "" && f.GetType() == dto.MetricType_COUNTER {
-			_, help = meta(strings.TrimSuffix(f.GetName(), "_total"))
-		}
-		if help != "" {
-			f.Help = ptr(strings.ToValidUTF8(help, "\uFFFD"))
-		}
-		for _, m := range f.Metric {
-			if h := m.Histogram; h != nil {
-				sort.SliceStable(h.Bucket, func(i, j int) bool { return h.Bucket[i].GetUpperBound() < h.Bucket[j].GetUpperBound() })
+		ps := parts[k]
+		for i, g := range ps {
+			batch = append(batch, g.labels[last])
+			size += int64(g.series * per)
+			length += len(g.labels[last]) + 1
+			if i == len(ps)-1 || size >= budget || length >= maxBatchBytes/2 || len(batch) >= maxPerBatch {
+				flush(g)
 			}
 		}
-		sortMetrics(f.Metric)
-		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
 	return out
 }
 
-// sortMetrics orders a family's series by their labels, as a stable
-// order for the dialects to read them in.
-func sortMetrics(ms []*dto.Metric) {
-	keys := make(map[*dto.Metric]string, len(ms))
-	for _, m := range ms {
-		var sb strings.Builder
-		for _, lp := range m.GetLabel() {
-			sb.WriteString(lp.GetName())
-			sb.WriteByte(0)
-			sb.WriteString(lp.GetValue())
-			sb.WriteByte(0)
+// dedup drops the replica labels the user named from an instance's
+// points, keeping one copy of each series they told apart; and, where none
+// was named, notes a label whose name says replica that does tell copies
+// apart (an HA pair, read twice).
+func (r *run) dedup(id string, pts []point) []point {
+	if len(r.o.ReplicaLabels) > 0 {
+		seen := map[uint64]bool{}
+		out := pts[:0]
+		for _, p := range pts {
+			for _, l := range r.o.ReplicaLabels {
+				delete(p.metric, model.LabelName(l))
+			}
+			if fp := p.metric.Fingerprint(); !seen[uint64(fp)] {
+				seen[uint64(fp)] = true
+				out = append(out, p)
+			}
 		}
-		keys[m] = sb.String()
+		return out
 	}
-	sort.SliceStable(ms, func(i, j int) bool { return keys[ms[i]] < keys[ms[j]] })
+	r.dupMu.Lock()
+	defer r.dupMu.Unlock()
+	for _, p := range pts {
+		for l := range p.metric {
+			if !strings.Contains(strings.ToLower(string(l)), "replica") {
+				continue
+			}
+			if r.replicaDups[string(l)] == nil {
+				r.replicaDups[string(l)] = map[string]bool{}
+			}
+			if r.replicaDups[string(l)][id] {
+				continue
+			}
+			// Another point equal but for l is a copy.
+			without := map[model.LabelName]struct{}{l: {}}
+			sig := model.SignatureWithoutLabels(p.metric, without)
+			for _, q := range pts {
+				if q.metric[l] != p.metric[l] && model.SignatureWithoutLabels(q.metric, without) == sig {
+					r.replicaDups[string(l)][id] = true
+					break
+				}
+			}
+		}
+	}
+	return pts
+}
+
+// rateHists are the canonical histograms the window's figures read: the
+// rates table's percentiles (TestRateHists keeps the list in step with
+// package rates).
+var rateHists = []string{snapshot.TimeToFirstTokenSeconds, snapshot.E2ERequestLatencySeconds}
+
+// histBases are the histograms among a group's families: a base whose
+// _count and _sum are there (a summary's base has series of its own).
+func histBases(fams map[string]bool) []string {
+	var out []string
+	for f := range fams {
+		base, ok := strings.CutSuffix(f, "_count")
+		if ok && fams[base+"_sum"] && !fams[base] {
+			out = append(out, base)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// bucketsFor lists the bucket series names of dialect d's histograms that
+// its reading maps onto rateHists, worked out once per report.
+func (r *run) bucketsFor(d string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if bs, ok := r.buckets[d]; ok {
+		return bs
+	}
+	if r.buckets == nil {
+		r.buckets = map[string][]string{}
+	}
+	r.buckets[d] = r.findBuckets(d)
+	return r.buckets[d]
+}
+
+// findBuckets tries each of dialect d's histograms on its own: a
+// one-bucket exposition of it, read by the dialect.
+func (r *run) findBuckets(d string) []string {
+	bases := map[string]bool{}
+	for _, g := range r.disc.groups {
+		for _, b := range histBases(g.families) {
+			if dialect.Owner(b) == d {
+				bases[b] = true
+			}
+		}
+	}
+	var out []string
+	for _, b := range slices.Sorted(maps.Keys(bases)) {
+		m := func(name string) model.Metric { return model.Metric{model.MetricNameLabel: model.LabelValue(name)} }
+		inf := m(b + "_bucket")
+		inf["le"] = "+Inf"
+		rb, err := rebuild([]point{{metric: inf, value: 1}, {metric: m(b + "_count"), value: 1}, {metric: m(b + "_sum"), value: 1}}, noMeta)
+		if err != nil {
+			continue
+		}
+		s, err := dialect.Map(rb.fams, dialect.Options{Dialect: d})
+		if err != nil {
+			continue
+		}
+		for _, h := range rateHists {
+			if s.Hist(h) != nil {
+				out = append(out, b+"_bucket")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func noMeta(string) (string, string) { return "", "" }
+
+// gaugeFamilies are the families that are neither counters nor parts of a
+// histogram: what a past range reports the largest value of.
+func (r *run) gaugeFamilies() []string {
+	return r.familiesWhere(func(f string) bool {
+		for _, sfx := range []string{"_total", "_count", "_sum", "_created", "_info", startTimeSeries} {
+			if strings.HasSuffix(f, sfx) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// gaugePeaks reads each gauge's largest value over a past range, of
+// groups.
+func (r *run) gaugePeaks(ctx context.Context, groups []*group) (map[string][]point, error) {
+	w := promDuration(r.o.To.Sub(r.o.From))
+	out := map[string][]point{}
+	for _, sel := range r.batches(groups, bytesPerSeriesStart, true) {
+		vec, err := r.q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", r.gaugeFamilies(), func(f string) string {
+			return "max_over_time(" + familySel(sel, f).With(nameIs(f)).braces() + "[" + w + "])"
+		}, r.o.To)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range vec {
+			if g := r.route(s.Metric); g != nil {
+				out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// how says where an instance's window is read from.
+type how int
+
+const (
+	// fromEnds: the two ends, the instance ran through the window.
+	fromEnds how = iota
+	// fromStart: the end alone, counted from its process start inside
+	// the window.
+	fromStart
+	// fromRaw: raw samples, histogram buckets but the percentiles' left
+	// out (the end's reading, whole, is the report's).
+	fromRaw
+	// fromRawAll: every raw sample: an instance gone before the end,
+	// whose last raw reading is its report.
+	fromRawAll
+)
+
+// plan reads each instance at the window's end and decides where its
+// window is read from: the two ends where it ran through the window; the
+// end alone where it was born inside the window (its process start after
+// the window's) and did not restart; raw samples where it restarted, went
+// away, or appeared without a start time to count from.
+func (b *rebuilding) plan() {
+	b.ends = map[string]*reading{}
+	b.how = map[string]how{}
+	for _, g := range b.groups {
+		meta := b.meta.forGroup(g)
+		atStart, atEnd := len(b.start[g.id]) > 0, len(b.end[g.id]) > 0
+		var end *reading
+		if atEnd {
+			var err error
+			if end, err = b.reading(g, b.end[g.id], b.tsEnd, b.o.To, meta); err != nil {
+				b.ends[g.id] = &reading{err: err}
+				continue
+			}
+			b.ends[g.id] = end
+		}
+		switch {
+		case !atEnd:
+			b.how[g.id] = fromRawAll
+		case b.resets[g.id]:
+			b.how[g.id] = fromRaw
+		case !atStart:
+			st := end.snap.StartTime()
+			born := time.Unix(0, int64(st*1e9))
+			if st > 0 && !born.Before(b.o.From) && !born.After(end.at) {
+				end.born = born
+				b.how[g.id] = fromStart
+			} else {
+				b.how[g.id] = fromRaw
+			}
+		default:
+			b.how[g.id] = fromEnds
+		}
+	}
+}
+
+// fetchRaw reads the raw samples of every instance whose window its ends
+// cannot tell, over the window and one lookback before it (the reading the
+// window starts from): for one still there at the end, every series but
+// the histogram buckets the percentiles do not read.
+func (b *rebuilding) fetchRaw(ctx context.Context) error {
+	b.raw = map[string]model.Matrix{}
+	span := "[" + promDuration(b.o.To.Sub(b.o.From)+Lookback) + "]"
+	all := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
+	var mu sync.Mutex
+	var fns []func(context.Context) error
+	for _, g := range b.groups {
+		how := b.how[g.id]
+		if how != fromRaw && how != fromRawAll {
+			continue
+		}
+		sel := b.o.Selector.With(g.match...)
+		queries := []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all}).braces() + span}
+		if how == fromRaw {
+			queries = []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all},
+				Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces() + span}
+			if bs := b.bucketsFor(g.dialect); len(bs) > 0 {
+				queries = append(queries, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces()+span)
+			}
+		}
+		for _, q := range queries {
+			fns = append(fns, func(ctx context.Context) error {
+				m, err := b.q.raw(ctx, "rebuild: the raw samples of an instance that restarted, was born or went away in the window", q, b.o.To)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				b.raw[g.id] = append(b.raw[g.id], b.kept(m)...)
+				return nil
+			})
+		}
+	}
+	return parallel(ctx, fns...)
+}
+
+// kept are a raw answer's series but vLLM's router copies, each once
+// without the replica labels named, without NaN samples.
+func (r *run) kept(m model.Matrix) model.Matrix {
+	var out model.Matrix
+	seen := map[model.Fingerprint]bool{}
+	for _, ss := range m {
+		if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
+			continue
+		}
+		for _, l := range r.o.ReplicaLabels {
+			delete(ss.Metric, model.LabelName(l))
+		}
+		if fp := ss.Metric.Fingerprint(); !seen[fp] {
+			seen[fp] = true
+			ss.Values = withoutNaN(ss.Values)
+			out = append(out, ss)
+		}
+	}
+	return out
+}
+
+// withoutNaN drops NaN samples: VictoriaMetrics returns the staleness
+// markers it writes when a target's scrapes fail, and a NaN is no reading
+// (every dialect skips it).
+func withoutNaN(vs []model.SamplePair) []model.SamplePair {
+	out := vs[:0]
+	for _, v := range vs {
+		if !math.IsNaN(float64(v.Value)) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// read is one instance as the rebuild read it.
+func (b *rebuilding) read(g *group) *read {
+	meta := b.meta.forGroup(g)
+	end := b.ends[g.id]
+	rd := &read{end: end}
+	if end != nil && end.err != nil {
+		rd.err = end.err
+		return rd
+	}
+	if end != nil {
+		rd.native = end.native
+	}
+	rd.w, rd.err = b.window(rd, g, meta, end)
+	if pts := b.peaks[g.id]; len(pts) > 0 {
+		if fb, err := rebuild(pts, meta, histBases(g.families)...); err == nil {
+			rd.peak, _ = dialect.Map(fb.fams, dialect.Options{Model: b.o.Model})
+		}
+	}
+	return rd
+}
+
+// window reads an instance's readings as plan decided.
+func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (readings, error) {
+	switch b.how[g.id] {
+	case fromRaw, fromRawAll:
+		rd.raw = true
+		bs, err := b.rawBoundaries(rd, g, meta)
+		w := readings{bs: bs}
+		if err == nil && len(bs) > 0 && len(b.start[g.id]) == 0 {
+			// Born inside the window: from its process start when that
+			// lies between the window's start and its first reading.
+			st := bs[0].snap.StartTime()
+			s := time.Unix(0, int64(st*1e9))
+			rd.bornAt = bs[0].at
+			if st > 0 && !s.Before(b.o.From) && !s.After(bs[0].at) {
+				w.fromZero, w.start, rd.bornAt = true, s, s
+			}
+		}
+		return w, err
+	case fromStart:
+		// Born inside the window, its start known and nothing restarted:
+		// all it counted is the window's, its end reading is enough.
+		rd.bornAt = end.born
+		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: end.born}, nil
+	}
+	first, err := b.reading(g, b.start[g.id], b.tsStart, b.o.From, meta)
+	if err != nil {
+		return readings{}, err
+	}
+	return readings{bs: []boundary{{at: first.at, snap: first.snap}, {at: end.at, snap: end.snap}}}, nil
+}
+
+// reading is an instance read at one time.
+type reading struct {
+	at     time.Time
+	snap   *snapshot.Snapshot
+	native int
+	err    error
+	// born is the process start where it lies in the window: the
+	// instance started there.
+	born time.Time
+}
+
+// reading reads an instance's points at one time (at, or its newest
+// sample's time ts holds).
+func (r *run) reading(g *group, pts []point, ts map[string]model.Time, at time.Time, meta metaFunc) (*reading, error) {
+	if t, ok := ts[g.id]; ok {
+		at = t.Time()
+	}
+	s, native, err := r.snapshotOf(g, pts, at, meta)
+	if err != nil {
+		return nil, err
+	}
+	return &reading{at: at, snap: s, native: native}, nil
+}
+
+// snapshotOf reads an instance's points as its dialect reads a scrape.
+func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
+	fb, err := rebuild(pts, meta, histBases(g.families)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, err := dialect.Map(fb.fams, dialect.Options{Model: r.o.Model})
+	if err != nil {
+		return nil, fb.native, err
+	}
+	s.Source = g.match.braces()
+	s.ScrapedAt = at.UTC()
+	s.TimeSource = "scrape"
+	return s, fb.native, nil
+}
+
+// rawBoundaries reads an instance's window from its raw samples: the
+// reading at the window's start (the newest at or before it; the first
+// inside it for an instance born there), the readings around each
+// restart, and the last.
+func (b *rebuilding) rawBoundaries(rd *read, g *group, meta metaFunc) ([]boundary, error) {
+	m := b.raw[g.id]
+	var times []model.Time
+	seen := map[model.Time]bool{}
+	for _, ss := range m {
+		for _, v := range ss.Values {
+			if !seen[v.Timestamp] {
+				seen[v.Timestamp] = true
+				times = append(times, v.Timestamp)
+			}
+		}
+		for _, h := range ss.Histograms {
+			if !seen[h.Timestamp] {
+				seen[h.Timestamp] = true
+				times = append(times, h.Timestamp)
+			}
+		}
+	}
+	if len(times) == 0 {
+		return nil, nil
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	from := model.TimeFromUnixNano(b.o.From.UnixNano())
+	// The window starts at the newest reading at or before its start, or
+	// at the first inside it.
+	i0 := sort.Search(len(times), func(i int) bool { return times[i] > from })
+	if i0 > 0 {
+		i0--
+	}
+	times = times[i0:]
+	resetAt := restartTimes(m, times[0])
+	marks := map[model.Time]bool{times[0]: false, times[len(times)-1]: false}
+	for t := range resetAt {
+		i := sort.Search(len(times), func(i int) bool { return times[i] >= t })
+		if _, ok := marks[times[max(i-1, 0)]]; !ok && i > 0 {
+			marks[times[i-1]] = false // the last reading before it
+		}
+		marks[t] = true
+	}
+	var at []model.Time
+	for t := range marks {
+		at = append(at, t)
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	var bs []boundary
+	for _, t := range at {
+		s, native, err := b.snapshotOf(g, pointsAt(m, t), t.Time(), meta)
+		if err != nil {
+			return nil, err
+		}
+		rd.native = max(rd.native, native)
+		bs = append(bs, boundary{at: t.Time(), snap: s, reset: marks[t]})
+	}
+	return bs, nil
+}
+
+// restartTimes lists when the instance's counters restarted after since:
+// a counter (a _total, a histogram's _bucket, _count or _sum) that fell,
+// a native histogram whose count fell, a start time that changed.
+func restartTimes(m model.Matrix, since model.Time) map[model.Time]bool {
+	out := map[model.Time]bool{}
+	for _, ss := range m {
+		name := string(ss.Metric[model.MetricNameLabel])
+		counter := strings.HasSuffix(name, "_total") || strings.HasSuffix(name, "_bucket") ||
+			strings.HasSuffix(name, "_count") || strings.HasSuffix(name, "_sum")
+		start := strings.HasSuffix(name, startTimeSeries)
+		for k := 1; k < len(ss.Values); k++ {
+			a, b := ss.Values[k-1], ss.Values[k]
+			if b.Timestamp <= since {
+				continue
+			}
+			switch {
+			case counter && b.Value < a.Value,
+				start && math.Abs(float64(b.Value-a.Value)) >= 1:
+				out[b.Timestamp] = true
+			}
+		}
+		for k := 1; k < len(ss.Histograms); k++ {
+			a, b := ss.Histograms[k-1], ss.Histograms[k]
+			if b.Timestamp > since && b.Histogram.Count < a.Histogram.Count {
+				out[b.Timestamp] = true
+			}
+		}
+	}
+	return out
+}
+
+// pointsAt is each series' newest sample at or before t, within the
+// lookback: what an instant query at t returns.
+func pointsAt(m model.Matrix, t model.Time) []point {
+	oldest := t.Add(-Lookback)
+	var out []point
+	for _, ss := range m {
+		i := sort.Search(len(ss.Values), func(i int) bool { return ss.Values[i].Timestamp > t })
+		if i > 0 && ss.Values[i-1].Timestamp >= oldest {
+			out = append(out, point{metric: ss.Metric, value: float64(ss.Values[i-1].Value)})
+			continue
+		}
+		j := sort.Search(len(ss.Histograms), func(i int) bool { return ss.Histograms[i].Timestamp > t })
+		if j > 0 && ss.Histograms[j-1].Timestamp >= oldest {
+			out = append(out, point{metric: ss.Metric, hist: ss.Histograms[j-1].Histogram})
+		}
+	}
+	return out
 }

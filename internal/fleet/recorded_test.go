@@ -80,6 +80,12 @@ func (r *recorder) Query(ctx context.Context, q string, at time.Time) (model.Val
 	return v, err
 }
 
+func (r *recorder) QueryRange(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	v, err := r.API.QueryRange(ctx, q, start, end, step)
+	r.add(call{Kind: "query_range", Text: q, At: step.Milliseconds(), Start: start.UnixMilli(), End: end.UnixMilli(), Type: "matrix"}, v, err)
+	return v, err
+}
+
 func (r *recorder) Series(ctx context.Context, m []string, start, end time.Time) ([]model.LabelSet, error) {
 	v, err := r.API.Series(ctx, m, start, end)
 	r.add(call{Kind: "series", Text: strings.Join(m, " "), Start: start.UnixMilli(), End: end.UnixMilli()}, v, err)
@@ -163,8 +169,13 @@ func (p *replayer) Query(_ context.Context, q string, at time.Time) (model.Value
 	return nil, fmt.Errorf("recorded type %q", c.Type)
 }
 
-func (p *replayer) QueryRange(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, error) {
-	return nil, fmt.Errorf("not recorded")
+func (p *replayer) QueryRange(_ context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	c, err := p.find(call{Kind: "query_range", Text: q, At: step.Milliseconds(), Start: start.UnixMilli(), End: end.UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	var v model.Matrix
+	return v, json.Unmarshal(c.Result, &v)
 }
 
 func (p *replayer) Series(_ context.Context, m []string, start, end time.Time) ([]model.LabelSet, error) {
@@ -243,10 +254,7 @@ func recordedAPI(t *testing.T, name string) promapi.API {
 // JSON as golden files.
 func TestRecordedRange(t *testing.T) {
 	api := recordedAPI(t, "range")
-	f, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	push, f := both(t, api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s, Trend: true})
 	got := byID(f)
 	want := []string{"llm/sglang-a", "llm/vllm-a", "llm/vllm-b", "llm/vllm-c", "llm/vllm-d"}
 	if ids := keys(got); len(ids) != len(want) {
@@ -268,13 +276,16 @@ func TestRecordedRange(t *testing.T) {
 	}
 	checkTotals(t, f)
 	f.Store = "http://prometheus:9090" // the recording's store had a random port
+	push.Store = f.Store
+	// The table as the pushdown reads it (the command line's), the JSON
+	// as the rebuild does (every figure of every report).
 	var b bytes.Buffer
-	if err := f.Text(&b, TextOptions{Width: 160}); err != nil {
+	if err := push.Text(&b, TextOptions{Width: 160}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range.txt", b.String())
 	b.Reset()
-	if err := f.Text(&b, TextOptions{Width: 80}); err != nil {
+	if err := push.Text(&b, TextOptions{Width: 80}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range-80.txt", b.String())
@@ -298,7 +309,7 @@ func TestRecordedRange(t *testing.T) {
 		t.Error("--sort speed: no error")
 	}
 	// --model: the instances that serve it, read for it alone.
-	f, err = Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, Model: "mistral"})
+	f, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, Model: "mistral", By: k8s})
 	if err != nil {
 		t.Fatal(err)
 	}

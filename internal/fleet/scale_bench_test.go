@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,30 +22,61 @@ import (
 	"github.com/inferscope/inferscope/internal/storetest"
 )
 
-// The scale fixture: 200 vLLM pods, each one engine of a current vLLM
-// (every family of testdata/dialects/vllm-new.prom for one model and
-// engine: 371 series), scraped every 30 s for 75 minutes.
+// The scale fixture: vLLM pods, each one engine of a current vLLM (every
+// family of testdata/dialects/vllm-new.prom for one model and engine: 339
+// series), scraped every 30 s for the 12 minutes before scaleEnd: enough
+// for "now" (the last 5 minutes, and the lookback before them) and a past
+// range of the last 5 minutes. INFERSCOPE_SCALE_PODS lists the sizes
+// (200 unless set: backfilling 2,000 pods takes minutes and 3 GB of
+// OpenMetrics on the way).
 const (
-	scalePods     = 200
 	scaleInterval = 30 * time.Second
-	scaleSpan     = 75 * time.Minute
+	scaleSpan     = 12 * time.Minute
 )
 
 var scaleT0 = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 
-// scaleData returns a Prometheus data directory holding the scale
-// fixture, backfilled once and kept under the system's temporary
+// scaleEnd is the last sample's time.
+var scaleEnd = scaleT0.Add(scaleSpan)
+
+// scaleSizes are the fleet sizes to measure: INFERSCOPE_SCALE_PODS
+// ("200,1000,2000"), or def.
+func scaleSizes(b *testing.B, env string, def int) []int {
+	v := os.Getenv(env)
+	if v == "" {
+		return []int{def}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("%s=%q: want pod counts such as 200,1000,2000", env, v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// scaleData returns a Prometheus data directory holding the scale fixture
+// of pods, backfilled once and kept under the system's temporary
 // directory for later runs (remove it to rebuild).
-func scaleData(b *testing.B) string {
+func scaleData(b *testing.B, pods int) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "inferscope-fleet-scale-v1")
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("inferscope-fleet-scale-v2-%d", pods))
 	if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
 		return dir
 	}
 	promtool := storetest.Need(b, "promtool", "prometheus")
 	os.RemoveAll(dir)
 	om := filepath.Join(b.TempDir(), "scale.om")
-	if err := writeScale(om); err != nil {
+	f, err := os.Create(om)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := writeScale(f, pods, openMetrics); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -51,12 +84,55 @@ func scaleData(b *testing.B) string {
 	if err != nil {
 		b.Fatalf("promtool: %v\n%s", err, out)
 	}
-	b.Logf("backfilled %d pods in %v", scalePods, time.Since(start))
+	b.Logf("backfilled %d pods in %v", pods, time.Since(start))
 	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return dir
 }
+
+// scaleVM returns a VictoriaMetrics data directory holding the scale
+// fixture of pods, imported once through its API (the text format, no file
+// on the way) and kept for later runs.
+func scaleVM(b *testing.B, pods int) *storetest.Store {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("inferscope-fleet-scale-vm-v2-%d", pods))
+	ready := filepath.Join(dir, "ready")
+	_, err := os.Stat(ready)
+	imported := err == nil
+	if !imported {
+		os.RemoveAll(dir)
+	}
+	s := storetest.VictoriaMetrics(b, storetest.Config{DataDir: dir, Flags: vmScaleFlags})
+	if imported {
+		return s
+	}
+	start := time.Now()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeScale(pw, pods, promText)) }()
+	resp, err := http.Post(s.URL+"/api/v1/import/prometheus", "text/plain", pr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b.Fatalf("import: HTTP %d: %s", resp.StatusCode, msg)
+	}
+	s.Flush()
+	b.Logf("imported %d pods in %v", pods, time.Since(start))
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// vmScaleFlags are what a VictoriaMetrics holding 10,000 vLLM pods needs
+// beside its defaults: /api/v1/series lists 30,000 series unless told
+// (discovery lists about 45 a pod), and a query selects 300,000 at most
+// (the pushdown's each select a few series of every pod; the rebuild's,
+// every series of a batch of pods).
+var vmScaleFlags = []string{"-search.maxSeries=2000000", "-search.maxUniqueTimeseries=5000000"}
 
 // templateFamilies are one engine's families of a current vLLM.
 func templateFamilies() ([]*dto.MetricFamily, error) {
@@ -104,22 +180,33 @@ func templateFamilies() ([]*dto.MetricFamily, error) {
 	return out, nil
 }
 
-// writeScale writes the scale fixture: counters and histograms grow
-// from their template values, gauges keep them.
-func writeScale(path string) error {
+// scaleFormat is how writeScale writes a sample: OpenMetrics for promtool
+// (seconds, TYPE lines, # EOF), or the text format VictoriaMetrics
+// imports (milliseconds).
+type scaleFormat int
+
+const (
+	openMetrics scaleFormat = iota
+	promText
+)
+
+// writeScale writes the scale fixture of pods: counters and histograms
+// grow from their template values, gauges keep them.
+func writeScale(out io.Writer, pods int, format scaleFormat) error {
 	fams, err := templateFamilies()
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	w := bufio.NewWriterSize(out, 1<<20)
 	steps := int(scaleSpan / scaleInterval)
 	ts := make([]string, steps+1)
 	for k := range ts {
-		ts[k] = strconv.FormatInt(scaleT0.Add(time.Duration(k)*scaleInterval).Unix(), 10)
+		t := scaleT0.Add(time.Duration(k) * scaleInterval)
+		if format == promText {
+			ts[k] = strconv.FormatInt(t.UnixMilli(), 10)
+		} else {
+			ts[k] = strconv.FormatInt(t.Unix(), 10)
+		}
 	}
 	val := func(v float64, k, pod int, grows bool) string {
 		if grows {
@@ -133,9 +220,11 @@ func writeScale(path string) error {
 		if typ == "untyped" {
 			typ = "unknown"
 		}
-		fmt.Fprintf(w, "# TYPE %s %s\n", name, typ)
-		for pod := range scalePods {
-			target := fmt.Sprintf(`job="vllm",instance="10.0.%d.%d:8000",namespace="llm",pod="vllm-%03d"`, pod/250, pod%250, pod)
+		if format == openMetrics {
+			fmt.Fprintf(w, "# TYPE %s %s\n", name, typ)
+		}
+		for pod := range pods {
+			target := fmt.Sprintf(`job="vllm",instance="10.%d.%d.%d:8000",namespace="llm",pod="vllm-%05d"`, pod/65536, pod/256%256, pod%256, pod)
 			for _, m := range fam.GetMetric() {
 				labels := target
 				var ls []string
@@ -146,80 +235,97 @@ func writeScale(path string) error {
 				if len(ls) > 0 {
 					labels += "," + strings.Join(ls, ",")
 				}
+				series := func(sample, extra string, v float64, grows bool) {
+					for k := range ts {
+						fmt.Fprintf(w, "%s{%s%s} %s %s\n", sample, labels, extra, val(v, k, pod, grows), ts[k])
+					}
+				}
 				switch fam.GetType() {
 				case dto.MetricType_HISTOGRAM:
 					h := m.GetHistogram()
 					for _, bk := range h.GetBucket() {
-						le := strconv.FormatFloat(bk.GetUpperBound(), 'g', -1, 64)
-						for k := range ts {
-							fmt.Fprintf(w, "%s_bucket{%s,le=%q} %s %s\n", name, labels, le, val(float64(bk.GetCumulativeCount()), k, pod, true), ts[k])
-						}
+						series(name+"_bucket", fmt.Sprintf(",le=%q", strconv.FormatFloat(bk.GetUpperBound(), 'g', -1, 64)), float64(bk.GetCumulativeCount()), true)
 					}
 					if bs := h.GetBucket(); len(bs) == 0 || !math.IsInf(bs[len(bs)-1].GetUpperBound(), 1) {
-						for k := range ts {
-							fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %s %s\n", name, labels, val(float64(h.GetSampleCount()), k, pod, true), ts[k])
-						}
+						series(name+"_bucket", `,le="+Inf"`, float64(h.GetSampleCount()), true)
 					}
-					for k := range ts {
-						fmt.Fprintf(w, "%s_sum{%s} %s %s\n", name, labels, val(h.GetSampleSum(), k, pod, true), ts[k])
-					}
-					for k := range ts {
-						fmt.Fprintf(w, "%s_count{%s} %s %s\n", name, labels, val(float64(h.GetSampleCount()), k, pod, true), ts[k])
-					}
+					series(name+"_sum", "", h.GetSampleSum(), true)
+					series(name+"_count", "", float64(h.GetSampleCount()), true)
 				case dto.MetricType_COUNTER:
-					for k := range ts {
-						fmt.Fprintf(w, "%s_total{%s} %s %s\n", name, labels, val(m.GetCounter().GetValue(), k, pod, true), ts[k])
-					}
+					series(name+"_total", "", m.GetCounter().GetValue(), true)
 				default:
 					v := m.GetGauge().GetValue()
 					if m.Untyped != nil {
 						v = m.GetUntyped().GetValue()
 					}
-					for k := range ts {
-						fmt.Fprintf(w, "%s{%s} %s %s\n", name, labels, val(v, k, pod, false), ts[k])
-					}
+					series(name, "", v, false)
 				}
 			}
 		}
 	}
-	fmt.Fprintln(w, "# EOF")
-	if err := w.Flush(); err != nil {
-		return err
+	if format == openMetrics {
+		fmt.Fprintln(w, "# EOF")
 	}
-	return f.Close()
+	return w.Flush()
 }
 
-// BenchmarkScale reads the 200-pod fleet from a local Prometheus: now
-// (the last 5 minutes) and over the last hour. It reports the queries
-// each report sends.
+// BenchmarkScale reads backfilled vLLM fleets from a local Prometheus:
+// now (the last 5 minutes) and a past range of the last 5 minutes (with
+// its trends, as the command draws them), each
+// by the pushdown (the table) and by the rebuild (--json). It reports the
+// queries each report sends and the store's CPU per report.
 //
-//	go test ./internal/fleet -run XXX -bench Scale -benchmem -benchtime 10x
+//	go test ./internal/fleet -run XXX -bench 'Scale$' -benchmem -benchtime 5x
+//	INFERSCOPE_SCALE_PODS=200,1000,2000 go test ./internal/fleet -run XXX -bench 'Scale$' -benchtime 5x -timeout 1h
 func BenchmarkScale(b *testing.B) {
-	dir := scaleData(b)
-	s := storetest.Prometheus(b, storetest.Config{DataDir: dir})
+	for _, pods := range scaleSizes(b, "INFERSCOPE_SCALE_PODS", 200) {
+		s := storetest.Prometheus(b, storetest.Config{DataDir: scaleData(b, pods)})
+		benchScale(b, s, pods)
+	}
+}
+
+// BenchmarkScaleVictoriaMetrics is BenchmarkScale on VictoriaMetrics, the
+// fleet imported through its API (INFERSCOPE_SCALE_VM_PODS, 200 unless
+// set; 10,000 takes a few minutes and some 4 GB of the store's memory).
+func BenchmarkScaleVictoriaMetrics(b *testing.B) {
+	for _, pods := range scaleSizes(b, "INFERSCOPE_SCALE_VM_PODS", 200) {
+		benchScale(b, scaleVM(b, pods), pods)
+	}
+}
+
+func benchScale(b *testing.B, s *storetest.Store, pods int) {
 	c := client(b, s)
-	end := scaleT0.Add(scaleSpan)
 	for _, tc := range []struct {
 		name string
 		o    Options
 	}{
-		{"now", Options{From: end.Add(-DefaultWindow), To: end}},
-		{"1h", Options{From: end.Add(-time.Hour), To: end, Range: true}},
+		{"now", Options{From: scaleEnd.Add(-DefaultWindow), To: scaleEnd}},
+		{"last-5m", Options{From: scaleEnd.Add(-5 * time.Minute), To: scaleEnd, Range: true, Trend: true}},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var queries int
-			for range b.N {
-				f, err := Run(context.Background(), c, tc.o)
-				if err != nil {
-					b.Fatal(err)
+		for _, read := range []Read{Pushdown, Rebuild} {
+			o := tc.o
+			o.Read, o.MaxInstances = read, max(pods, DefaultMaxInstances)
+			b.Run(fmt.Sprintf("%s/%d/%s/%s", s.Kind, pods, tc.name, read), func(b *testing.B) {
+				b.ReportAllocs()
+				var queries int
+				cpu0, _ := s.CPU()
+				for range b.N {
+					f, err := Run(context.Background(), c, o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(f.Instances) != pods {
+						b.Fatalf("%d instances, want %d", len(f.Instances), pods)
+					}
+					if p := len(pushed(f)); read == Pushdown && p != pods {
+						b.Fatalf("%d instances pushed down, want %d", p, pods)
+					}
+					queries = len(f.Queries)
 				}
-				if len(f.Instances) != scalePods {
-					b.Fatalf("%d instances, want %d", len(f.Instances), scalePods)
-				}
-				queries = len(f.Queries)
-			}
-			b.ReportMetric(float64(queries), "queries/op")
-		})
+				cpu1, _ := s.CPU()
+				b.ReportMetric(float64(queries), "queries/op")
+				b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "store-cpu-s/op")
+			})
+		}
 	}
 }

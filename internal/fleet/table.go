@@ -6,11 +6,13 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
 
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
 )
@@ -42,7 +44,7 @@ type column struct {
 // SortKeys lists what --sort takes.
 func SortKeys() []string {
 	out := []string{"instance"}
-	for _, c := range columns(false) {
+	for _, c := range columns(false, spark.Blocks) {
 		if c.sortKey != nil {
 			out = append(out, c.id)
 		}
@@ -50,7 +52,7 @@ func SortKeys() []string {
 	return out
 }
 
-func columns(past bool) []column {
+func columns(past bool, glyphs spark.Glyphs) []column {
 	kv := "KV"
 	if past {
 		kv = "KV max"
@@ -80,8 +82,35 @@ func columns(past bool) []column {
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
 		})
 	}
-	cols = append(cols, column{id: "notes", header: "notes", drop: 2, cell: noteIDs})
+	// The trends, where the fleet has them (a past range, a watch): the
+	// figure over the window, its scale after it.
+	cols = append(cols,
+		column{id: "requests_trend", header: "req/s over the window", drop: 5, cell: trendCell(TrendRequests, glyphs)},
+		column{id: "kv_trend", header: "KV over the window", drop: 7, cell: trendCell(TrendKV, glyphs)})
+	// Never left out: the column that says what is wrong (a narrow
+	// layout shortens it to the ids that fit, "+N" for the rest).
+	cols = append(cols, column{id: "notes", header: "notes", drop: 0, cell: noteIDs})
 	return cols
+}
+
+// trendCell draws an instance's trend id: its sparkline over the window,
+// scaled from 0, and the scale ("0–4.8", "25.0%–40.0%"); a gap is blank.
+func trendCell(id string, glyphs spark.Glyphs) func(in *Instance) string {
+	return func(in *Instance) string {
+		t := in.Trends[id]
+		if t == nil {
+			return ""
+		}
+		vs := make([]float64, len(t.Values))
+		for i, v := range t.Values {
+			vs[i] = float64(v)
+		}
+		l := spark.Draw(vs, spark.Options{Axis: spark.FromZero, Glyphs: glyphs, Width: TrendCells})
+		if scale := l.Scale(t.Say); scale != "" {
+			return l.String() + " " + scale
+		}
+		return l.String()
+	}
 }
 
 func orNaN(p *float64) float64 {
@@ -134,7 +163,7 @@ func (f *Fleet) Sort(key string) error {
 		sort.SliceStable(f.Instances, func(i, j int) bool { return f.Instances[i].ID < f.Instances[j].ID })
 		return nil
 	}
-	for _, c := range columns(f.Range) {
+	for _, c := range columns(f.Range, spark.Blocks) {
 		if c.id != key || c.sortKey == nil {
 			continue
 		}
@@ -159,6 +188,9 @@ var cond = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
 // TextOptions lay the table out.
 type TextOptions struct {
 	Width int // cells; 0 is 160
+	// Glyphs draw the trends: block eighths, or ASCII (--ascii, a locale
+	// that is not UTF-8).
+	Glyphs spark.Glyphs
 }
 
 // Text writes the fleet for a person: a title, the table (a row per
@@ -174,7 +206,7 @@ func (f *Fleet) Text(w io.Writer, o TextOptions) error {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	for _, l := range f.tableLines(width) {
+	for _, l := range f.tableLines(width, o.Glyphs) {
 		b.WriteString(strings.TrimRight(l, " "))
 		b.WriteByte('\n')
 	}
@@ -190,6 +222,10 @@ func (f *Fleet) Text(w io.Writer, o TextOptions) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// HeaderLines is how many lines the text starts with before the table's
+// rows: the title, a blank line, the table's header.
+func (f *Fleet) HeaderLines() int { return len(f.title()) + 2 }
 
 // title says what was read, from where, over what.
 func (f *Fleet) title() []string {
@@ -211,8 +247,8 @@ func (f *Fleet) title() []string {
 // tableLines lays the table out within width: columns the width cannot
 // hold are left out (the least needed first, said under the table), and
 // the instance, model and notes columns are cut with ….
-func (f *Fleet) tableLines(width int) []string {
-	g := newGrid(columns(f.Range), f)
+func (f *Fleet) tableLines(width int, glyphs spark.Glyphs) []string {
+	g := newGrid(columns(f.Range, glyphs), f)
 	left := g.fit(width)
 	hdr := make([]string, len(g.cols))
 	for i, c := range g.cols {
@@ -226,7 +262,7 @@ func (f *Fleet) tableLines(width int) []string {
 		out = append(out, strings.Repeat("─", min(width, g.width())), g.line(g.totals))
 	}
 	if len(left) > 0 {
-		out = append(out, fit("(left out for the width: "+strings.Join(left, ", ")+")", width))
+		out = append(out, wrap("(left out for the width: "+strings.Join(left, ", ")+")", width, "")...)
 	}
 	return out
 }
@@ -268,7 +304,7 @@ func newGrid(cols []column, f *Fleet) *grid {
 		}
 		// A column no instance has anything in (no model labels, no
 		// notes) is left out without a word.
-		g.shown[i] = c.drop == 0 || slices.ContainsFunc(g.rows, func(r []string) bool { return r[i] != "" && r[i] != units.Missing })
+		g.shown[i] = c.drop == 0 && c.id != "notes" || slices.ContainsFunc(g.rows, func(r []string) bool { return r[i] != "" && r[i] != units.Missing })
 	}
 	return g
 }
@@ -284,25 +320,52 @@ func (g *grid) width() int {
 	return t - 2
 }
 
-// fit leaves columns out, the least needed first, until the table fits
-// width, and returns their headers.
+// fit lays the table out within width and returns the headers of the
+// columns it left out: first the least needed columns are left out (the
+// model, TTFT p50, the dialect, the prefill share, the prefix hit), then
+// the instance and notes columns narrowed to a soft floor, then the other
+// columns that can be left out, then the two narrowed to their floor.
+// The notes column is never left out: it says what is wrong.
 func (g *grid) fit(width int) []string {
 	var left []string
-	for g.width() > width {
-		worst := -1
-		for i, c := range g.cols {
-			if g.shown[i] && c.drop > 0 && (worst < 0 || c.drop > g.cols[worst].drop) {
-				worst = i
+	drop := func(least int) {
+		for g.width() > width {
+			worst := -1
+			for i, c := range g.cols {
+				if g.shown[i] && c.drop >= least && (worst < 0 || c.drop > g.cols[worst].drop) {
+					worst = i
+				}
+			}
+			if worst < 0 {
+				return
+			}
+			g.shown[worst] = false
+			left = append(left, g.cols[worst].header)
+		}
+	}
+	narrow := func(floor int) {
+		for _, id := range []string{"instance", "notes"} {
+			for i, c := range g.cols {
+				if over := g.width() - width; over > 0 && c.id == id && g.shown[i] {
+					g.widths[i] = max(g.widths[i]-over, min(floor, g.widths[i]), cells(c.header))
+				}
 			}
 		}
-		if worst < 0 {
-			break
-		}
-		g.shown[worst] = false
-		left = append(left, g.cols[worst].header)
 	}
+	drop(4)
+	narrow(softFloor)
+	drop(1)
+	narrow(narrowest)
 	return left
 }
+
+// softFloor and narrowest are the widths a narrow layout cuts the
+// instance and notes columns to: before leaving out more columns, and at
+// last.
+const (
+	softFloor = 20
+	narrowest = 12
+)
 
 // line writes one row's shown cells, each padded to its column.
 func (g *grid) line(cs []string) string {
@@ -315,6 +378,9 @@ func (g *grid) line(cs []string) string {
 			b.WriteString("  ")
 		}
 		s := fit(termsafe.Text(cs[i]), g.widths[i])
+		if c.id == "notes" {
+			s = fitIDs(termsafe.Text(cs[i]), g.widths[i])
+		}
 		pad := strings.Repeat(" ", g.widths[i]-cells(s))
 		if c.right {
 			b.WriteString(pad + s)
@@ -355,6 +421,26 @@ func fit(s string, w int) string {
 	return cond.Truncate(s, w, "…")
 }
 
+// fitIDs shortens a list of note ids to w cells: the ids that fit whole,
+// worst first, and "+N" for the rest (an id cut in two says nothing).
+func fitIDs(s string, w int) string {
+	if cells(s) <= w {
+		return s
+	}
+	ids := strings.Fields(s)
+	for n := len(ids) - 1; n >= 1; n-- {
+		out := strings.Join(ids[:n], " ") + " +" + strconv.Itoa(len(ids)-n)
+		if cells(out) <= w {
+			return out
+		}
+	}
+	if len(ids) == 1 {
+		return fit(s, w)
+	}
+	rest := " +" + strconv.Itoa(len(ids)-1)
+	return fit(ids[0], w-len(rest)) + rest
+}
+
 // noteLines writes a fleet note as the report writes its notes: a marker
 // that reads without colour, the text wrapped under it.
 func noteLines(n report.Note, width int) []string {
@@ -362,18 +448,28 @@ func noteLines(n report.Note, width int) []string {
 	if marker == "" {
 		marker = "·"
 	}
-	words := strings.Fields(termsafe.Text(n.Text))
+	return wrap(termsafe.Text(n.Text), width, marker)
+}
+
+// wrap writes text's words within width, after marker on the first line
+// (none where it is ""), the lines after it indented under the text.
+func wrap(text string, width int, marker string) []string {
+	indent := ""
+	if marker != "" {
+		indent = "  "
+	}
 	var out []string
 	cur := marker
-	for _, wd := range words {
-		if cells(cur)+1+cells(wd) > width && cur != marker && cur != "  " {
+	for _, wd := range strings.Fields(text) {
+		switch {
+		case cur == "":
+			cur = wd
+		case cells(cur)+1+cells(wd) > width && cur != marker && cur != indent:
 			out = append(out, cur)
-			cur = "  " + wd
-			continue
-		}
-		if cur == "  " {
+			cur = indent + wd
+		case cur == indent:
 			cur += wd
-		} else {
+		default:
 			cur += " " + wd
 		}
 	}

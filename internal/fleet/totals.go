@@ -100,6 +100,9 @@ func totals(f *Fleet, o Options) *Instance {
 	rep.Rates = figs
 	rep.Header = append([]string{fmt.Sprintf("totals of %d instances: each rate the sum of the rows', each ratio and percentile over the rows' summed counters and buckets; the lifetime sections add counters, histograms and extensive gauges", len(snaps))}, rep.Header...)
 	t.Report = rep
+	if ts := totalTrends(f.Instances); len(ts) > 0 {
+		t.Trends, t.Report.Trends = ts, ts
+	}
 	return t
 }
 

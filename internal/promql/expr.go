@@ -40,12 +40,25 @@ func (l *Library) grouping(extra ...string) string {
 }
 
 // reduce writes op over e to the library's labels (and extra ones), first
-// taking the largest value over replicas where the series repeat one.
+// taking the largest value over replicas where the series repeat one, then
+// adding the series one engine splits a quantity into (within).
 func (l *Library) reduce(op string, r ref, e string, extra ...string) string {
 	if len(r.replicas) > 0 {
 		e = "max without (" + strings.Join(r.replicas, ", ") + ") (" + e + ")"
 	}
+	if len(r.within) > 0 {
+		e = "sum without (" + strings.Join(r.within, ", ") + ") (" + e + ")"
+	}
 	return op + l.grouping(extra...) + " (" + e + ")"
+}
+
+// op is how a quantity's series add up to the library's labels: summed, or
+// averaged where each is an engine's own fraction or busy time.
+func (s source) op() string {
+	if s.mean {
+		return "avg"
+	}
+	return "sum"
 }
 
 // combine joins a source's terms, each written by write.
@@ -84,7 +97,7 @@ func (l *Library) counter(fn, name string) (string, bool) {
 		return "", false
 	}
 	return combine(s, func(r ref) string {
-		return l.reduce("sum", r, fn+"("+l.selector(r, "")+"["+l.window+"])")
+		return l.reduce(s.op(), r, fn+"("+l.selector(r, "")+"["+l.window+"])")
 	}), true
 }
 
@@ -101,11 +114,7 @@ func (l *Library) gauge(name string) (string, bool) {
 	if !ok || s.kind != snapshot.Gauge {
 		return "", false
 	}
-	op := "sum"
-	if s.mean {
-		op = "avg"
-	}
-	return combine(s, func(r ref) string { return l.reduce(op, r, l.selector(r, "")) }), true
+	return combine(s, func(r ref) string { return l.reduce(s.op(), r, l.selector(r, "")) }), true
 }
 
 // histRate writes the rate of a histogram's _sum or _count, aggregated.

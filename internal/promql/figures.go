@@ -136,12 +136,27 @@ func onePlus(num, den string) func(*Library) (string, bool) {
 	}
 }
 
-// busy is request-seconds spent in prefill and decode per second: the
-// engine's utilization, above 1 where requests overlap.
-func (l *Library) busy() (string, bool) {
+// inFlight is request-seconds spent in prefill and decode per second: the
+// mean number of requests in flight (Little's law), not the engine's busy
+// share (ten requests decoding together for a minute add ten minutes).
+func (l *Library) inFlight() (string, bool) {
 	p, ok1 := l.rate(snapshot.PromptSecondsTotal)
 	d, ok2 := l.rate(snapshot.TokensPredictedSecondsTotal)
 	return p + " + " + d, ok1 && ok2
+}
+
+// computedEstimate is prompt tokens computed where the server counts only
+// every prompt token (vLLM before 0.16, llm-d's simulator): its
+// prefix-cache lookups less hits, never below zero, as the report
+// estimates them. The two counts are not quite the same tokens (lookups
+// are counted as requests are scheduled, again after a preemption).
+func (l *Library) computedEstimate() (string, bool) {
+	if l.Has(snapshot.PromptTokensTotal) {
+		return "", false
+	}
+	q, ok1 := l.rate(snapshot.PrefixCacheQueries)
+	h, ok2 := l.rate(snapshot.PrefixCacheHits)
+	return "clamp_min(" + q + " - " + h + ", 0)", ok1 && ok2
 }
 
 // share is one finish reason's share of finished requests.
@@ -165,19 +180,21 @@ var figureDefs = func() []figureDef {
 		}},
 
 		{"throughput/prefill_work", "prompt tokens computed (cache hits excluded)", "inferscope_prompt_computed_tokens", TokensPerSec, "rate$w", rateOf(snapshot.PromptTokensTotal)},
-		{"throughput/prompt_tokens", "prompt tokens, cached share unknown", "inferscope_prompt_tokens", TokensPerSec, "rate$w", func(l *Library) (string, bool) {
+		{"throughput/prompt_tokens", "prompt tokens, cache hits included (the server counts every prompt token, the prefix cache's hits among them)", "inferscope_prompt_tokens", TokensPerSec, "rate$w", func(l *Library) (string, bool) {
 			if l.Has(snapshot.PromptTokensTotal) {
 				return "", false
 			}
 			return l.rate(snapshot.PromptTokensAll)
 		}},
+		{"throughput/prefill_work_estimate", "prompt tokens computed, estimated: prefix-cache lookups less hits (where computed tokens are not published)", "inferscope_prompt_computed_tokens_estimate", TokensPerSec, "rate$w", (*Library).computedEstimate},
 		{"throughput/cached", "prompt tokens served from the prefix cache", "inferscope_prompt_cached_tokens", TokensPerSec, "rate$w", rateOf(snapshot.CachedTokensTotal)},
 		{"throughput/decode_work", "tokens generated", "inferscope_generated_tokens", TokensPerSec, "rate$w", rateOf(snapshot.TokensPredictedTotal)},
 		{"throughput/requests", "requests finished", "inferscope_requests_finished", RequestsPerSec, "rate$w", rateOf(snapshot.RequestsTotal)},
 
-		{"phases/engine_busy", "request-seconds in prefill and decode per second (overlaps under concurrency)", "inferscope_engine_busy", Factor, "rate$w", (*Library).busy},
-		{"phases/prefill_share", "prefill share of engine time", "inferscope_prefill_share", Ratio, "ratio_rate$w", ratioOf(snapshot.PromptSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
-		{"phases/decode_share", "decode share of engine time", "inferscope_decode_share", Ratio, "ratio_rate$w", ratioOf(snapshot.TokensPredictedSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
+		{"phases/engine_busy", "engine busy: the share of the time a scheduler executed on the GPU (SGLang's device timer), a utilization", "inferscope_engine_utilization", Ratio, "rate$w", rateOf(snapshot.EngineBusySecondsTotal)},
+		{"phases/mean_in_flight", "requests in flight, in prefill or decode, on average: summed request time per second (not a busy share: requests overlap)", "inferscope_mean_in_flight", Factor, "rate$w", (*Library).inFlight},
+		{"phases/prefill_share", "prefill share of request time", "inferscope_prefill_share", Ratio, "ratio_rate$w", ratioOf(snapshot.PromptSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
+		{"phases/decode_share", "decode share of request time", "inferscope_decode_share", Ratio, "ratio_rate$w", ratioOf(snapshot.TokensPredictedSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
 
 		{"spec_decode/draft_acceptance", "drafted tokens accepted", "inferscope_draft_acceptance", Ratio, "ratio_rate$w", ratioOf(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal)},
 		{"spec_decode/tokens_per_step", "tokens per decode step with the drafter", "inferscope_tokens_per_step", Factor, "ratio_rate$w", onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDecodeStepsTotal)},

@@ -27,6 +27,9 @@ type Library struct {
 	// server: a figure or condition of one that does not has no
 	// expression.
 	sections analysis.Sections
+	// byValue says a quantity's series were chosen by the scrape's
+	// values (ReadByValue).
+	byValue bool
 }
 
 // Options choose how a [Library] writes its expressions.
@@ -59,15 +62,15 @@ var windowRE = regexp.MustCompile(`^(([0-9]+(ms|s|m|h|d|w|y))+|\$__rate_interval
 // one of Grafana's interval variables.
 func ValidWindow(w string) bool { return windowRE.MatchString(w) && w != "0s" }
 
-// DefaultBy is a dialect's aggregation labels: the scrape target, and the
-// served model where the server labels its series by model.
-func DefaultBy(dialect string) []string {
-	switch dialect {
-	case "vllm", "sglang":
-		return []string{"instance", "model_name"}
-	}
-	return []string{"instance"}
-}
+// DefaultBy is the aggregation labels unless told (--by): the scrape
+// target, job and instance, whatever the dialect. One target is one
+// server, the unit a report reads, and every series a store scrapes
+// carries both labels, so the default is right in any store (namespace and
+// pod are only where a Kubernetes scrape adds them; aggregated by labels a
+// series lacks, every server adds up into one). The fleet view groups its
+// instances by the same labels. A server serving several models is one
+// server, as its report is; --by job,instance,model_name splits them.
+func DefaultBy(string) []string { return []string{"job", "instance"} }
 
 // ErrUnknownDialect is a dialect this package has no names for.
 var ErrUnknownDialect = errors.New("unknown dialect")
@@ -133,7 +136,9 @@ func build(dialect string, o Options, of func(dialectReader) scrape) (*Library, 
 	if err != nil {
 		return nil, err
 	}
-	l.src = halfRatios(r.read(of(r)))
+	sc := of(r)
+	l.src = halfRatios(r.read(sc))
+	_, l.byValue = sc[bySize]
 	return l, nil
 }
 
@@ -192,7 +197,7 @@ func (l *Library) With(o Options) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.src, n.sections = l.src, l.sections
+	n.src, n.sections, n.byValue = l.src, l.sections, l.byValue
 	if o.AllSections {
 		n.sections = analysis.AllSections()
 	}
@@ -278,6 +283,10 @@ type ref struct {
 	// replicas are labels whose series repeat one value (SGLang's tp_rank
 	// and the like): the largest is taken over them before anything adds.
 	replicas []string
+	// within are labels that split one engine's quantity into parts that
+	// add up (SGLang's GPU time by forward mode): added before the
+	// engines are averaged.
+	within []string
 }
 
 // storedNames are the names a store may hold the family's series under.
@@ -310,7 +319,8 @@ type source struct {
 	kind  snapshot.Kind
 	terms []term
 	// mean averages an instance's series instead of adding them: a
-	// fraction each engine publishes for its own cache.
+	// fraction each engine publishes for its own cache, or each engine's
+	// own busy time (a utilization is the engines' mean share).
 	mean bool
 }
 
@@ -328,6 +338,10 @@ type family struct {
 
 // scrape is a scrape's families by name.
 type scrape map[string]*family
+
+// bySize is a key no family can have: a reader that chose a quantity's
+// series by the scrape's values sets it (Library.ReadByValue).
+const bySize = "\x00by size"
 
 func scrapeOf(fams []*dto.MetricFamily) scrape {
 	sc := scrape{}

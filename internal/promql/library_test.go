@@ -52,40 +52,50 @@ func TestExpressionsFromScrapedNames(t *testing.T) {
 		// Prometheus scrapes OpenMetrics: both spellings, or a rule that
 		// never fires.
 		{"bare counter", "", "tabbyapi", "prefix_cache/hit_rate",
-			`sum by (instance) (increase({__name__=~"tabbyapi:prefix_cache_hits|tabbyapi:prefix_cache_hits_total"}[5m])) / sum by (instance) (increase({__name__=~"tabbyapi:prefix_cache_queries|tabbyapi:prefix_cache_queries_total"}[5m]))`, ""},
+			`sum by (job, instance) (increase({__name__=~"tabbyapi:prefix_cache_hits|tabbyapi:prefix_cache_hits_total"}[5m])) / sum by (job, instance) (increase({__name__=~"tabbyapi:prefix_cache_queries|tabbyapi:prefix_cache_queries_total"}[5m]))`, ""},
 		// vLLM's counters carry _total: exactly that name.
 		{"total counter", "../../testdata/dialects/vllm-new.prom", "vllm", "requests/preemptions",
-			`sum by (instance, model_name) (rate(vllm:num_preemptions_total[5m]))`, ""},
+			`sum by (job, instance) (rate(vllm:num_preemptions_total[5m]))`, ""},
 		// A fraction per engine is averaged, never summed across engines.
 		{"kv usage averaged", "../../testdata/dialects/vllm-new.prom", "vllm", "live/kv_cache",
-			`avg by (instance, model_name) (vllm:kv_cache_usage_perc)`, ""},
+			`avg by (job, instance) (vllm:kv_cache_usage_perc)`, ""},
 		{"kv usage old name", "../../testdata/dialects/vllm-0.8.prom", "vllm", "live/kv_cache",
-			`avg by (instance, model_name) (vllm:gpu_cache_usage_perc)`, ""},
+			`avg by (job, instance) (vllm:gpu_cache_usage_perc)`, ""},
 		{"itl old name", "../../testdata/dialects/vllm-0.10.prom", "vllm", "latency/itl_p99",
-			`histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:time_per_output_token_seconds_bucket[5m])))`, ""},
+			`histogram_quantile(0.99, sum by (le, job, instance) (rate(vllm:time_per_output_token_seconds_bucket[5m])))`, ""},
 		{"itl new name", "../../testdata/dialects/vllm-new.prom", "vllm", "latency/itl_p99",
-			`histogram_quantile(0.99, sum by (le, instance, model_name) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`, ""},
+			`histogram_quantile(0.99, sum by (le, job, instance) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`, ""},
 		// Computed prompt tokens exclude cache hits.
 		{"computed by source", "../../testdata/dialects/vllm-new.prom", "vllm", "throughput/prefill_work",
-			`sum by (instance, model_name) (rate(vllm:prompt_tokens_by_source_total{source="local_compute"}[5m]))`, ""},
+			`sum by (job, instance) (rate(vllm:prompt_tokens_by_source_total{source="local_compute"}[5m]))`, ""},
 		{"computed by difference", "", "vllm", "throughput/prefill_work",
-			`(sum by (instance, model_name) (rate(vllm:prompt_tokens_total[5m])) - sum by (instance, model_name) (rate(vllm:prompt_tokens_cached_total[5m])))`,
+			`(sum by (job, instance) (rate(vllm:prompt_tokens_total[5m])) - sum by (job, instance) (rate(vllm:prompt_tokens_cached_total[5m])))`,
 			"# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total 10\n# TYPE vllm:prompt_tokens_cached_total counter\nvllm:prompt_tokens_cached_total 4\n"},
 		// Where the cached share is unknown, only the lump sum, said so.
-		{"cached share unknown", "../../testdata/dialects/vllm-0.10.prom", "vllm", "throughput/prompt_tokens",
-			`sum by (instance, model_name) (rate(vllm:prompt_tokens_total[5m]))`, ""},
+		{"prompt tokens, cache hits included", "../../testdata/dialects/vllm-0.10.prom", "vllm", "throughput/prompt_tokens",
+			`sum by (job, instance) (rate(vllm:prompt_tokens_total[5m]))`, ""},
+		// And what can be given of the computed part: lookups less hits.
+		{"computed estimate", "../../testdata/dialects/vllm-0.10.prom", "vllm", "throughput/prefill_work_estimate",
+			`clamp_min(sum by (job, instance) (rate(vllm:prefix_cache_queries_total[5m])) - sum by (job, instance) (rate(vllm:prefix_cache_hits_total[5m])), 0)`, ""},
+		// SGLang's GPU time: forward modes added within a scheduler, the
+		// schedulers averaged (a utilization, not a sum of them).
+		{"sglang engine busy", "../../testdata/dialects/sglang-new.prom", "sglang", "phases/engine_busy",
+			`avg by (job, instance) (sum without (category) (max without (tp_rank, pp_rank, moe_ep_rank, attn_tp_rank, pid) (rate(sglang:gpu_execution_seconds_total[5m]))))`, ""},
+		// Summed request time is requests in flight, not a busy share.
+		{"mean in flight", "../../testdata/dialects/vllm-new.prom", "vllm", "phases/mean_in_flight",
+			`sum by (job, instance) (rate(vllm:request_prefill_time_seconds_sum[5m])) + sum by (job, instance) (rate(vllm:request_decode_time_seconds_sum[5m]))`, ""},
 		// Queue time is a latency: sum over count, both aggregated first.
 		{"queue mean", "../../testdata/dialects/vllm-new.prom", "vllm", "latency/queue_mean",
-			`sum by (instance, model_name) (rate(vllm:request_queue_time_seconds_sum[5m])) / sum by (instance, model_name) (rate(vllm:request_queue_time_seconds_count[5m]))`, ""},
+			`sum by (job, instance) (rate(vllm:request_queue_time_seconds_sum[5m])) / sum by (job, instance) (rate(vllm:request_queue_time_seconds_count[5m]))`, ""},
 		// Ray Serve's copies under their own prefix.
 		{"ray prefix", "../../testdata/dialects/ray-vllm.prom", "vllm", "live/running",
-			`sum by (instance, model_name) (ray_vllm_num_requests_running)`, ""},
+			`sum by (job, instance) (ray_vllm_num_requests_running)`, ""},
 		// SGLang: replicated ranks reduced to one before summing.
 		{"sglang ranks", "../../testdata/dialects/sglang-new.prom", "sglang", "live/waiting",
-			`sum by (instance, model_name) (max without (tp_rank, pp_rank, moe_ep_rank, attn_tp_rank, pid) (sglang:num_queue_reqs))`, ""},
+			`sum by (job, instance) (max without (tp_rank, pp_rank, moe_ep_rank, attn_tp_rank, pid) (sglang:num_queue_reqs))`, ""},
 		// TGI's counters have no _total: both spellings.
 		{"tgi bare", "../../testdata/dialects/tgi.prom", "tgi", "throughput/requests",
-			`sum by (instance) (rate({__name__=~"tgi_request_success|tgi_request_success_total"}[5m]))`, ""},
+			`sum by (job, instance) (rate({__name__=~"tgi_request_success|tgi_request_success_total"}[5m]))`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -144,13 +144,13 @@ func readVLLM(sc scrape) sources {
 	}
 	counter(snapshot.TokensPredictedTotal, "generation_tokens")
 	counter(snapshot.RequestsTotal, "request_success")
-	if n, f := sc.first(vllmCounter("request_success")...); f != nil && len(f.values["finished_reason"]) > 0 {
+	if n, f := sc.first(vllmCounter("request_success")...); f != nil && reasonLabel(f) != "" {
 		total, _ := sc.counter(n)
 		for _, reason := range []string{"error", "abort"} {
 			// A reason's series may appear only with its first request:
 			// absent beside the others, it is 0.
 			r := total
-			r.match = []Matcher{{"finished_reason", Equal, reason}}
+			r.match = []Matcher{{reasonLabel(f), Equal, reason}}
 			out[snapshot.ExtraFinishedReason+reason] = source{kind: snapshot.Counter, terms: []term{{ref: r, zeroWith: &total}}}
 		}
 	}
@@ -177,6 +177,17 @@ func readVLLM(sc scrape) sources {
 	counter(snapshot.SpecDecodeNumAcceptedTokensTotal, "spec_decode_num_accepted_tokens")
 	counter(snapshot.ExtraSpecDecodeDrafts, "spec_decode_num_drafts")
 	return out
+}
+
+// reasonLabel is the label a vLLM scrape names a finished request's
+// reason by: vLLM's finished_reason, llm-d's simulator's finish_reason.
+func reasonLabel(f *family) string {
+	for _, l := range []string{"finished_reason", "finish_reason"} {
+		if len(f.values[l]) > 0 {
+			return l
+		}
+	}
+	return ""
 }
 
 // vllmPromptTokens reads computed and cached prompt tokens as the dialect
@@ -258,6 +269,7 @@ func vllmPrefixUnit(sc scrape, queries string) string {
 	case strings.Contains(help, "token"):
 		return "tokens"
 	}
+	sc[bySize] = &family{}
 	_, p := sc.first(vllmCounter("prompt_tokens")...)
 	if p == nil || p.sum <= 0 || f.sum <= 0 {
 		return ""
@@ -369,6 +381,7 @@ func readSGLang(sc scrape) sources {
 	hist(snapshot.RequestPromptTokens, "prompt_tokens_histogram", "request_prompt_tokens")
 	hist(snapshot.RequestGenerationTokens, "generation_tokens_histogram", "request_generation_tokens")
 
+	sglangBusy(sc, out, withRanks)
 	counter(snapshot.ExtraAbortedRequests, "num_aborted_requests")
 	// The counter from December 2025; before it a gauge holding each
 	// scheduler's running total, which a rate reads the same way.
@@ -378,6 +391,21 @@ func readSGLang(sc scrape) sources {
 		}
 	}
 	return out
+}
+
+// sglangBusy reads the GPU's own busy time (gpu_execution_seconds_total,
+// with SGLANG_ENABLE_METRICS_DEVICE_TIMER=1) as the dialect does: the
+// largest of a scheduler's replicas for each forward mode, the modes
+// added, the data-parallel schedulers averaged, so that its rate is the
+// share of the time a scheduler was busy.
+func sglangBusy(sc scrape, out sources, withRanks func(ref) ref) {
+	r, ok := sc.counter(sgCounter("gpu_execution_seconds")...)
+	if !ok {
+		return
+	}
+	r = withRanks(r)
+	r.within = []string{"category"}
+	out[snapshot.EngineBusySecondsTotal] = source{kind: snapshot.Counter, terms: []term{{ref: r}}, mean: true}
 }
 
 // sglangPromptTokens reads computed and cached prompt tokens and the

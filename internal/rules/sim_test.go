@@ -85,7 +85,7 @@ func near(e string, v float64, at time.Duration, labels string) promtool.ExprTes
 	}
 }
 
-const instance = `{instance="sim:8000"}`
+const instance = `{instance="sim:8000", job="inferscope-demo"}`
 
 // holdSteps is how many evaluations an alert's condition must hold for.
 func holdSteps(hold string) int {
@@ -215,7 +215,7 @@ func alertTests(t *testing.T, r *promqltest.Run, set *rules.Set, holds map[strin
 			test := promtool.AlertTest{EvalTime: promtool.Duration(int(at.Seconds())), Alertname: a.Alert, ExpAlerts: []promtool.Alert{}}
 			if h := holds[a.Condition.ID]; !slices.Contains(h[last-holdSteps(a.For):last+1], false) {
 				v, _, _ := o.Condition(a.Condition.ID)
-				labels := map[string]string{"instance": "sim:8000", "severity": a.Labels["severity"], "note_id": a.Labels["note_id"]}
+				labels := map[string]string{"instance": "sim:8000", "job": "inferscope-demo", "severity": a.Labels["severity"], "note_id": a.Labels["note_id"]}
 				ann := map[string]string{}
 				for k, text := range a.Annotations {
 					ann[k] = render(t, text, labels, v)

@@ -54,8 +54,8 @@ type Config struct {
 	// with promtool tsdb create-blocks-from openmetrics for Prometheus,
 	// through /api/v1/import/prometheus for VictoriaMetrics.
 	Backfill string
-	// DataDir, when set, is a Prometheus data directory to serve (and
-	// keep): a fixture backfilled once and read by many runs.
+	// DataDir, when set, is the data directory to serve (and keep): a
+	// fixture backfilled once and read by many runs.
 	DataDir string
 	// Flags are added to the server's command line.
 	Flags []string
@@ -129,9 +129,13 @@ func VictoriaMetrics(t testing.TB, cfg Config) *Store {
 	t.Helper()
 	bin := Need(t, "victoria-metrics", "victoria-metrics")
 	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if cfg.DataDir != "" {
+		data = cfg.DataDir
+	}
 	args := func(addr string) []string {
 		a := []string{bin,
-			"-storageDataPath=" + filepath.Join(dir, "data"),
+			"-storageDataPath=" + data,
 			"-httpListenAddr=" + addr,
 			"-retentionPeriod=100y",
 			"-search.disableCache",
@@ -267,6 +271,27 @@ func (s *Store) stop() {
 
 // Stop ends the store now (a test of a store that is down).
 func (s *Store) Stop() { s.stop() }
+
+// CPU is the CPU time the store's process has used so far (user and
+// system, from /proc): what a benchmark charges the store per call.
+func (s *Store) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's name, which ends at the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", s.cmd.Process.Pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: no CPU times", s.cmd.Process.Pid)
+	}
+	// Clock ticks of 1/100 s (USER_HZ on Linux).
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
 
 // PrometheusConfig is a prometheus.yml scraping targets every interval
 // (1 s when 0), one scrape job per job name.

@@ -252,6 +252,30 @@ func client(t *testing.T, s *storetest.Store) *promapi.Client {
 	return c
 }
 
+// k8s groups the simulated fleet by its pods.
+var k8s = []string{"namespace", "pod"}
+
+// readFleet reads the fleet as --json does (the rebuild: every figure of
+// every report, which the other surfaces are held to) and as the table
+// does (the pushdown), and fails t where the two tables differ.
+func readFleet(t *testing.T, c *promapi.Client, o fleet.Options) *fleet.Fleet {
+	t.Helper()
+	o.Read = fleet.Rebuild
+	whole, err := fleet.Run(context.Background(), c, o)
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	o.Read = fleet.Pushdown
+	push, err := fleet.Run(context.Background(), c, o)
+	if err != nil {
+		t.Fatalf("pushdown: %v", err)
+	}
+	for _, d := range fleet.Differences(push, whole) {
+		t.Errorf("the pushdown and the rebuild differ: %s", d)
+	}
+	return whole
+}
+
 func byID(f *fleet.Fleet) map[string]*fleet.Instance {
 	out := map[string]*fleet.Instance{}
 	for _, in := range f.Instances {
@@ -280,14 +304,8 @@ func TestSurfacesAgree(t *testing.T) {
 	var nows, ranges []*fleet.Fleet
 	for _, st := range stores {
 		c := client(t, st)
-		now, err := fleet.Run(context.Background(), c, fleet.Options{From: nowFrom, To: end})
-		if err != nil {
-			t.Fatalf("%s now: %v", st.Kind, err)
-		}
-		rng, err := fleet.Run(context.Background(), c, fleet.Options{From: rangeFrom, To: end, Range: true})
-		if err != nil {
-			t.Fatalf("%s range: %v", st.Kind, err)
-		}
+		now := readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})
+		rng := readFleet(t, c, fleet.Options{From: rangeFrom, To: end, Range: true, By: k8s})
 		nows, ranges = append(nows, now), append(ranges, rng)
 		t.Run(st.Kind+"/now", func(t *testing.T) { checkNow(t, servers, now) })
 		t.Run(st.Kind+"/range", func(t *testing.T) { checkRange(t, servers, rng) })
@@ -684,7 +702,7 @@ func checkRules(t *testing.T, servers []*server) {
 
 // nearTest tests that e returns v at a time (within relTol; NaN as NaN).
 func nearTest(e string, v float64, at, instance string) promtool.ExprTest {
-	one := []promtool.Sample{{Labels: fmt.Sprintf("{instance=%q}", instance), Value: 1}}
+	one := []promtool.Sample{{Labels: fmt.Sprintf("{instance=%q, job=\"surfaces\"}", instance), Value: 1}}
 	if math.IsNaN(v) {
 		return promtool.ExprTest{Expr: "(" + e + ") != bool (" + e + ")", EvalTime: at, Samples: one}
 	}
@@ -722,10 +740,7 @@ func TestRealLLMD(t *testing.T) {
 		storetest.Prometheus(t, storetest.Config{Backfill: om}),
 		storetest.VictoriaMetrics(t, storetest.Config{Backfill: om}),
 	} {
-		f, err := fleet.Run(context.Background(), client(t, st), fleet.Options{From: last.Add(-fleet.DefaultWindow), To: last})
-		if err != nil {
-			t.Fatalf("%s: %v", st.Kind, err)
-		}
+		f := readFleet(t, client(t, st), fleet.Options{From: last.Add(-fleet.DefaultWindow), To: last})
 		if len(f.Instances) != 1 {
 			t.Fatalf("%s: %d instances", st.Kind, len(f.Instances))
 		}

@@ -152,22 +152,12 @@ func (m *model) key(k string) tea.Cmd {
 			m.inflight = true
 			return m.fetch()
 		}
-	case "up", "k":
-		m.top--
-	case "down", "j":
-		m.top++
-	case "pgup", "b":
-		m.top -= m.page()
-	case "pgdown", "f":
-		m.top += m.page()
-	case "home", "g":
-		m.top = 0
-	case "end", "G":
-		m.top = 1 << 30 // clamped to the last page when drawn
 	case "+", "=":
 		return m.setInterval(stepUp(m.s.interval))
 	case "-", "_":
 		return m.setInterval(stepDown(m.s.interval))
+	default:
+		scroll(&m.top, m.page(), k)
 	}
 	return nil
 }
@@ -245,16 +235,10 @@ func (m *model) frame() string {
 	case m.inflight:
 		status += " · scraping…"
 	}
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if room := m.page(); m.height > 0 && len(lines) > room {
-		// Leave the status and key lines and show one screenful from top,
-		// clamped so the last page is full; the status says where it is.
-		m.top = min(max(m.top, 0), len(lines)-room)
-		status += fmt.Sprintf(" · lines %d–%d of %d", m.top+1, m.top+room, len(lines))
-		lines = lines[m.top : m.top+room]
-	} else {
-		m.top = 0
-	}
+	// Leave the status and key lines and show one screenful from top; the
+	// status says where it is.
+	lines, where := paged(strings.Split(strings.TrimRight(b.String(), "\n"), "\n"), &m.top, m.page(), m.height > 0)
+	status += where
 	return strings.Join(append(append([]string{cut(status, width)}, lines...), cut(Help, width)), "\n")
 }
 

@@ -219,7 +219,11 @@ var figureOracles = map[string]func(*Oracle) float64{
 	"throughput/cached":        rate(snapshot.CachedTokensTotal),
 	"throughput/decode_work":   rate(snapshot.TokensPredictedTotal),
 	"throughput/requests":      rate(snapshot.RequestsTotal),
-	"phases/engine_busy": func(o *Oracle) float64 {
+	"throughput/prefill_work_estimate": func(o *Oracle) float64 {
+		return math.Max(o.rate(snapshot.PrefixCacheQueries)-o.rate(snapshot.PrefixCacheHits), 0)
+	},
+	"phases/engine_busy": rate(snapshot.EngineBusySecondsTotal),
+	"phases/mean_in_flight": func(o *Oracle) float64 {
 		return o.rate(snapshot.PromptSecondsTotal) + o.rate(snapshot.TokensPredictedSecondsTotal)
 	},
 	"phases/prefill_share":               reported(func(f *report.Figures) *report.Number { return f.PrefillShare }),

@@ -16,8 +16,8 @@ import (
 // longer than -search.maxQueryLen (16 KiB by default).
 const maxBatchBytes = 8 << 10
 
-// parallel is how many queries run at once.
-const parallel = 4
+// inFlight is how many queries run at once.
+const inFlight = 4
 
 // Query is one request the fleet view sent: what it was for, and the
 // query or matchers.
@@ -37,7 +37,7 @@ type querier struct {
 }
 
 func newQuerier(api promapi.API) *querier {
-	return &querier{api: api, sem: make(chan struct{}, parallel)}
+	return &querier{api: api, sem: make(chan struct{}, inFlight)}
 }
 
 func (q *querier) record(purpose, text string, at time.Time, start time.Time) {
@@ -128,6 +128,17 @@ func (q *querier) raw(ctx context.Context, purpose, query string, at time.Time) 
 	return nil, fmt.Errorf("%s: the store answered a %s, not a range of samples", purpose, v.Type())
 }
 
+// rangeQuery evaluates a query at every step from start to end.
+func (q *querier) rangeQuery(ctx context.Context, purpose, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	if err := q.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer q.release()
+	t := time.Now()
+	defer q.record(purpose, query, end, t)
+	return q.api.QueryRange(ctx, query, start, end, step)
+}
+
 func (q *querier) query(ctx context.Context, purpose, query string, at time.Time) (model.Value, error) {
 	if err := q.acquire(ctx); err != nil {
 		return nil, err
@@ -148,10 +159,58 @@ const familyLabel = "inferscope_family"
 // labelled with its family (familyLabel, made its __name__ again here). It
 // returns every series found.
 func (q *querier) batch(ctx context.Context, purpose string, families []string, expr func(family string) string, at time.Time) (model.Vector, error) {
+	parts := make([]string, len(families))
+	for i, f := range families {
+		parts[i] = fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr(f), familyLabel, f)
+	}
+	out, err := q.joined(ctx, purpose, parts, at)
+	for _, s := range out {
+		if f, ok := s.Metric[familyLabel]; ok {
+			s.Metric[model.MetricNameLabel] = f
+			delete(s.Metric, familyLabel)
+		}
+	}
+	return out, err
+}
+
+// tagged evaluates each expression as a query of its own, in parallel
+// (as many at once as the querier allows), each result labelled with its
+// tag (tagLabel). Not joined with or as batch joins: each or re-hashes
+// every series before it, and the store evaluates separate queries on
+// separate cores; the count stays that of the expressions, whatever the
+// number of instances.
+func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time) (model.Vector, error) {
+	results := make([]model.Vector, len(exprs))
+	errs := make([]error, len(exprs))
+	var wg sync.WaitGroup
+	for i, e := range exprs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = q.instant(ctx, purpose, e.expr, at)
+		}()
+	}
+	wg.Wait()
+	var out model.Vector
+	for i, e := range exprs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, s := range results[i] {
+			s.Metric[tagLabel] = model.LabelValue(e.tag)
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// joined evaluates parts joined with or into as few queries as fit
+// maxBatchBytes (VictoriaMetrics refuses longer ones), run in parallel,
+// and returns every series they found.
+func (q *querier) joined(ctx context.Context, purpose string, parts []string, at time.Time) (model.Vector, error) {
 	var queries []string
 	var cur strings.Builder
-	for _, f := range families {
-		part := fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr(f), familyLabel, f)
+	for _, part := range parts {
 		if cur.Len() > 0 && cur.Len()+len(part)+4 > maxBatchBytes {
 			queries = append(queries, cur.String())
 			cur.Reset()
@@ -180,13 +239,7 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		for _, s := range results[i] {
-			if f, ok := s.Metric[familyLabel]; ok {
-				s.Metric[model.MetricNameLabel] = f
-				delete(s.Metric, familyLabel)
-			}
-			out = append(out, s)
-		}
+		out = append(out, results[i]...)
 	}
 	return out, nil
 }

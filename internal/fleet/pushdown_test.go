@@ -1,0 +1,155 @@
+package fleet
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/fixtures"
+	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/promql"
+	"github.com/inferscope/inferscope/internal/promql/promtool"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// k8s groups instances as a Kubernetes fleet reads best: --by
+// namespace,pod.
+var k8s = []string{"namespace", "pod"}
+
+// both reads a fleet twice, by the pushdown and by the rebuild, and fails
+// t where their tables differ (Differences): the proof that the store's
+// sums give the figures the dialect reads, run on every fleet test. It
+// returns both readings, for the test's own checks on each.
+func both(t *testing.T, api promapi.API, o Options) (push, whole *Fleet) {
+	t.Helper()
+	o.Read = Pushdown
+	push, err := Run(context.Background(), api, o)
+	if err != nil {
+		t.Fatalf("pushdown: %v", err)
+	}
+	o.Read = Rebuild
+	whole, err = Run(context.Background(), api, o)
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	for _, d := range Differences(push, whole) {
+		t.Errorf("the pushdown and the rebuild differ: %s", d)
+	}
+	for _, in := range whole.Instances {
+		if in.Read != Rebuild || in.Why != "" {
+			t.Errorf("%s: read %s (%s) in a rebuild", in.ID, in.Read, in.Why)
+		}
+	}
+	return push, whole
+}
+
+// pushed lists the instances the pushdown read from the store's sums.
+func pushed(f *Fleet) map[string]bool {
+	out := map[string]bool{}
+	for _, in := range f.Instances {
+		if in.Read == Pushdown {
+			out[in.ID] = true
+		}
+	}
+	return out
+}
+
+// On every fixture of every server, the pushdown's quantities are enough
+// for the table: an instance whose every counter counted from zero over a
+// 5-minute window, read as the pushdown reads it (the library's
+// quantities, the TTFT buckets, the info series discovery keeps, taken
+// here from the dialect's own reading, which internal/promql's tests hold
+// the store's sums to) has the table's figures and the notes column of
+// the same instance read whole. The stores' tests prove the sums; this one
+// proves nothing the table shows is missed, on servers no store test
+// holds.
+func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
+	at := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	o := Options{From: at.Add(-DefaultWindow), To: at}
+	r := &run{o: o}
+	checked := 0
+	for _, fx := range fixtures.All(t, 40) {
+		g := discovered(t, fx.Fams)
+		if g == nil || len(fx.Snap.Invalid) > 0 {
+			// Values that cannot be are found in the store and read
+			// whole (TestPushdownReadsInvalidWhole), or left to the
+			// rebuild to name (docs/fleet.md).
+			continue
+		}
+		lib, err := promql.New(fx.Fams, fx.Snap.Dialect, promql.Options{By: DefaultBy(), AllSections: true})
+		if err != nil {
+			continue // nothing a store could sum: read whole
+		}
+		sh := &shape{groups: []*group{g}, lib: lib, rep: fx.Snap}
+		end, _, _ := r.quantities(sh)
+		v := &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
+		for _, q := range end {
+			name := q.tag[2:]
+			if x, ok := fx.Snap.Scalar(name); ok {
+				v.scalars[name] = x
+			} else if x, ok := fx.Snap.Extra[name]; ok {
+				v.scalars[name] = x
+			} else if h := fx.Snap.Hist(name); h != nil {
+				c := *h
+				c.Buckets = slices.Clone(h.Buckets)
+				v.hists[name] = &c
+			}
+		}
+		push := sh.snapshot(g, v, at, infoOf(g))
+		if fx.Snap.Model != "" || !slices.Equal(fx.Snap.Models, g.served()) {
+			continue // read whole: the models by another label
+		}
+		a, b := windowOf(r, g, push), windowOf(r, g, fx.Snap)
+		for _, d := range figureDifferences(fx.Path, a.Figures, b.Figures) {
+			t.Errorf("pushdown and rebuild differ: %s", d)
+		}
+		if n, m := noteSet(a), noteSet(b); n != m {
+			t.Errorf("%s: notes %q from the pushdown's quantities, %q read whole", fx.Path, n, m)
+		}
+		checked++
+	}
+	if checked < 40 {
+		t.Errorf("only %d fixtures checked", checked)
+	}
+}
+
+// discovered is the instance discovery finds in a scrape's series, as a
+// store keeps them.
+func discovered(t *testing.T, fams []*dto.MetricFamily) *group {
+	t.Helper()
+	d := &discovery{by: DefaultBy(), routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}}
+	lim := &limits{maxInstances: 1, maxSeries: 1 << 20}
+	for _, p := range promtool.Points(fams, promtool.Labels{"job": "j", "instance": "i:80"}) {
+		if strings.HasSuffix(p.Labels["__name__"], "_bucket") {
+			continue
+		}
+		m := model.Metric{}
+		for k, v := range p.Labels {
+			m[model.LabelName(k)] = model.LabelValue(v)
+		}
+		if err := d.add(m, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range d.byID {
+		g.dialect = majorityDialect(g.families)
+		return g
+	}
+	return nil
+}
+
+// windowOf is an instance whose counters all counted from zero over the
+// last 5 minutes, up to s.
+func windowOf(r *run, g *group, s *snapshot.Snapshot) *Instance {
+	in := &Instance{ID: g.id, State: Up, snap: s}
+	in.delta = deltaOver([]boundary{{at: r.o.To, snap: s}}, true, r.o.From)
+	in.Figures = figuresOf(s, nil, in.delta.Delta, false)
+	in.Report = r.report(in)
+	return in
+}

@@ -1,0 +1,292 @@
+package fleet
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/units"
+)
+
+// Trends: with a past range, or in a watch, each instance and the totals
+// get their requests per second and KV cache use over the window, step by
+// step: from query_range of each shape's library's readings (the same
+// expressions the pushdown sums at the window's two ends), so the queries
+// grow with the shapes, not the instances. A step's rate is the
+// difference of two readings over the step, as every rate of the fleet is
+// (a reading that fell, a restart, is a gap: never a zero, never a rate
+// across it); KV use is the reading at the step's end.
+
+// Trend ids, as the watch view's JSON names its trends (Report.Trends).
+const (
+	TrendRequests = "requests"
+	TrendKV       = "kv_cache"
+)
+
+// TrendCells is how many steps a trend holds at most: the window is cut
+// into as many steps of at least one scrape interval.
+const TrendCells = 16
+
+// trendQuantities are the readings each trend is made of.
+var trendQuantities = map[string]string{TrendRequests: snapshot.RequestsTotal, TrendKV: snapshot.KVCacheUsageRatio}
+
+// trends reads every instance's trends, and the totals' from them.
+func (r *run) trends(ctx context.Context) error {
+	if !r.o.Trend {
+		return nil
+	}
+	shapes := r.shaped
+	if shapes == nil {
+		// A rebuild: the shapes and their libraries, from each one's
+		// first instance.
+		shapes = r.byHelp(r.shapes(r.disc.groups))
+		if err := r.firstOf(ctx, shapes); err != nil {
+			return err
+		}
+		for _, sh := range shapes {
+			sh.lib, sh.rep, sh.why = r.library(sh.groups[0], r.firsts[sh.groups[0].id])
+		}
+	}
+	step, err := r.trendStep(ctx, shapes)
+	if err != nil || step == 0 {
+		return err // no shape has a family to trend
+	}
+	var fns []func(context.Context) error
+	for _, sh := range shapes {
+		if sh.lib != nil {
+			fns = append(fns, func(ctx context.Context) error { return r.shapeTrends(ctx, sh, step) })
+		}
+	}
+	return parallel(ctx, fns...)
+}
+
+// shapeTrends reads a shape's trends: each trend quantity's reading step
+// by step, and when the instance's newest sample was at each step (of its
+// request counter, else of the quantity read): a step with no sample
+// newer than the step before (a target gone, its last values still seen
+// within the store's lookback) is a gap, not a zero.
+func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) error {
+	answers := map[string]model.Matrix{}
+	var times model.Matrix
+	var mu sync.Mutex
+	var fns []func(context.Context) error
+	newest := newestFamily(sh)
+	for _, id := range []string{TrendRequests, TrendKV} {
+		q := trendQuantities[id]
+		e, ok := sh.lib.Reading(q)
+		if !ok {
+			continue
+		}
+		fns = append(fns, func(ctx context.Context) error {
+			m, err := r.q.rangeQuery(ctx, "trend: "+q+" per instance, step by step over the window", e, r.o.From, r.o.To, step)
+			mu.Lock()
+			defer mu.Unlock()
+			answers[id] = m
+			return err
+		})
+	}
+	if newest != "" {
+		sel := familySel(r.o.Selector, newest).With(nameIs(newest))
+		fns = append(fns, func(ctx context.Context) (err error) {
+			m, err := r.q.rangeQuery(ctx, "trend: the newest sample of "+newest+" per instance, step by step",
+				"max"+r.by()+" (timestamp("+sel.braces()+"))", r.o.From, r.o.To, step)
+			mu.Lock()
+			defer mu.Unlock()
+			times = m
+			return err
+		})
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Each answer indexed once by instance: looking each instance up in
+	// the whole answer made 2,000 pods 12 million key computations.
+	when := streamsByKey(times, r.o.By)
+	for id, m := range answers {
+		idx := streamsByKey(m, r.o.By)
+		for _, g := range sh.groups {
+			k := keyOf(g, r.o.By)
+			if t := series(idx[k], when[k], id, r.o.From, r.o.To, step); t != nil {
+				r.trendOf(g.id)[id] = t
+			}
+		}
+	}
+	return nil
+}
+
+// trendOf is a group's trends, made when first asked for.
+func (r *run) trendOf(id string) map[string]*report.Trend {
+	if r.trendsOf == nil {
+		r.trendsOf = map[string]map[string]*report.Trend{}
+	}
+	if r.trendsOf[id] == nil {
+		r.trendsOf[id] = map[string]*report.Trend{}
+	}
+	return r.trendsOf[id]
+}
+
+// newestFamily is the family whose newest sample dates a shape's trend
+// readings: its request counter's, else its KV use's; "" where it has
+// neither.
+func newestFamily(sh *shape) string {
+	for _, id := range []string{TrendRequests, TrendKV} {
+		if names := sh.lib.SeriesOf(trendQuantities[id]); len(names) > 0 {
+			return names[0]
+		}
+	}
+	return ""
+}
+
+// trendStep is the trends' step: the window in TrendCells steps, none
+// shorter than the fleet's scrape interval (a step without a new sample
+// would be a gap), in whole seconds. The interval is the window over the
+// most samples one series of the trends' families has in it (not up's: a
+// store fed otherwise, by a backfill or remote write, has none).
+func (r *run) trendStep(ctx context.Context, shapes []*shape) (time.Duration, error) {
+	w := r.o.To.Sub(r.o.From)
+	var names []string
+	for _, sh := range shapes {
+		if sh.lib != nil {
+			if n := newestFamily(sh); n != "" && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	slices.Sort(names)
+	sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(names)})
+	vec, err := r.q.instant(ctx, "trend: the scrape interval (the most samples of a series in the window)",
+		"max(count_over_time("+sel.braces()+"["+promDuration(w)+"]))", r.o.To)
+	if err != nil {
+		return 0, err
+	}
+	step := w / TrendCells
+	if len(vec) == 1 && vec[0].Value > 1 {
+		step = max(step, time.Duration(float64(w)/float64(vec[0].Value-1)))
+	}
+	return max(step.Round(time.Second), time.Second), nil
+}
+
+// streamsByKey indexes a range query's answer by each series' grouping key.
+func streamsByKey(m model.Matrix, by []string) map[string]*model.SampleStream {
+	out := make(map[string]*model.SampleStream, len(m))
+	for _, ss := range m {
+		out[groupKey(ss.Metric, by)] = ss
+	}
+	return out
+}
+
+// series is one instance's trend from its series in a range query's
+// answer (readings) and the time of its newest sample at each step
+// (times, nil where not asked), evaluated from from every step up to to:
+// the steps after from, a rate's each the difference of the readings at
+// its ends over the time between them, a gauge's the reading at its end.
+// Nil where the answer has no series of the instance.
+func series(readingsOf, timesOf *model.SampleStream, id string, from, to time.Time, step time.Duration) *report.Trend {
+	if readingsOf == nil {
+		return nil
+	}
+	readings, newest := steps(readingsOf, from, step), steps(timesOf, from, step)
+	dated := timesOf != nil
+	t := &report.Trend{StepSeconds: report.Number(step.Seconds()), Say: units.Count}
+	if id == TrendKV {
+		t.Say = units.Percent
+	}
+	for k := 1; !from.Add(time.Duration(k) * step).After(to); k++ {
+		v, ok := readings[k]
+		prev, okPrev := readings[k-1]
+		switch {
+		case !ok || math.IsNaN(v):
+			v = math.NaN()
+		case id == TrendRequests && (!okPrev || math.IsNaN(prev) || v < prev):
+			v = math.NaN() // no reading before it, or a restart: no rate
+		case dated && !(newest[k] > newest[k-1]):
+			v = math.NaN() // no sample inside the step: the target gone
+		case id == TrendRequests && dated:
+			// Over the time between the two readings, as every rate
+			// of the fleet: a step is not the time its samples span.
+			v = (v - prev) / (newest[k] - newest[k-1])
+		case id == TrendRequests:
+			v = (v - prev) / step.Seconds()
+		}
+		t.Values = append(t.Values, report.Number(v))
+	}
+	return t
+}
+
+// steps are one series' values by step (0 at from); nil for no series.
+func steps(ss *model.SampleStream, from time.Time, step time.Duration) map[int]float64 {
+	if ss == nil {
+		return nil
+	}
+	out := make(map[int]float64, len(ss.Values))
+	for _, p := range ss.Values {
+		out[int(math.Round(float64(p.Timestamp.Time().Sub(from))/float64(step)))] = float64(p.Value)
+	}
+	return out
+}
+
+// totalTrends are the totals' trends, the rows' arithmetic step by step:
+// requests the sum of the rows' rates (a step none of them has a value for
+// is a gap), KV use the tokens in use over the capacity, both summed (each
+// instance's use times its capacity, as the totals' KV column), only
+// where every instance with a KV trend publishes its capacity.
+func totalTrends(ins []*Instance) map[string]*report.Trend {
+	out := map[string]*report.Trend{}
+	for _, id := range []string{TrendRequests, TrendKV} {
+		var sum, weight []float64
+		var step report.Number
+		for _, in := range ins {
+			t := in.Trends[id]
+			if t == nil {
+				continue
+			}
+			w := 1.0
+			if id == TrendKV {
+				c, ok := in.snap.Scalar(snapshot.KVCacheMaxTokens)
+				if !ok || c <= 0 {
+					sum = nil
+					break
+				}
+				w = c
+			}
+			if sum == nil {
+				sum, weight, step = make([]float64, len(t.Values)), make([]float64, len(t.Values)), t.StepSeconds
+			}
+			for k, v := range t.Values {
+				if k < len(sum) && !math.IsNaN(float64(v)) {
+					sum[k] += float64(v) * w
+					weight[k] += w
+				}
+			}
+		}
+		if sum == nil {
+			continue
+		}
+		t := &report.Trend{StepSeconds: step, Say: units.Count}
+		for k := range sum {
+			v := math.NaN()
+			switch {
+			case weight[k] == 0:
+			case id == TrendKV:
+				v = sum[k] / weight[k]
+				t.Say = units.Percent
+			default:
+				v = sum[k]
+			}
+			t.Values = append(t.Values, report.Number(v))
+		}
+		out[id] = t
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package promql
+
+import (
+	"slices"
+
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// Readings are a quantity's value at one moment, aggregated to the
+// library's labels the way the dialect reads one scrape's series: the
+// terms of a quantity combined (computed = all − cached), each instance's
+// series summed, averaged where each is an engine's own fraction or busy
+// time, the largest over replicated ranks first. Evaluated at the two ends
+// of a window, they give the window's increase as --since computes it,
+// the difference of two readings: no rate() or increase(), so nothing a
+// backend extrapolates (Prometheus' increase() extrapolates to the
+// window's edges, VictoriaMetrics' does not and reads the sample before
+// the window). The fleet view's pushdown (internal/fleet) reads them.
+
+// Reading writes a counter's or a gauge's value at the evaluation time, or
+// a histogram's count of observations; ok is false when the server does
+// not publish it.
+func (l *Library) Reading(name string) (string, bool) {
+	s, ok := l.src[name]
+	if !ok {
+		return "", false
+	}
+	if s.kind == snapshot.Histogram {
+		r := s.terms[0].ref
+		return l.reduce("sum", r, l.selector(r, "_count")), true
+	}
+	return combine(s, func(r ref) string { return l.reduce(s.op(), r, l.selector(r, "")) }), true
+}
+
+// HistogramReading is a histogram's state at one moment: its cumulative
+// buckets summed by le and the library's labels, its sum and its count.
+type HistogramReading struct{ Buckets, Sum, Count string }
+
+// Histogram writes a histogram's reading; ok is false when the server
+// does not publish the histogram.
+func (l *Library) Histogram(name string) (HistogramReading, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Histogram {
+		return HistogramReading{}, false
+	}
+	r := s.terms[0].ref
+	return HistogramReading{
+		Buckets: l.reduce("sum", r, l.selector(r, "_bucket"), "le"),
+		Sum:     l.reduce("sum", r, l.selector(r, "_sum")),
+		Count:   l.reduce("sum", r, l.selector(r, "_count")),
+	}, true
+}
+
+// Largest writes a gauge's largest value over the window: each series'
+// max_over_time, aggregated as [Library.Reading] aggregates it (a fraction
+// averaged over engines is each engine's largest, averaged, which no
+// single moment need have reached). ok is false for a quantity that is
+// not a gauge the server publishes.
+func (l *Library) Largest(name string) (string, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Gauge {
+		return "", false
+	}
+	return combine(s, func(r ref) string {
+		return l.reduce(s.op(), r, "max_over_time("+l.selector(r, "")+"["+l.window+"])")
+	}), true
+}
+
+// ReadByValue reports that the library's choice of series for some
+// quantity rests on the values of the scrape it was built from, not only
+// on its names, labels and HELP: vLLM's gpu_prefix_cache counters without
+// HELP saying blocks or tokens are told apart by their size. Such a
+// library holds for the server it was built from, not for every server
+// that publishes the same names.
+func (l *Library) ReadByValue() bool { return l.byValue }
+
+// decidingLabels are the labels whose values decide how a library reads a
+// scrape (besides its names, HELP and the sizes ReadByValue says): which
+// finish reasons a vLLM counter has, which sources its prompt count is
+// split by, whether prefix caching is on, SGLang's realtime modes.
+var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode"}
+
+// DecidingLabels lists the labels whose values decide how a library reads
+// a scrape: two servers publishing the same families with the same values
+// of these labels (and the same HELP) are read by the same expressions.
+func DecidingLabels() []string { return slices.Clone(decidingLabels) }
+
+// modelLabels are the labels each dialect reads the served model from,
+// as internal/dialect does (SGLang's first metrics, of late 2024, used
+// name=, which later names a function; they are not read here).
+var modelLabels = map[string][]string{"vllm": {"model_name"}, "sglang": {"model_name"}, "tabbyapi": {"model"}}
+
+// ModelLabels lists the labels a dialect's series name the served model
+// by (none where its series carry no model).
+func ModelLabels(dialect string) []string { return slices.Clone(modelLabels[dialect]) }
+
+// fractions are the canonical gauges that hold a fraction 0..1, as the
+// dialects validate them.
+var fractions = []string{snapshot.KVCacheUsageRatio, snapshot.KVOffloadUsageRatio, snapshot.RecurrentCacheUsageRatio,
+	snapshot.SpecDecodeDraftAcceptanceRate}
+
+// Fractions lists selectors of the gauge series the library reads as
+// fractions 0..1 (a KV cache's use): a value outside that range cannot be,
+// and the dialect leaves such a series out and names it. A reader of sums
+// (the fleet's pushdown) asks the store for them apart, since an average
+// can hide one.
+func (l *Library) Fractions() []string {
+	var out []string
+	for _, name := range l.Quantities() {
+		s := l.src[name]
+		if s.kind != snapshot.Gauge || !slices.Contains(fractions, name) {
+			continue
+		}
+		for _, t := range s.terms {
+			out = append(out, l.selector(t.ref, ""))
+		}
+	}
+	return out
+}
+
+// SeriesOf lists the series names the store holds a quantity under, sorted
+// (a histogram's _bucket, _count and _sum; a counter published without
+// _total under both spellings); none for one the library does not read.
+func (l *Library) SeriesOf(name string) []string {
+	s, ok := l.src[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range s.terms {
+		out = append(out, t.ref.storedNames(s.kind)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,71 @@
+package promql_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/promql"
+)
+
+// The model labels name the models the dialect reads on every fixture: a
+// reader that knows only the labels' values (the fleet's discovery) lists
+// the models the report lists. SGLang's first metrics, whose name= label
+// later names a function, are the one exception, and are told apart.
+func TestModelLabels(t *testing.T) {
+	checked := 0
+	for _, fx := range fixtures(t) {
+		d := fx.snap.Dialect
+		labels := promql.ModelLabels(d)
+		seen := map[string]bool{}
+		for _, mf := range fx.fams {
+			if dialect.Owner(mf.GetName()) != d {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if slices.Contains(labels, lp.GetName()) && lp.GetValue() != "" {
+						seen[lp.GetValue()] = true
+					}
+				}
+			}
+		}
+		got := slices.Sorted(maps.Keys(seen))
+		if strings.Join(got, "\x00") == strings.Join(fx.snap.Models, "\x00") {
+			checked++
+			continue
+		}
+		if d == "sglang" && len(got) == 0 {
+			continue // the first metrics: name= labels
+		}
+		t.Errorf("%s: models %q by the labels %v, the dialect reads %q", fx.path, got, labels, fx.snap.Models)
+	}
+	if checked < 30 {
+		t.Errorf("only %d fixtures checked", checked)
+	}
+}
+
+// vLLM's block or token prefix counters told apart by their size make a
+// library that holds for its own server only; by HELP, for any.
+func TestReadByValue(t *testing.T) {
+	body := "# TYPE vllm:gpu_prefix_cache_queries_total counter\nvllm:gpu_prefix_cache_queries_total 100\n" +
+		"# TYPE vllm:gpu_prefix_cache_hits_total counter\nvllm:gpu_prefix_cache_hits_total 10\n" +
+		"# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total 1000\n"
+	l, err := promql.New(parse(t, body), "vllm", promql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.ReadByValue() {
+		t.Error("prefix counters judged by size: ReadByValue false")
+	}
+	withHelp := "# HELP vllm:gpu_prefix_cache_queries_total GPU prefix cache queries, in terms of number of queried tokens.\n" + body
+	l, err = promql.New(parse(t, withHelp), "vllm", promql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ReadByValue() {
+		t.Error("prefix counters judged by HELP: ReadByValue true")
+	}
+}
