@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -80,13 +81,15 @@ func (r *run) census(ctx context.Context, sp *speculation, names []string) (*cen
 	start, end := r.o.From.Add(-Lookback), r.o.To
 	var mu sync.Mutex
 	whole := func(ctx context.Context, purpose string, prefixes []string) error {
-		o := r.o
-		o.Selector = o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)})
-		d, err := discover(ctx, r.q, purpose, o, start, end)
+		match := discoverMatch(r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}))
+		d, err := list(ctx, r.q, purpose, []string{match}, r.o, start, end)
+		if err != nil {
+			return err
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		c.full = append(c.full, d)
-		return err
+		return nil
 	}
 	var fns []func(context.Context) error
 	if len(libs) > 0 {
@@ -262,20 +265,14 @@ func (r *run) settle(ctx context.Context, sp *speculation) (*discovery, map[stri
 	members := map[string]string{}
 	full := map[string]*group{}
 	for _, part := range c.full {
-		maps.Copy(d.byKey, part.byKey)
-		for id, n := range part.routerSeries {
-			d.routerSeries[id] += n
-		}
+		d.keys(part)
 		for _, g := range part.groups {
 			full[g.id] = g
 		}
 	}
 	again := c.unlisted
 	if c.light != nil {
-		maps.Copy(d.byKey, c.light.byKey)
-		for id, n := range c.light.routerSeries {
-			d.routerSeries[id] += n
-		}
+		d.keys(c.light)
 		for _, g := range c.light.groups {
 			sh := libs[g.dialect]
 			switch {
@@ -307,17 +304,21 @@ func (r *run) settle(ctx context.Context, sp *speculation) (*discovery, map[stri
 			d.byID[g.id] = g
 		}
 	}
-	maxInstances := r.o.MaxInstances
-	if maxInstances <= 0 {
-		maxInstances = DefaultMaxInstances
-	}
-	if len(d.byID) > maxInstances {
+	if maxInstances := cmp.Or(max(r.o.MaxInstances, 0), DefaultMaxInstances); len(d.byID) > maxInstances {
 		lim := &limits{maxInstances: maxInstances, sel: r.o.Selector}
 		return nil, nil, lim.tooMany("instances", len(d.byID), false)
 	}
 	d.groups = slices.Collect(maps.Values(d.byID))
 	d.index()
 	return d, members, nil
+}
+
+// keys takes part's grouping keys, and its count of router copies.
+func (d *discovery) keys(part *discovery) {
+	maps.Copy(d.byKey, part.byKey)
+	for id, n := range part.routerSeries {
+		d.routerSeries[id] += n
+	}
 }
 
 // member says whether the library of shape sh (its dialect's first
@@ -390,9 +391,8 @@ func (r *run) rediscover(ctx context.Context, groups []*group) (map[string]*grou
 	fns := make([]func(context.Context) error, len(sels))
 	for i, sel := range sels {
 		fns[i] = func(ctx context.Context) (err error) {
-			o := r.o
-			o.Selector = sel
-			found[i], err = discover(ctx, r.q, "discovery: every series of the instances the census cannot leave in part", o, r.o.From.Add(-Lookback), r.o.To)
+			found[i], err = list(ctx, r.q, "discovery: every series of the instances the census cannot leave in part",
+				[]string{discoverMatch(sel)}, r.o, r.o.From.Add(-Lookback), r.o.To)
 			return
 		}
 	}

@@ -93,7 +93,7 @@ func TestCensus(t *testing.T) {
 		o.MaxInstances = 3
 		_, err := Run(context.Background(), c, o)
 		var le *LimitError
-		if !errors.As(err, &le) || le.What != "instances" {
+		if !errors.As(err, &le) || le.What != "instances" || len(le.Selector) != 0 {
 			t.Errorf("%s: past --max-instances: %v, want a LimitError on instances", s.Kind, err)
 		}
 	}

@@ -10,7 +10,11 @@
 //  1. discover.go: one series query lists every family of every dialect
 //     and groups the series into instances by --by (job and instance, one
 //     scrape target, unless told). vLLM production-stack's router copies
-//     (server=) are skipped and counted.
+//     (server=) are skipped and counted. A pushdown discovers by census
+//     (census.go): each dialect's first instance read whole (pushdown.go's
+//     speculation), the few series that tell each instance and whether
+//     that first instance's library reads it as the first's; the others
+//     are discovered as discover.go does, for them alone.
 //  2. window.go: what the window needs before anything is read: each
 //     instance's newest sample at the window's two ends, its restarts,
 //     its targets' up, the store's metadata; then each instance's path.
