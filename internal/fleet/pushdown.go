@@ -87,8 +87,8 @@ var tableNeeds = []string{
 // by their dialect's first instance's library (the speculation's); the
 // others are sorted into shapes, and those that share a first instance's
 // shape adopt its library; any other shape gets its own first instance,
-// library and sums now. Last, each instance's path, and the instances read whole after
-// all discovered whole (complete).
+// library and sums now. Last, each instance's path, and the instances
+// read whole after all discovered whole (complete).
 func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 	libs := spec.libraries()
 	byDialect := map[string][]*group{}
