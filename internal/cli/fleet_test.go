@@ -362,6 +362,10 @@ func TestFleetHostileStore(t *testing.T) {
 				fmt.Fprintf(&b, `{"__name__":"vllm:num_requests_running","job":"vllm","instance":"10.0.0.%d:8000","namespace":"ns-%d","pod":"vllm-%d"}`, i, i%3/2, i)
 			}
 			w.Write([]byte(b.String() + `]}`))
+		case "/api/v1/label/__name__/values":
+			w.Write([]byte(`{"status":"success","data":["vllm:num_requests_running"]}`))
+		case "/api/v1/metadata":
+			w.Write([]byte(`{"status":"success","data":{}}`))
 		case "/api/v1/query":
 			w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[]}}`))
 		default:

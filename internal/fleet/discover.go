@@ -62,6 +62,9 @@ type group struct {
 	// it (promql.DecidingLabels), "family\x00label\x00value"; replicas
 	// the labels of its series whose name says replica.
 	models, deciding, replicas map[string]bool
+	// partial says the census listed only some of its series (census.go):
+	// its families are not all it publishes, nor its series counted.
+	partial bool
 }
 
 // discovery is what one series query found.
@@ -104,14 +107,31 @@ func discoverMatch(sel Selector) string {
 // read, none kept: memory grows with the instances, not the series. More
 // than maxInstances instances, or more than MaxSeries(maxInstances)
 // series, is a *LimitError.
-func discover(ctx context.Context, q *querier, o Options, start, end time.Time) (*discovery, error) {
+func discover(ctx context.Context, q *querier, purpose string, o Options, start, end time.Time) (*discovery, error) {
+	return list(ctx, q, purpose, []string{discoverMatch(o.Selector)}, o, start, end)
+}
+
+// list groups the series the store lists for matches (a series that
+// several match is listed once) into instances, as discover does.
+func list(ctx context.Context, q *querier, purpose string, matches []string, o Options, start, end time.Time) (*discovery, error) {
 	sel, by, maxInstances := o.Selector, o.By, o.MaxInstances
 	if maxInstances <= 0 {
 		maxInstances = DefaultMaxInstances
 	}
 	d := &discovery{by: by, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}, replicaLabels: o.ReplicaLabels}
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
-	err := q.series(ctx, "discovery: every series of every dialect", []string{discoverMatch(sel)}, start, end, func(m model.Metric) error {
+	var seen map[model.Fingerprint]bool
+	if len(matches) > 1 {
+		seen = map[model.Fingerprint]bool{} // in case the store does not
+	}
+	err := q.series(ctx, purpose, matches, start, end, func(m model.Metric) error {
+		if seen != nil {
+			fp := m.Fingerprint()
+			if seen[fp] {
+				return nil
+			}
+			seen[fp] = true
+		}
 		if d.series++; d.series > lim.maxSeries {
 			return lim.stopped(len(d.byID))
 		}
@@ -130,6 +150,12 @@ func discover(ctx context.Context, q *querier, o Options, start, end time.Time) 
 		g.dialect = majorityDialect(g.families)
 		d.groups = append(d.groups, g)
 	}
+	d.index()
+	return d, nil
+}
+
+// index sorts the groups by id and finds each by its targets.
+func (d *discovery) index() {
 	sort.Slice(d.groups, func(i, j int) bool { return d.groups[i].id < d.groups[j].id })
 	d.byTarget = map[Target]*group{}
 	for _, g := range d.groups {
@@ -137,7 +163,6 @@ func discover(ctx context.Context, q *querier, o Options, start, end time.Time) 
 			d.byTarget[t] = g
 		}
 	}
-	return d, nil
 }
 
 // add routes one series to its instance: a new one if it is the first of

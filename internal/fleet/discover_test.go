@@ -93,6 +93,8 @@ func bigClient(t *testing.T, srv *httptest.Server, maxInstances int, maxBytes in
 // with the count, the bound and where to narrow; what discovery holds
 // meanwhile grows with the instances allowed, not with the series listed
 // (before the bound: 30k series took 285 MB, 100k 884 MB, 1M past 8 GB).
+// The store here answers series only: discover.go's listing, as a rebuild
+// sends it (a pushdown's census: TestCensus).
 func TestDiscoveryBounds(t *testing.T) {
 	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -121,7 +123,7 @@ func TestDiscoveryBounds(t *testing.T) {
 			c := bigClient(t, srv, tc.maxInstances, tc.maxBytes)
 			var err error
 			alloc := hostiletest.Allocated(func() {
-				_, err = Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: tc.maxInstances})
+				_, err = Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: tc.maxInstances, Read: Rebuild})
 			})
 			t.Logf("%d kB allocated", alloc>>10)
 			if err == nil || !strings.Contains(err.Error(), tc.msg) {
@@ -148,7 +150,7 @@ func TestLimitErrorNarrowers(t *testing.T) {
 	c := bigClient(t, srv, 20, 0)
 	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
 	sel := Selector{{Name: "job", Op: "=", Value: "vllm"}}
-	_, err := Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: 20, Selector: sel})
+	_, err := Run(context.Background(), c, Options{From: end.Add(-DefaultWindow), To: end, MaxInstances: 20, Selector: sel, Read: Rebuild})
 	var le *LimitError
 	if !errors.As(err, &le) || le.Found != 70 || le.AtLeast {
 		t.Fatalf("err = %v", err)

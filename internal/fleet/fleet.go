@@ -10,7 +10,11 @@
 //  1. discover.go: one series query lists every family of every dialect
 //     and groups the series into instances by --by (job and instance, one
 //     scrape target, unless told). vLLM production-stack's router copies
-//     (server=) are skipped and counted.
+//     (server=) are skipped and counted. A pushdown discovers by census
+//     (census.go): each dialect's first instance read whole (pushdown.go's
+//     speculation), the few series that tell each instance and whether
+//     that first instance's library reads it as the first's; the others
+//     are discovered as discover.go does, for them alone.
 //  2. window.go: what the window needs before anything is read: each
 //     instance's newest sample at the window's two ends, its restarts,
 //     its targets' up, the store's metadata; then each instance's path.
@@ -265,17 +269,15 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	return f, nil
 }
 
-// start discovers the fleet; a pushdown begins meanwhile (its
-// speculation): the two are the store's longest work, and the pushdown
-// needs only the names the store holds to start.
+// start discovers the fleet. A pushdown reads each dialect's first
+// instance first, and from it discovers the fleet by the census
+// (census.go) while the store sums the first instances' libraries: the
+// two are the store's longest work.
 func (r *run) start(ctx context.Context) (*speculation, error) {
-	var spec *speculation
-	discovered := func(ctx context.Context) (err error) {
-		r.disc, err = discover(ctx, r.q, r.o, r.o.From.Add(-Lookback), r.o.To)
-		return
-	}
 	if r.o.Read != Pushdown {
-		if err := discovered(ctx); err != nil {
+		var err error
+		r.disc, err = discover(ctx, r.q, "discovery: every series of every dialect", r.o, r.o.From.Add(-Lookback), r.o.To)
+		if err != nil {
 			return nil, err
 		}
 		if len(r.disc.groups) == 0 {
@@ -283,22 +285,17 @@ func (r *run) start(ctx context.Context) (*speculation, error) {
 		}
 		return nil, nil
 	}
-	pctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var derr error
-	err := parallel(pctx, func(ctx context.Context) error {
-		if derr = discovered(ctx); derr != nil {
-			stop() // a fleet past its bounds is not read
-		}
-		return nil
-	}, func(ctx context.Context) (err error) { spec, err = r.speculate(ctx); return })
-	switch {
-	case derr != nil:
-		return nil, derr
-	case len(r.disc.groups) == 0:
+	spec, err := r.speculate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.disc, r.members, err = r.settle(ctx, spec); err != nil {
+		return nil, err
+	}
+	if len(r.disc.groups) == 0 {
 		return nil, r.noFleet(ctx)
 	}
-	return spec, err
+	return spec, nil
 }
 
 // noFleet is the error of a discovery that found nothing to read.
@@ -367,6 +364,9 @@ type run struct {
 	resets         map[string]bool
 	paths          map[string]path
 
+	// members are the instances the census listed in part, each read by
+	// its dialect's first instance's library: their dialect, by group id.
+	members map[string]string
 	// shaped are the pushdown's shapes, with their libraries; trendsOf
 	// each instance's trends, by group id.
 	shaped   []*shape

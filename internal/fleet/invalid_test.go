@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -30,20 +29,7 @@ func TestPushdownReadsInvalidWhole(t *testing.T) {
 		for at := end.Add(-10 * time.Minute); !at.After(end); at = at.Add(time.Minute) {
 			for _, p := range promtool.Points(fx.Fams, promtool.Labels{"job": "fx", "instance": name}) {
 				n := p.Labels["__name__"]
-				var pairs []string
-				keys := make([]string, 0, len(p.Labels))
-				for k := range p.Labels {
-					if k != "__name__" {
-						keys = append(keys, k)
-					}
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					pairs = append(pairs, k, p.Labels[k])
-				}
-				// Each series a family of its own, untyped: the names say
-				// what they are, as a backfilled store knows them.
-				w.add(n, "unknown", n, labelStr(pairs...), p.Value, at)
+				w.add(n, "unknown", n, labelsOf(p), p.Value, at)
 			}
 		}
 	}

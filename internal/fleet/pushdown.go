@@ -53,6 +53,9 @@ type shape struct {
 	rep *snapshot.Snapshot
 	// why says why its instances are read whole instead.
 	why string
+	// probe is the family its first instance was found by (a
+	// speculation's shape).
+	probe string
 }
 
 // tableHists are the histograms the table reads: its TTFT percentiles.
@@ -80,23 +83,41 @@ var tableNeeds = []string{
 }
 
 // pushdown reads the fleet's instances shape by shape, once discovery has
-// said which there are: the shapes the speculation read (a library of a
-// first instance of each dialect, and its sums) serve the instances that
-// share their first instance's shape; any other shape gets its own first
-// instance, library and sums now. Last, each instance's path.
+// said which there are: the instances the census left in part are read
+// by their dialect's first instance's library (the speculation's); the
+// others are sorted into shapes, and those that share a first instance's
+// shape adopt its library; any other shape gets its own first instance,
+// library and sums now. Last, each instance's path, and the instances
+// read whole after all discovered whole (complete).
 func (r *run) pushdown(ctx context.Context, spec *speculation) error {
-	shapes := r.byHelp(r.shapes(r.disc.groups))
-	r.adopt(shapes, spec)
+	libs := spec.libraries()
+	byDialect := map[string][]*group{}
+	var rest []*group
+	for _, g := range r.disc.groups {
+		if d, ok := r.members[g.id]; ok {
+			byDialect[d] = append(byDialect[d], g)
+		} else {
+			rest = append(rest, g)
+		}
+	}
+	var shapes []*shape
+	for _, d := range slices.Sorted(maps.Keys(byDialect)) {
+		sp := libs[d]
+		shapes = append(shapes, &shape{groups: byDialect[d], first: sp.groups[0].id, lib: sp.lib, rep: sp.rep, sums: sp.sums})
+	}
+	others := r.byHelp(r.shapes(rest))
+	r.adopt(others, spec)
+	r.resets = spec.restarts.of(r)
 	var late []*shape
-	for _, sh := range shapes {
+	for _, sh := range others {
 		if sh.lib == nil && sh.why == "" {
 			late = append(late, sh)
 		}
 	}
+	shapes = append(shapes, others...)
 	if err := r.readLate(ctx, late); err != nil {
 		return err
 	}
-	r.resets = spec.restarts.of(r)
 	for id := range r.lateRestarts.of(r) {
 		r.resets[id] = true
 	}
@@ -113,7 +134,7 @@ func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 	}
 	r.planPushdown(shapes)
 	r.shaped = shapes
-	return nil
+	return r.complete(ctx)
 }
 
 // adopt gives each shape the speculation read (that of its first
@@ -166,21 +187,24 @@ func (r *run) readLate(ctx context.Context, late []*shape) error {
 	return parallel(ctx, fns...)
 }
 
-// speculation is the pushdown begun while discovery runs.
+// speculation is the pushdown begun before discovery: each dialect's
+// first instance, its library and sums, and the census made from it.
 type speculation struct {
 	// shapes are one per dialect the store holds: its first instance
 	// (as a group of its own), library and sums.
 	shapes   []*shape
 	restarts restarts
+	census   *census
 }
 
-// speculate starts the pushdown while discovery runs, the two being the
-// store's longest work: the names the store holds say its dialects; for
-// each, the first instance it lists of one of that dialect's families is
-// read whole and its library written; then that library's sums of every
-// instance, and the restarts of the counters they read, are asked, and
-// the store's metadata. Discovery then says which instances share each
-// first instance's shape (pushdown).
+// speculate starts the pushdown before the fleet is discovered: the names
+// the store holds say its dialects; for each, the first instance it lists
+// of one of that dialect's families is read whole and its library
+// written; then, at once, that library's sums of every instance, the
+// restarts of the counters they read, and the census (census.go), which
+// the first instances' families shape. The store's metadata comes first:
+// a library reads HELP. Discovery (settle) then says which instances each
+// library reads (pushdown).
 func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	start := time.Now()
 	match := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(dialect.NamePrefixes())},
@@ -196,7 +220,6 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	probes := probeFamilies(names)
 	sp := &speculation{}
 	var mu sync.Mutex
-	var counters []string
 	var fns []func(context.Context) error
 	for _, d := range slices.Sorted(maps.Keys(probes)) {
 		fns = append(fns, func(ctx context.Context) error {
@@ -204,22 +227,23 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 			if err != nil || sh == nil {
 				return err
 			}
-			if sh.lib != nil {
-				if sh.sums, err = r.fetchSums(ctx, sh); err != nil {
-					return err
-				}
-			}
 			mu.Lock()
 			defer mu.Unlock()
 			sp.shapes = append(sp.shapes, sh)
-			if sh.lib != nil {
-				counters = append(counters, r.summedCounters(sh)...)
-			}
 			return nil
 		})
 	}
 	if err := parallel(ctx, fns...); err != nil {
 		return nil, err
+	}
+	sort.Slice(sp.shapes, func(i, j int) bool { return sp.shapes[i].groups[0].dialect < sp.shapes[j].groups[0].dialect })
+	var counters []string
+	fns = nil
+	for _, sh := range sp.shapes {
+		if sh.lib != nil {
+			counters = append(counters, r.summedCounters(sh)...)
+			fns = append(fns, func(ctx context.Context) (err error) { sh.sums, err = r.fetchSums(ctx, sh); return })
+		}
 	}
 	var starts []string
 	for _, n := range names {
@@ -227,7 +251,22 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 			starts = append(starts, n)
 		}
 	}
-	sp.restarts, err = r.restartsOf(ctx, counters, starts, true)
+	fns = append(fns, func(ctx context.Context) (err error) {
+		sp.restarts, err = r.restartsOf(ctx, counters, starts, true)
+		return
+	})
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var cerr error
+	err = parallel(pctx, append(fns, func(ctx context.Context) error {
+		if sp.census, cerr = r.census(ctx, sp, names); cerr != nil {
+			stop() // a fleet past its bounds is not read
+		}
+		return nil
+	})...)
+	if cerr != nil {
+		return nil, cerr
+	}
 	return sp, err
 }
 
@@ -287,7 +326,7 @@ func (r *run) probe(ctx context.Context, d, family string) (*shape, error) {
 	}
 	r.firsts[g.id] = pts[g.id]
 	r.mu.Unlock()
-	sh := &shape{groups: []*group{g}, first: g.id}
+	sh := &shape{groups: []*group{g}, first: g.id, probe: family}
 	sh.lib, sh.rep, sh.why = r.library(g, pts[g.id])
 	return sh, nil
 }
@@ -536,6 +575,11 @@ func (r *run) assemble(sh *shape, in map[string]bool) {
 		}
 		k := keyOf(g, r.o.By)
 		atEnd, atStart := sh.sums.atEnd[k], sh.sums.atStart[k]
+		if atEnd == nil && g.partial {
+			// The census cannot tell its shape (census.member).
+			r.unread[g.id] = "no sum of its shape's quantities at the window's end"
+			continue
+		}
 		if why := invalidIn(sh.sums.fraction[k], atEnd, atStart); why != "" {
 			r.unread[g.id] = "values that cannot be (" + why + ")"
 			continue

@@ -1,0 +1,116 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/fixtures"
+	"github.com/inferscope/inferscope/internal/promql/promtool"
+	"github.com/inferscope/inferscope/internal/storetest"
+)
+
+// The census (census.go) leaves in part only the instances its dialect's
+// first instance's library reads as it reads the first; every other one
+// is discovered whole and read by its own shape, and none is missed. A
+// fleet of vLLM servers, every counter growing: a and b publish the same
+// families (a, first by name, is the first instance); old is another
+// vLLM version; off has prefix caching off (a value of a label that
+// decides how a library reads it: its cached tokens are none); extra publishes a family a does not; missing lacks one a
+// quantity of the table reads; gauges publishes only two gauges, none of
+// the families the census lists every instance by (the walk of the
+// grouping labels' values finds it).
+func TestCensus(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 4, 12, 0, 0, 0, time.UTC)
+	newest := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0]
+	old := fixtures.All(t, 1, "testdata/dialects/vllm-0.10.prom")[0]
+	off := fixtures.All(t, 1, "testdata/dialects/vllm-prefix-off.prom")[0]
+	w := newOM()
+	write := func(instance string, pts []promtool.Point, keep func(name string) bool) {
+		for at := end.Add(-10 * time.Minute); !at.After(end); at = at.Add(time.Minute) {
+			grow := 2 - end.Sub(at).Minutes()/10 // 1 at the start, 2 at the end
+			for _, p := range pts {
+				n := p.Labels["__name__"]
+				if !keep(n) {
+					continue
+				}
+				v := p.Value
+				if p.Counter {
+					v *= grow
+				}
+				w.add(n, "unknown", n, labelsOf(p, "job", "fx", "instance", instance), v, at)
+			}
+		}
+	}
+	all := func(string) bool { return true }
+	pts := promtool.Points(newest.Fams, promtool.Labels{})
+	write("a", pts, all)
+	write("b", pts, all)
+	write("old", promtool.Points(old.Fams, promtool.Labels{}), all)
+	write("off", promtool.Points(off.Fams, promtool.Labels{}), all)
+	write("extra", append(slices.Clone(pts), promtool.Point{Labels: promtool.Labels{"__name__": "vllm:made_up_total"}, Value: 7, Counter: true}), all)
+	write("missing", pts, func(n string) bool { return n != "vllm:num_preemptions_total" })
+	write("gauges", pts, func(n string) bool { return n == "vllm:num_requests_running" || n == "vllm:kv_cache_usage_perc" })
+	path := filepath.Join(t.TempDir(), "census.om")
+	if err := os.WriteFile(path, w.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*storetest.Store{storetest.Prometheus(t, storetest.Config{Backfill: path}), storetest.VictoriaMetrics(t, storetest.Config{Backfill: path})} {
+		c := client(t, s)
+		o := Options{From: end.Add(-DefaultWindow), To: end}
+		push, _ := both(t, c, o)
+		var ids []string
+		for _, in := range push.Instances {
+			ids = append(ids, in.ID)
+		}
+		if want := []string{"fx/a", "fx/b", "fx/extra", "fx/gauges", "fx/missing", "fx/off", "fx/old"}; !slices.Equal(ids, want) {
+			t.Errorf("%s: instances %q, want %q", s.Kind, ids, want)
+		}
+		// Discovered whole: every instance but those the first's library
+		// reads.
+		var whole []string
+		re := regexp.MustCompile(`instance=~"([^"]*)"`)
+		for _, q := range push.Queries {
+			if strings.Contains(q.Purpose, "the census cannot leave in part") {
+				for _, m := range re.FindAllStringSubmatch(q.Text, -1) {
+					whole = append(whole, strings.Split(m[1], "|")...)
+				}
+			}
+		}
+		sort.Strings(whole)
+		if want := []string{"extra", "gauges", "missing", "off", "old"}; !slices.Equal(whole, want) {
+			t.Errorf("%s: discovered whole %q, want %q", s.Kind, whole, want)
+		}
+		// The census holds the fleet to --max-instances too.
+		o.MaxInstances = 3
+		_, err := Run(context.Background(), c, o)
+		var le *LimitError
+		if !errors.As(err, &le) || le.What != "instances" || len(le.Selector) != 0 {
+			t.Errorf("%s: past --max-instances: %v, want a LimitError on instances", s.Kind, err)
+		}
+	}
+}
+
+// labelsOf writes a point's labels but its name, and more, in order.
+func labelsOf(p promtool.Point, more ...string) string {
+	keys := make([]string, 0, len(p.Labels))
+	for k := range p.Labels {
+		if k != "__name__" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var pairs []string
+	for _, k := range keys {
+		pairs = append(pairs, k, p.Labels[k])
+	}
+	return labelStr(append(more, pairs...)...)
+}
