@@ -23,9 +23,13 @@ func TestInFlightAgainstEngineBusy(t *testing.T) {
 	// thinks for half a minute between requests keeps fewer.
 	for _, name := range append(Scenarios(), "one thinking user") {
 		t.Run(name, func(t *testing.T) {
-			s, m, err := Options{Scenario: name, Speed: 1, Seed: 3}.engine(sim.DefaultEpoch)
+			var s *sim.Sim
+			var m *exporter.Metrics
+			var err error
 			if name == "one thinking user" {
 				s, m, err = users(3, 1, 30*time.Second)
+			} else {
+				s, m, err = Options{Scenario: name, Speed: 1, Seed: 3}.engine(sim.DefaultEpoch)
 			}
 			if err != nil {
 				t.Fatal(err)

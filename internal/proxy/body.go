@@ -20,9 +20,6 @@ type flow struct {
 	stream bool
 	// models: a request for the model list, read for context lengths.
 	models bool
-	// buffered: the whole body is in memory (GetBody set), so the request
-	// can be sent again.
-	buffered bool
 	// bodyLate: the client did not send its body within the body timeout
 	// (set on the goroutine that forwards the body).
 	bodyLate atomic.Bool
@@ -39,7 +36,7 @@ func flowOf(r *http.Request) *flow {
 // timeout.
 var errBodyLate = errors.New("the request body did not arrive in time")
 
-// readBody reads a request body up to max bytes, which must arrive within
+// readBody reads a request body up to MaxInspect bytes, which must arrive within
 // the body timeout. A body read whole is put back as a buffer the transport
 // can send again (head is its bytes, whole is true); a larger one is put
 // back as what was read followed by the rest, which is forwarded as it
@@ -47,11 +44,11 @@ var errBodyLate = errors.New("the request body did not arrive in time")
 // timeout (nginx's client_body_timeout), so that an upload of gigabytes on
 // a slow link is not cut. errBodyLate is a body that did not arrive in
 // time; any other error leaves the body to fail where it is forwarded.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, f *flow, max int) (head []byte, whole bool, err error) {
+func (p *Proxy) readBody(rc *http.ResponseController, r *http.Request, f *flow) (head []byte, whole bool, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, false, nil
 	}
-	rc := http.NewResponseController(w)
+	max := p.o.MaxInspect
 	deadline := rc.SetReadDeadline(time.Now().Add(p.o.BodyTimeout)) == nil
 	head, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
 	switch {
@@ -62,7 +59,6 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, f *flow, max in
 			rc.SetReadDeadline(time.Time{})
 		}
 		r.Body.Close()
-		f.buffered = true
 		return head, true, nil
 	}
 	// Too large (or broken): forwarded as it is, uninspected, the rest of

@@ -211,7 +211,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// request body once the response starts; the transport may still be
 	// reading it towards the upstream (its last read, for EOF), and then
 	// drops the upstream connection mid-answer (seen in 2% of test runs).
-	http.NewResponseController(w).EnableFullDuplex()
+	rc := http.NewResponseController(w)
+	rc.EnableFullDuplex()
 	f := &flow{}
 	a := classify(r)
 	if a != apiNone {
@@ -230,7 +231,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.finish(x)
 		}()
 	}
-	head, whole, err := p.readBody(w, r, f, p.o.MaxInspect)
+	head, whole, err := p.readBody(rc, r, f)
 	if err != nil {
 		if f.x != nil {
 			f.x.bodyLate = true
@@ -271,7 +272,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	x.status = resp.StatusCode
 	x.firstByte = p.now()
 	p.own.recognise(resp.Header.Get("Server"))
-	stream := streams(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	stream := streams(ct)
 	if stream {
 		// Proxies between here and the client must not hold the stream.
 		cc := resp.Header.Get("Cache-Control")
@@ -290,7 +292,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		return nil // an error: nothing to measure
 	}
 	x.stream = stream
-	x.sse = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	x.sse = strings.HasPrefix(ct, "text/event-stream")
 	// An encoded body (the upstream compressed it unasked) is passed on and
 	// timed, not read: its figures are unknown.
 	x.encoded = resp.Header.Get("Content-Encoding") != ""

@@ -111,13 +111,7 @@ func TestHealthOnClients(t *testing.T) {
 	defer s.Close()
 	base := "http://" + ln.Addr().String()
 	for path, want := range map[string]string{"/healthz": "ok\n", "/readyz": "ready\n", "/health": "upstream"} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(b) != want {
+		if b := get(t, base+path); b != want {
 			t.Errorf("%s: %q, want %q", path, b, want)
 		}
 	}

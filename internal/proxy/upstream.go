@@ -161,7 +161,7 @@ func (u *upstream) route(out *http.Request) (*http.Transport, *http.Request) {
 		return u.pool, out
 	}
 	switch {
-	case !f.buffered && hasBody(out):
+	case out.GetBody == nil && hasBody(out): // not in memory: cannot be sent again
 		return u.fresh, out
 	case f.stream:
 		out.Close = true // the upstream closes it after the answer anyway

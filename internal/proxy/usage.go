@@ -62,28 +62,14 @@ func (p *phase) read(b []byte, unit time.Duration) {
 }
 
 // ms is a phase in milliseconds.
-type ms struct{ phase }
+type ms phase
 
-func (m *ms) UnmarshalJSON(b []byte) error { m.read(b, time.Millisecond); return nil }
-
-func (m *ms) get() *phase {
-	if m == nil {
-		return nil
-	}
-	return &m.phase
-}
+func (m *ms) UnmarshalJSON(b []byte) error { (*phase)(m).read(b, time.Millisecond); return nil }
 
 // ns is a phase in nanoseconds.
-type ns struct{ phase }
+type ns phase
 
-func (n *ns) UnmarshalJSON(b []byte) error { n.read(b, time.Nanosecond); return nil }
-
-func (n *ns) get() *phase {
-	if n == nil {
-		return nil
-	}
-	return &n.phase
-}
+func (n *ns) UnmarshalJSON(b []byte) error { (*phase)(n).read(b, time.Nanosecond); return nil }
 
 // number reads a JSON number (the decoder has checked the syntax: a string,
 // a literal, an object or an array is not one).
@@ -151,21 +137,14 @@ func (c *check) prompt(prompt, cached int) {
 	c.ok = c.ok && cached <= prompt && prompt <= MaxTokens && (c.context <= 0 || prompt <= c.context)
 }
 
-// phases fills the prefill and decode times, each unknown when not
-// reported.
-func (c *check) phases(g *exporter.Generation, prefill, decode *phase) {
-	for _, ph := range []struct {
-		p *phase
-		d *time.Duration
-		q exporter.Quantity
-	}{{prefill, &g.Prefill, exporter.UnknownPrefill}, {decode, &g.Decode, exporter.UnknownDecode}} {
-		if ph.p == nil {
-			g.Unknown |= ph.q
-			continue
-		}
-		c.ok = c.ok && ph.p.ok
-		*ph.d = ph.p.d
+// phase fills one phase's time d, unknown (q) when not reported.
+func (c *check) phase(g *exporter.Generation, p *phase, d *time.Duration, q exporter.Quantity) {
+	if p == nil {
+		g.Unknown |= q
+		return
 	}
+	c.ok = c.ok && p.ok
+	*d = p.d
 }
 
 // into fills a generation from llama.cpp's timings.
@@ -173,7 +152,8 @@ func (t *timings) into(g *exporter.Generation, c *check) {
 	cached := c.said(g, t.CacheN, exporter.UnknownCached)
 	g.PromptTokens, g.CachedTokens, g.GeneratedTokens = c.count(t.PromptN)+cached, cached, c.count(t.PredictedN)
 	c.prompt(g.PromptTokens, cached)
-	c.phases(g, t.PromptMS.get(), t.PredictedMS.get())
+	c.phase(g, (*phase)(t.PromptMS), &g.Prefill, exporter.UnknownPrefill)
+	c.phase(g, (*phase)(t.PredictedMS), &g.Decode, exporter.UnknownDecode)
 }
 
 // into fills a generation from Ollama's last line. prompt_eval_count
@@ -184,7 +164,8 @@ func (o *ollamaFinal) into(g *exporter.Generation, c *check) {
 	g.PromptTokens = c.said(g, o.PromptEvalCount, exporter.UnknownPrompt)
 	c.prompt(g.PromptTokens, 0)
 	g.GeneratedTokens = c.said(g, o.EvalCount, exporter.UnknownGenerated)
-	c.phases(g, o.PromptEvalDuration.get(), o.EvalDuration.get())
+	c.phase(g, (*phase)(o.PromptEvalDuration), &g.Prefill, exporter.UnknownPrefill)
+	c.phase(g, (*phase)(o.EvalDuration), &g.Decode, exporter.UnknownDecode)
 }
 
 // into fills a generation from an OpenAI usage object, which may be nil
