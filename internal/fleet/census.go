@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -178,14 +177,13 @@ func (r *run) walk(ctx context.Context, listed map[string]string, match Selector
 		combos = slices.Concat(next...)
 	}
 	for _, c := range combos {
-		var k strings.Builder
 		labels := map[string]string{}
 		for n, v := range c {
-			k.WriteString(v + "\x00")
 			labels[by[n]] = v
 		}
-		if _, ok := listed[k.String()]; !ok {
-			unlisted = append(unlisted, &group{id: groupID(labels), labels: labels})
+		g := &group{id: groupID(labels), labels: labels}
+		if _, ok := listed[keyOf(g, by)]; !ok {
+			unlisted = append(unlisted, g)
 		}
 	}
 	return unlisted, true, nil
@@ -261,7 +259,7 @@ func (r *run) modelFamily(first *group, probe string) string {
 // group id, and their dialect.
 func (r *run) settle(ctx context.Context, sp *speculation) (*discovery, map[string]string, error) {
 	c, libs := sp.census, sp.libraries()
-	d := &discovery{by: r.o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}, replicaLabels: r.o.ReplicaLabels}
+	d := newDiscovery(r.o)
 	members := map[string]string{}
 	full := map[string]*group{}
 	for _, part := range c.full {
@@ -304,7 +302,7 @@ func (r *run) settle(ctx context.Context, sp *speculation) (*discovery, map[stri
 			d.byID[g.id] = g
 		}
 	}
-	if maxInstances := cmp.Or(max(r.o.MaxInstances, 0), DefaultMaxInstances); len(d.byID) > maxInstances {
+	if maxInstances := maxInstancesOr(r.o.MaxInstances); len(d.byID) > maxInstances {
 		lim := &limits{maxInstances: maxInstances, sel: r.o.Selector}
 		return nil, nil, lim.tooMany("instances", len(d.byID), false)
 	}

@@ -28,6 +28,12 @@ func DefaultBy() []string { return promql.DefaultBy("") }
 // summed with the engines' own, every figure would count twice.
 const routerLabel = "server"
 
+// routerCopy says whether m is a series vLLM production-stack's router
+// re-publishes (a vllm: series with a server label).
+func routerCopy(m model.Metric) bool {
+	return m[routerLabel] != "" && dialect.Owner(string(m[model.MetricNameLabel])) == "vllm"
+}
+
 // startTimeSeries is the standard process collector's series; dialects
 // read it beside their own.
 const startTimeSeries = "process_start_time_seconds"
@@ -65,6 +71,12 @@ type group struct {
 	// partial says the census listed only some of its series (census.go):
 	// its families are not all it publishes, nor its series counted.
 	partial bool
+}
+
+// newDiscovery is an empty discovery grouping by o.By.
+func newDiscovery(o Options) *discovery {
+	return &discovery{by: o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
+		replicaLabels: o.ReplicaLabels}
 }
 
 // discovery is what one series query found.
@@ -114,11 +126,8 @@ func discover(ctx context.Context, q *querier, purpose string, o Options, start,
 // list groups the series the store lists for matches (a series that
 // several match is listed once) into instances, as discover does.
 func list(ctx context.Context, q *querier, purpose string, matches []string, o Options, start, end time.Time) (*discovery, error) {
-	sel, by, maxInstances := o.Selector, o.By, o.MaxInstances
-	if maxInstances <= 0 {
-		maxInstances = DefaultMaxInstances
-	}
-	d := &discovery{by: by, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}, replicaLabels: o.ReplicaLabels}
+	sel, maxInstances := o.Selector, maxInstancesOr(o.MaxInstances)
+	d := newDiscovery(o)
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
 	var seen map[model.Fingerprint]bool
 	if len(matches) > 1 {
@@ -300,10 +309,15 @@ const (
 // MaxSeries is the most series discovery reads for maxInstances
 // instances (0: DefaultMaxInstances).
 func MaxSeries(maxInstances int) int {
-	if maxInstances <= 0 {
-		maxInstances = DefaultMaxInstances
+	return maxInstancesOr(maxInstances) * SeriesPerInstance
+}
+
+// maxInstancesOr is n, or DefaultMaxInstances where n is not above 0.
+func maxInstancesOr(n int) int {
+	if n <= 0 {
+		return DefaultMaxInstances
 	}
-	return maxInstances * SeriesPerInstance
+	return n
 }
 
 // LimitError is a discovery past a bound: more instances than

@@ -61,7 +61,7 @@ func (r *run) instance(g *group) *Instance {
 		// leave out the buckets no window figure reads).
 		in.snap = rd.end.snap
 	}
-	in.native, in.raw, in.bornAt, in.peak = rd.native, rd.raw, rd.bornAt, rd.peak
+	in.native, in.bornAt, in.peak = rd.native, rd.bornAt, rd.peak
 	in.snap.ScrapeSeconds = r.waited(g)
 	in.delta = deltaOver(rd.w.bs, rd.w.fromZero, rd.w.start)
 	in.State = r.stateOf(in, g)

@@ -54,7 +54,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -200,7 +199,6 @@ type Instance struct {
 	peak   *snapshot.Snapshot // each gauge's largest value in a past range
 	delta  windowDelta
 	native int // histograms read from native values
-	raw    bool
 	lastAt time.Time
 	bornAt time.Time
 }
@@ -408,8 +406,7 @@ type read struct {
 	end    *reading
 	w      readings
 	peak   *snapshot.Snapshot
-	native int  // histograms read from native values
-	raw    bool // the window from raw samples
+	native int // histograms read from native values
 	bornAt time.Time
 	err    error
 }
@@ -417,8 +414,7 @@ type read struct {
 // route returns the group a series belongs to, or nil (another dialect's
 // router copy, a series of no group).
 func (r *run) route(m model.Metric) *group {
-	name := string(m[model.MetricNameLabel])
-	if dialect.Owner(name) == "vllm" && m[routerLabel] != "" {
+	if routerCopy(m) {
 		return nil
 	}
 	if id, ok := r.disc.byKey[groupKey(m, r.disc.by)]; ok {

@@ -123,7 +123,7 @@ func TestLiveFleet(t *testing.T) {
 // other's lifetime counters the simulator's own totals.
 func checkLiveNow(t *testing.T, f *Fleet, servers []*demo.FleetServer, final []sim.Totals, down *demo.FleetServer) {
 	t.Helper()
-	got := byID(f)
+	got := byInstance(f)
 	if down != nil {
 		if in := got["demo/"+down.Pod()]; in == nil || in.State != Down {
 			t.Errorf("the stopped server: %+v, want state down", in)
@@ -157,7 +157,7 @@ func checkLiveNow(t *testing.T, f *Fleet, servers []*demo.FleetServer, final []s
 // restarted one's two processes added, the totals the rows' sum.
 func checkLiveRange(t *testing.T, f *Fleet, servers []*demo.FleetServer, final []sim.Totals, old sim.Totals, r, down *demo.FleetServer) {
 	t.Helper()
-	got := byID(f)
+	got := byInstance(f)
 	// The totals' rate is the sum of the rows' (each the
 	// simulator's count over the instance's own time there).
 	var sum float64

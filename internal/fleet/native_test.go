@@ -79,7 +79,7 @@ func TestNativeHistogramsAndTargetMetadata(t *testing.T) {
 
 func checkNative(t *testing.T, f *Fleet) {
 	t.Helper()
-	got := byID(f)
+	got := byInstance(f)
 	for _, id := range []string{"llm/old", "llm/new"} {
 		in := got[id]
 		if in == nil {

@@ -42,9 +42,7 @@ import (
 // values of the labels that decide a library's reading, and HELP.
 type shape struct {
 	groups []*group
-	// first is the instance the library was written from.
-	first string
-	lib   *promql.Library
+	lib    *promql.Library
 	// sums are the store's sums of the library's expressions.
 	sums *sumsOf
 	// rep is the first instance's reading by its dialect: what the
@@ -103,7 +101,7 @@ func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 	var shapes []*shape
 	for _, d := range slices.Sorted(maps.Keys(byDialect)) {
 		sp := libs[d]
-		shapes = append(shapes, &shape{groups: byDialect[d], first: sp.groups[0].id, lib: sp.lib, rep: sp.rep, sums: sp.sums})
+		shapes = append(shapes, &shape{groups: byDialect[d], lib: sp.lib, rep: sp.rep, sums: sp.sums})
 	}
 	others := r.byHelp(r.shapes(rest))
 	r.adopt(others, spec)
@@ -148,7 +146,6 @@ func (r *run) adopt(shapes []*shape, spec *speculation) {
 		for _, sh := range shapes {
 			if sh.lib == nil && sh.why == "" && slices.ContainsFunc(sh.groups, func(g *group) bool { return g.id == id }) {
 				sh.lib, sh.rep, sh.why, sh.sums = sp.lib, sp.rep, sp.why, sp.sums
-				sh.first = id
 			}
 		}
 	}
@@ -160,14 +157,11 @@ func (r *run) readLate(ctx context.Context, late []*shape) error {
 	if len(late) == 0 {
 		return nil
 	}
-	if err := r.firstOf(ctx, late); err != nil {
+	if err := r.writeLibraries(ctx, late); err != nil {
 		return err
 	}
 	var counters []string
 	for _, sh := range late {
-		first := sh.groups[0]
-		sh.first = first.id
-		sh.lib, sh.rep, sh.why = r.library(first, r.firsts[first.id])
 		if sh.lib != nil {
 			counters = append(counters, r.summedCounters(sh)...)
 		}
@@ -293,10 +287,12 @@ func (r *run) probe(ctx context.Context, d, family string) (*shape, error) {
 	if err != nil || len(vec) == 0 {
 		return nil, err
 	}
-	sort.Slice(vec, func(i, j int) bool { return groupKey(vec[i].Metric, r.o.By) < groupKey(vec[j].Metric, r.o.By) })
-	labels := groupLabels(vec[0].Metric, r.o.By)
+	first := slices.MinFunc(vec, func(a, b *model.Sample) int {
+		return strings.Compare(groupKey(a.Metric, r.o.By), groupKey(b.Metric, r.o.By))
+	})
+	labels := groupLabels(first.Metric, r.o.By)
 	g := &group{id: groupID(labels), labels: labels, dialect: d, families: map[string]bool{family: true},
-		targets: map[Target]bool{targetOf(vec[0].Metric): true}}
+		targets: map[Target]bool{targetOf(first.Metric): true}}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		g.match = append(g.match, Matcher{Name: k, Op: "=", Value: labels[k]})
 	}
@@ -306,8 +302,7 @@ func (r *run) probe(ctx context.Context, d, family string) (*shape, error) {
 		return nil, err
 	}
 	// What discovery will say of it, from its series.
-	pd := &discovery{by: r.o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
-		replicaLabels: r.o.ReplicaLabels}
+	pd := newDiscovery(r.o)
 	lim := &limits{maxInstances: 1, maxSeries: math.MaxInt}
 	for _, p := range pts[g.id] {
 		if name := string(p.metric[model.MetricNameLabel]); !strings.HasSuffix(name, "_bucket") && name != startTimeSeries {
@@ -326,7 +321,7 @@ func (r *run) probe(ctx context.Context, d, family string) (*shape, error) {
 	}
 	r.firsts[g.id] = pts[g.id]
 	r.mu.Unlock()
-	sh := &shape{groups: []*group{g}, first: g.id, probe: family}
+	sh := &shape{groups: []*group{g}, probe: family}
 	sh.lib, sh.rep, sh.why = r.library(g, pts[g.id])
 	return sh, nil
 }
@@ -391,6 +386,19 @@ func sortInto(groups []*group, key func(*group) string) []*shape {
 		sh.groups = append(sh.groups, g)
 	}
 	return out
+}
+
+// writeLibraries reads each shape's first instance whole (where not read
+// yet) and writes the shape's library from it.
+func (r *run) writeLibraries(ctx context.Context, shapes []*shape) error {
+	if err := r.firstOf(ctx, shapes); err != nil {
+		return err
+	}
+	for _, sh := range shapes {
+		first := sh.groups[0]
+		sh.lib, sh.rep, sh.why = r.library(first, r.firsts[first.id])
+	}
+	return nil
 }
 
 // firstOf reads, whole, the first instance of each shape not read yet.
@@ -531,7 +539,6 @@ type values struct {
 	invalid string
 }
 
-// readShape reads a shape's instances: its quantities at the window's
 // sumsOf are the store's sums of one shape's library, by the grouping
 // key of the instance they are of (groupKey): they are read before
 // discovery says which instances the shape holds.

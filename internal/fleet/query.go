@@ -180,28 +180,44 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 // separate cores; the count stays that of the expressions, whatever the
 // number of instances.
 func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time) (model.Vector, error) {
-	results := make([]model.Vector, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
+	texts := make([]string, len(exprs))
 	for i, e := range exprs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = q.instant(ctx, purpose, e.expr, at)
-		}()
+		texts[i] = e.expr
 	}
-	wg.Wait()
+	results, err := q.instants(ctx, purpose, texts, at)
+	if err != nil {
+		return nil, err
+	}
 	var out model.Vector
 	for i, e := range exprs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		for _, s := range results[i] {
 			s.Metric[tagLabel] = model.LabelValue(e.tag)
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// instants evaluates each query at one time, in parallel (as many at once
+// as the querier allows); the first error in the queries' order, if any.
+func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time) ([]model.Vector, error) {
+	results := make([]model.Vector, len(texts))
+	errs := make([]error, len(texts))
+	var wg sync.WaitGroup
+	for i, text := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = q.instant(ctx, purpose, text, at)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
 }
 
 // joined evaluates parts joined with or into as few queries as fit
@@ -223,23 +239,13 @@ func (q *querier) joined(ctx context.Context, purpose string, parts []string, at
 	if cur.Len() > 0 {
 		queries = append(queries, cur.String())
 	}
-	results := make([]model.Vector, len(queries))
-	errs := make([]error, len(queries))
-	var wg sync.WaitGroup
-	for i, text := range queries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = q.instant(ctx, purpose, text, at)
-		}()
+	results, err := q.instants(ctx, purpose, queries, at)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	var out model.Vector
-	for i := range queries {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		out = append(out, results[i]...)
+	for _, r := range results {
+		out = append(out, r...)
 	}
 	return out, nil
 }

@@ -33,8 +33,6 @@ func client(t testing.TB, s *storetest.Store) *promapi.Client {
 	return c
 }
 
-func byID(f *Fleet) map[string]*Instance { return byInstance(f) }
-
 // want is one instance's expected window, worked out by hand from the
 // fixture's rates.
 type want struct {
@@ -94,7 +92,7 @@ func TestRangeBackfilled(t *testing.T) {
 // hand-worked wants.
 func checkRange(t *testing.T, f *Fleet, wants map[string]want) {
 	t.Helper()
-	got := byID(f)
+	got := byInstance(f)
 	if len(got) != len(wants) {
 		t.Errorf("instances %v, want %d", keys(got), len(wants))
 	}
@@ -144,7 +142,7 @@ func checkTrends(t *testing.T, f *Fleet) {
 	}
 	totals := make([]float64, 16)
 	for id, want := range rate {
-		tr := byID(f)[id].Trends[TrendRequests]
+		tr := byInstance(f)[id].Trends[TrendRequests]
 		if tr == nil || len(tr.Values) != 16 || tr.StepSeconds != step {
 			t.Fatalf("%s: requests trend %+v, want 16 steps of %v s", id, tr, step)
 		}
@@ -164,7 +162,7 @@ func checkTrends(t *testing.T, f *Fleet) {
 			t.Errorf("totals: step %d: %v requests/s, want the rows' %v", k+1, v, totals[k])
 		}
 	}
-	if kv := byID(f)["llm/vllm-a"].Trends[TrendKV]; kv == nil || !approx(float64(kv.Values[15]), 0.4) {
+	if kv := byInstance(f)["llm/vllm-a"].Trends[TrendKV]; kv == nil || !approx(float64(kv.Values[15]), 0.4) {
 		t.Errorf("vllm-a KV trend %+v, want 40%% at the end", kv)
 	}
 }
@@ -183,7 +181,7 @@ func checkNow(t *testing.T, s *storetest.Store) {
 
 func checkNowFleet(t *testing.T, f *Fleet) {
 	t.Helper()
-	got := byID(f)
+	got := byInstance(f)
 	if len(got) != 4 || got["llm/vllm-d"] != nil {
 		t.Errorf("instances %v, want the four alive", keys(got))
 	}

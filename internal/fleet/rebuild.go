@@ -202,7 +202,7 @@ func routerTo(groups []*group, by []string) func(model.Metric) *group {
 	}
 	return func(m model.Metric) *group {
 		var g *group
-		if dialect.Owner(string(m[model.MetricNameLabel])) != "vllm" || m[routerLabel] == "" {
+		if !routerCopy(m) {
 			g = byKey[groupKey(m, by)]
 		}
 		if g == nil && m[model.MetricNameLabel] == startTimeSeries {
@@ -236,11 +236,8 @@ func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
 	// Batches of groups that agree on every label but the last.
 	parts := map[string][]*group{}
 	for _, g := range groups {
-		var k strings.Builder
-		for _, l := range by[:len(by)-1] {
-			k.WriteString(g.labels[l] + "\x00")
-		}
-		parts[k.String()] = append(parts[k.String()], g)
+		k := keyOf(g, by[:len(by)-1])
+		parts[k] = append(parts[k], g)
 	}
 	var out []Selector
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
@@ -401,8 +398,9 @@ func (r *run) gaugeFamilies() []string {
 func (r *run) gaugePeaks(ctx context.Context, groups []*group) (map[string][]point, error) {
 	w := promDuration(r.o.To.Sub(r.o.From))
 	out := map[string][]point{}
+	gauges := r.gaugeFamilies()
 	for _, sel := range r.batches(groups, bytesPerSeriesStart, true) {
-		vec, err := r.q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", r.gaugeFamilies(), func(f string) string {
+		vec, err := r.q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", gauges, func(f string) string {
 			return "max_over_time(" + familySel(sel, f).With(nameIs(f)).braces() + "[" + w + "])"
 		}, r.o.To)
 		if err != nil {
@@ -520,7 +518,7 @@ func (r *run) kept(m model.Matrix) model.Matrix {
 	var out model.Matrix
 	seen := map[model.Fingerprint]bool{}
 	for _, ss := range m {
-		if dialect.Owner(string(ss.Metric[model.MetricNameLabel])) == "vllm" && ss.Metric[routerLabel] != "" {
+		if routerCopy(ss.Metric) {
 			continue
 		}
 		for _, l := range r.o.ReplicaLabels {
@@ -573,7 +571,6 @@ func (b *rebuilding) read(g *group) *read {
 func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (readings, error) {
 	switch b.how[g.id] {
 	case fromRaw, fromRawAll:
-		rd.raw = true
 		bs, err := b.rawBoundaries(rd, g, meta)
 		w := readings{bs: bs}
 		if err == nil && len(bs) > 0 && len(b.start[g.id]) == 0 {

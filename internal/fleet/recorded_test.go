@@ -255,7 +255,7 @@ func recordedAPI(t *testing.T, name string) promapi.API {
 func TestRecordedRange(t *testing.T) {
 	api := recordedAPI(t, "range")
 	push, f := both(t, api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s, Trend: true})
-	got := byID(f)
+	got := byInstance(f)
 	want := []string{"llm/sglang-a", "llm/vllm-a", "llm/vllm-b", "llm/vllm-c", "llm/vllm-d"}
 	if ids := keys(got); len(ids) != len(want) {
 		t.Fatalf("instances %v, want %v", ids, want)
@@ -314,6 +314,6 @@ func TestRecordedRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(f.Instances) != 1 || f.Instances[0].ID != "llm/vllm-c" || f.Instances[0].snap.Model != "mistral" {
-		t.Errorf("--model mistral: %v", keys(byID(f)))
+		t.Errorf("--model mistral: %v", keys(byInstance(f)))
 	}
 }

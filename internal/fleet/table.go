@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/spark"
 	"github.com/inferscope/inferscope/internal/termsafe"
@@ -101,12 +102,8 @@ func trendCell(id string, glyphs spark.Glyphs) func(in *Instance) string {
 		if t == nil {
 			return ""
 		}
-		vs := make([]float64, len(t.Values))
-		for i, v := range t.Values {
-			vs[i] = float64(v)
-		}
-		l := spark.Draw(vs, spark.Options{Axis: spark.FromZero, Glyphs: glyphs, Width: TrendCells})
-		if scale := l.Scale(t.Say); scale != "" {
+		l := render.DrawTrend(t, glyphs, TrendCells)
+		if scale := render.TrendRange(l, t); scale != "" {
 			return l.String() + " " + scale
 		}
 		return l.String()

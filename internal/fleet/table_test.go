@@ -17,7 +17,7 @@ func TestNarrowTableKeepsNotes(t *testing.T) {
 	api := recordedAPI(t, "range")
 	push, _ := both(t, api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s})
 	push.Store = "http://prometheus:9090"
-	got := byID(push)
+	got := byInstance(push)
 	warn := func(id string, ids ...string) {
 		for _, n := range ids {
 			got[id].Report.Notes = append(got[id].Report.Notes, report.Note{ID: n, Severity: report.Warn})

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -46,11 +47,8 @@ func (r *run) trends(ctx context.Context) error {
 		// A rebuild: the shapes and their libraries, from each one's
 		// first instance.
 		shapes = r.byHelp(r.shapes(r.disc.groups))
-		if err := r.firstOf(ctx, shapes); err != nil {
+		if err := r.writeLibraries(ctx, shapes); err != nil {
 			return err
-		}
-		for _, sh := range shapes {
-			sh.lib, sh.rep, sh.why = r.library(sh.groups[0], r.firsts[sh.groups[0].id])
 		}
 	}
 	step, err := r.trendStep(ctx, shapes)
@@ -105,19 +103,27 @@ func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) er
 	if err := parallel(ctx, fns...); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	// Each answer indexed once by instance: looking each instance up in
-	// the whole answer made 2,000 pods 12 million key computations.
+	// the whole answer made 2,000 pods 12 million key computations. The
+	// shapes' trends are made in parallel, and merged under the lock.
 	when := streamsByKey(times, r.o.By)
+	made := map[string]map[string]*report.Trend{}
 	for id, m := range answers {
 		idx := streamsByKey(m, r.o.By)
 		for _, g := range sh.groups {
 			k := keyOf(g, r.o.By)
 			if t := series(idx[k], when[k], id, r.o.From, r.o.To, step); t != nil {
-				r.trendOf(g.id)[id] = t
+				if made[g.id] == nil {
+					made[g.id] = map[string]*report.Trend{}
+				}
+				made[g.id][id] = t
 			}
 		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for gid, ts := range made {
+		maps.Copy(r.trendOf(gid), ts)
 	}
 	return nil
 }

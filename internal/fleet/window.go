@@ -29,9 +29,10 @@ import (
 // pushdown has asked the store for them, and for the counters its sums
 // read, while discovery ran (pushdown.go's speculation).
 func (r *run) survey(ctx context.Context) error {
+	covering := r.covering()
 	jobs := []func(context.Context) error{
-		func(ctx context.Context) (err error) { r.tsEnd, err = r.newest(ctx, r.o.To); return },
-		func(ctx context.Context) (err error) { r.tsStart, err = r.newest(ctx, r.o.From); return },
+		func(ctx context.Context) (err error) { r.tsEnd, err = r.newest(ctx, covering, r.o.To); return },
+		func(ctx context.Context) (err error) { r.tsStart, err = r.newest(ctx, covering, r.o.From); return },
 		func(ctx context.Context) (err error) { r.targets, err = r.fetchTargets(ctx); return },
 	}
 	if r.o.Read == Rebuild {
@@ -45,7 +46,7 @@ func (r *run) survey(ctx context.Context) error {
 	if err := parallel(ctx, jobs...); err != nil {
 		return err
 	}
-	if err := r.dropAbsent(ctx); err != nil {
+	if err := r.dropAbsent(ctx, covering); err != nil {
 		return err
 	}
 	if r.o.Read == Rebuild {
@@ -85,8 +86,8 @@ func (r *run) by() string { return " by (" + strings.Join(r.o.By, ", ") + ")" }
 // It reads a few families every instance has one of (covering), one at a
 // time: timestamp() keeps no name, and VictoriaMetrics reads a
 // timestamp() of anything but a series selector as one of its own.
-func (r *run) newest(ctx context.Context, at time.Time) (map[string]model.Time, error) {
-	vec, err := r.q.batch(ctx, "window: the time of each instance's newest sample", r.covering(), func(f string) string {
+func (r *run) newest(ctx context.Context, covering []string, at time.Time) (map[string]model.Time, error) {
+	vec, err := r.q.batch(ctx, "window: the time of each instance's newest sample", covering, func(f string) string {
 		return "max" + r.by() + " (timestamp(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + "))"
 	}, at)
 	if err != nil {
@@ -106,7 +107,7 @@ func (r *run) newest(ctx context.Context, at time.Time) (map[string]model.Time, 
 // dropAbsent leaves out the instances discovery listed that have no
 // sample in the window (VictoriaMetrics lists the series of whole days):
 // read at neither end, they are asked whether they had a sample inside it.
-func (r *run) dropAbsent(ctx context.Context) error {
+func (r *run) dropAbsent(ctx context.Context, covering []string) error {
 	absent := func(g *group) bool { return r.tsEnd[g.id] == 0 && r.tsStart[g.id] == 0 }
 	if !slices.ContainsFunc(r.disc.groups, absent) {
 		return nil
@@ -114,7 +115,7 @@ func (r *run) dropAbsent(ctx context.Context) error {
 	w := promDuration(r.o.To.Sub(r.o.From))
 	// One family at a time (a range function keeps no name): a few that
 	// every instance publishes one of.
-	vec, err := r.q.batch(ctx, "window: instances seen inside the window, neither at its start nor at its end", r.covering(), func(f string) string {
+	vec, err := r.q.batch(ctx, "window: instances seen inside the window, neither at its start nor at its end", covering, func(f string) string {
 		return "group" + r.by() + " (last_over_time(" + familySel(r.o.Selector, f).With(nameIs(f)).braces() + "[" + w + "]))"
 	}, r.o.To)
 	if err != nil {
@@ -329,7 +330,7 @@ func (r *run) restartsOf(ctx context.Context, counters, starts []string, early b
 			return out, err
 		}
 		for _, s := range vec {
-			if dialect.Owner(string(s.Metric[model.MetricNameLabel])) != "vllm" || s.Metric[routerLabel] == "" {
+			if !routerCopy(s.Metric) {
 				out.byKey[groupKey(s.Metric, r.o.By)] = true
 			}
 		}

@@ -39,13 +39,20 @@ func (l *Library) grouping(extra ...string) string {
 	return " by (" + strings.Join(labels, ", ") + ")"
 }
 
+// overReplicas takes e's largest value over the replicas its series
+// repeat under, where they repeat one.
+func (r ref) overReplicas(e string) string {
+	if len(r.replicas) == 0 {
+		return e
+	}
+	return "max without (" + strings.Join(r.replicas, ", ") + ") (" + e + ")"
+}
+
 // reduce writes op over e to the library's labels (and extra ones), first
 // taking the largest value over replicas where the series repeat one, then
 // adding the series one engine splits a quantity into (within).
 func (l *Library) reduce(op string, r ref, e string, extra ...string) string {
-	if len(r.replicas) > 0 {
-		e = "max without (" + strings.Join(r.replicas, ", ") + ") (" + e + ")"
-	}
+	e = r.overReplicas(e)
 	if len(r.within) > 0 {
 		e = "sum without (" + strings.Join(r.within, ", ") + ") (" + e + ")"
 	}
@@ -110,11 +117,10 @@ func (l *Library) increase(name string) (string, bool) { return l.counter("incre
 // gauge writes a gauge quantity aggregated: summed, or averaged where each
 // series is a fraction of its own cache.
 func (l *Library) gauge(name string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Gauge {
+	if s, ok := l.src[name]; !ok || s.kind != snapshot.Gauge {
 		return "", false
 	}
-	return combine(s, func(r ref) string { return l.reduce(s.op(), r, l.selector(r, "")) }), true
+	return l.Reading(name)
 }
 
 // histRate writes the rate of a histogram's _sum or _count, aggregated.

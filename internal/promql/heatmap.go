@@ -1,8 +1,6 @@
 package promql
 
 import (
-	"strings"
-
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -20,9 +18,5 @@ func (l *Library) BucketRates(name string) (string, bool) {
 		return "", false
 	}
 	r := s.terms[0].ref
-	e := "rate(" + l.selector(r, "_bucket") + "[" + l.window + "])"
-	if len(r.replicas) > 0 {
-		e = "max without (" + strings.Join(r.replicas, ", ") + ") (" + e + ")"
-	}
-	return "sum by (le) (" + e + ")", true
+	return "sum by (le) (" + r.overReplicas("rate("+l.selector(r, "_bucket")+"["+l.window+"])") + ")", true
 }

@@ -49,7 +49,7 @@ func (tc trendColumn) header() string {
 func (tc trendColumn) draw(l line, t *report.Trend) line {
 	start := l.width()
 	if t != nil {
-		sl := drawTrend(t, tc.g, tc.w)
+		sl := DrawTrend(t, tc.g, tc.w)
 		l = l.pad(start + tc.w - len(sl.Cells))
 		for _, run := range spark.Runs(sl, func(c spark.Cell) report.Severity {
 			if c.Gap() || c.Index >= len(t.Colours) {
@@ -59,12 +59,14 @@ func (tc trendColumn) draw(l line, t *report.Trend) line {
 		}) {
 			l = l.add(run.Text, severityStyle(run.Class))
 		}
-		l = l.pad(start+tc.w).add(" ", plain).add(fit(trendRange(sl, t), tc.rangeW), plain)
+		l = l.pad(start+tc.w).add(" ", plain).add(fit(TrendRange(sl, t), tc.rangeW), plain)
 	}
 	return l.pad(start + tc.width())
 }
 
-func drawTrend(t *report.Trend, g spark.Glyphs, w int) spark.Line {
+// DrawTrend draws a trend w cells wide: from 0, or from its floor where it
+// says so (FromFloor).
+func DrawTrend(t *report.Trend, g spark.Glyphs, w int) spark.Line {
 	vs := make([]float64, len(t.Values))
 	for i, v := range t.Values {
 		vs[i] = float64(v)
@@ -76,11 +78,11 @@ func drawTrend(t *report.Trend, g spark.Glyphs, w int) spark.Line {
 	return spark.Draw(vs, spark.Options{Axis: axis, Glyphs: g, Width: w})
 }
 
-// trendRange says a trend's scale as its row writes values: "0–14.1K"
+// TrendRange says a trend's scale as its row writes values: "0–14.1K"
 // from 0 (a zero written "0" whatever the unit), "58 ms–194 ms" from a
 // floor, one value where the line is flat; then what the values are of,
 // where the row's label does not say it ("0–4 queued").
-func trendRange(sl spark.Line, t *report.Trend) string {
+func TrendRange(sl spark.Line, t *report.Trend) string {
 	if math.IsNaN(sl.Lo) {
 		return ""
 	}
@@ -100,7 +102,7 @@ func trendRange(sl spark.Line, t *report.Trend) string {
 func rangeWidth(trends []*report.Trend, g spark.Glyphs, w int) int {
 	n := 0
 	for _, t := range trends {
-		n = max(n, cells(trendRange(drawTrend(t, g, w), t)))
+		n = max(n, cells(TrendRange(DrawTrend(t, g, w), t)))
 	}
 	return min(n, maxRange)
 }
