@@ -34,6 +34,10 @@ type session struct {
 	lastAt time.Time
 	waited time.Duration // how long the last good scrape waited
 	base   *report.Report
+	// judged is base with its notes on what happened judged on the
+	// longest window shown: made when what it depends on changes, not at
+	// every redraw (refigure).
+	judged *report.Report
 	rates  report.Section
 	figs   map[string]map[string]*float64
 	// trends and heat are the series behind the sparklines and the
@@ -77,7 +81,6 @@ func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Durat
 		s.waited = time.Duration(snap.ScrapeSeconds * float64(time.Second))
 	}
 	s.rebuild()
-	s.rates, s.figs = s.h.Section(s.effective())
 	s.series()
 }
 
@@ -110,9 +113,7 @@ func (s *session) setInterval(d time.Duration) {
 	// A trend's values are one interval apart: a new one starts them over.
 	s.h.SetTrendStep(d)
 	s.series()
-	if s.h.Len() > 0 {
-		s.rates, s.figs = s.h.Section(s.effective())
-	}
+	s.refigure()
 }
 
 // toggleHist shows or hides the distributions.
@@ -131,14 +132,28 @@ func (s *session) toggleUnits() { s.showUnit = !s.showUnit }
 func (s *session) reset() {
 	s.h.Reset()
 	s.series()
-	if s.h.Len() > 0 {
-		s.rates, s.figs = s.h.Section(s.effective())
-	}
+	s.refigure()
 }
 
+// rebuild makes the one-shot report of the last good scrape, and the
+// figures over the windows.
 func (s *session) rebuild() {
 	if s.last != nil {
 		s.base = s.build(s.last, s.lastAt, s.showHist)
+	}
+	s.refigure()
+}
+
+// refigure takes the rates table from the history and judges the notes
+// on what happened on the longest window shown (rates.History.Judge), not
+// the server's lifetime (--fail-on with them).
+func (s *session) refigure() {
+	if s.h.Len() > 0 {
+		s.rates, s.figs = s.h.Section(s.effective())
+	}
+	s.judged = s.base
+	if s.base != nil && s.last != nil {
+		s.judged = s.h.Judge(s.base, s.last, s.effective())
 	}
 }
 
@@ -149,13 +164,8 @@ func (s *session) rebuild() {
 // its own. It shares nothing mutable with the session's copy.
 func (s *session) report(now time.Time) *report.Report {
 	var r report.Report
-	if s.base != nil {
-		r = *s.base
-		if s.last != nil {
-			// Notes on what happened judge the longest window shown, not
-			// the server's lifetime (--fail-on with them).
-			r = *s.h.Judge(s.base, s.last, s.effective())
-		}
+	if s.judged != nil {
+		r = *s.judged
 	}
 	var head []string
 	if s.failure != "" {
