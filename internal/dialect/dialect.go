@@ -380,7 +380,7 @@ func Hist(mf *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram.Histogra
 	if h == nil {
 		return nil
 	}
-	h.Buckets = mergeLadders(series)
+	h.Buckets = histogram.MergeLadders(series)
 	h.Normalize()
 	return h
 }
@@ -413,35 +413,6 @@ func seriesLadder(dh *dto.Histogram) (bs []histogram.Bucket, n float64, noTop bo
 		bs = append(bs, histogram.Bucket{UpperBound: math.Inf(1), Count: n})
 	}
 	return bs, n, noTop
-}
-
-// mergeLadders adds series bound by bound over the union of their bounds,
-// each series counting at a bound it lacks what it has at its next lower
-// one.
-func mergeLadders(series [][]histogram.Bucket) []histogram.Bucket {
-	var bounds []float64
-	for _, bs := range series {
-		for _, b := range bs {
-			bounds = append(bounds, b.UpperBound)
-		}
-	}
-	sort.Float64s(bounds)
-	var merged []histogram.Bucket
-	for i, u := range bounds {
-		if i > 0 && u == bounds[i-1] {
-			continue
-		}
-		c := 0.0
-		for _, bs := range series {
-			// The count at the largest own bound not above u.
-			j := sort.Search(len(bs), func(k int) bool { return bs[k].UpperBound > u })
-			if j > 0 {
-				c += bs[j-1].Count
-			}
-		}
-		merged = append(merged, histogram.Bucket{UpperBound: u, Count: c})
-	}
-	return merged
 }
 
 // cumulative is a bucket's cumulative count, integer and float parts

@@ -207,3 +207,32 @@ func (h Histogram) InOpenTop(q float64) bool {
 	}
 	return b[len(b)-2].Count < q*total
 }
+
+// MergeLadders adds series bound by bound over the union of their bounds,
+// each series counting at a bound it lacks what it has at its next lower
+// one: exact at every bound all share, below the truth elsewhere.
+func MergeLadders(series [][]Bucket) []Bucket {
+	var bounds []float64
+	for _, bs := range series {
+		for _, b := range bs {
+			bounds = append(bounds, b.UpperBound)
+		}
+	}
+	sort.Float64s(bounds)
+	var merged []Bucket
+	for i, u := range bounds {
+		if i > 0 && u == bounds[i-1] {
+			continue
+		}
+		c := 0.0
+		for _, bs := range series {
+			// The count at the largest own bound not above u.
+			j := sort.Search(len(bs), func(k int) bool { return bs[k].UpperBound > u })
+			if j > 0 {
+				c += bs[j-1].Count
+			}
+		}
+		merged = append(merged, Bucket{UpperBound: u, Count: c})
+	}
+	return merged
+}

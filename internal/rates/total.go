@@ -1,8 +1,6 @@
 package rates
 
 import (
-	"sort"
-
 	"github.com/inferscope/inferscope/internal/histogram"
 )
 
@@ -167,34 +165,18 @@ func (r Row) quantileTotal(parts []Part) Total {
 // AddHists adds histograms, bucket by bucket. Where their bucket ladders
 // differ (two servers' TTFT buckets) it adds over the union of their
 // bounds, each counting at a bound it lacks what it has at its next lower
-// bound, as dialect.Hist merges a server's series: exact at every bound
-// all share, below the truth elsewhere.
+// bound, as dialect.Hist merges a server's series (histogram.MergeLadders).
 func AddHists(hs []histogram.Histogram) histogram.Histogram {
 	var out histogram.Histogram
-	var bounds []float64
+	series := make([][]histogram.Bucket, 0, len(hs))
 	for _, h := range hs {
 		out.Count += h.Count
 		out.Sum += h.Sum
 		out.NoSum = out.NoSum || h.NoSum
 		out.NoTop = out.NoTop || h.NoTop
-		for _, b := range h.Buckets {
-			bounds = append(bounds, b.UpperBound)
-		}
+		series = append(series, h.Buckets)
 	}
-	sort.Float64s(bounds)
-	for i, u := range bounds {
-		if i > 0 && u == bounds[i-1] {
-			continue
-		}
-		c := 0.0
-		for _, h := range hs {
-			j := sort.Search(len(h.Buckets), func(k int) bool { return h.Buckets[k].UpperBound > u })
-			if j > 0 {
-				c += h.Buckets[j-1].Count
-			}
-		}
-		out.Buckets = append(out.Buckets, histogram.Bucket{UpperBound: u, Count: c})
-	}
+	out.Buckets = histogram.MergeLadders(series)
 	out.Normalize()
 	return out
 }
