@@ -101,15 +101,14 @@ func (d *demoOptions) define(cmd *cobra.Command) {
 	flagDef{name: "sim-time", noFiles: true, usage: "how much to simulate with --once, `D`, at most " + units.Duration(demo.MaxSimTime)}.duration(cmd, &d.sim.SimTime)
 	d.fleet.define(cmd)
 	d.view.outputFlags.define(cmd)
-	d.view.outputFlags.defineASCII(cmd)
-	d.view.watchFlags.define(cmd, true)
+	d.view.watchFlags.define(cmd)
 }
 
 // demoModes says which flags each form of the demo does not read: a flag
 // given to a form that does not read it is refused, never ignored.
 var demoModes = map[string][]string{
 	"once":  {"listen", "no-ui", "speed", "watch", "watch-windows", "heat", "api"},
-	"no-ui": {"once", "sim-time", "watch", "watch-windows", "heat", "output", "json", "hist", "width", "columns", "no-color", "ascii"},
+	"no-ui": append([]string{"once", "sim-time", "watch"}, viewFlags...),
 	"view":  {"sim-time"},
 	"fleet": fleetRefuses,
 }

@@ -159,8 +159,8 @@ type outputFlags struct {
 	columns, width int
 }
 
-// define defines the output flags on cmd; columns says whether the command
-// lays sections out in columns.
+// define defines the output flags on cmd, --ascii last ([outputFlags.glyphs]
+// reads it).
 func (f *outputFlags) define(cmd *cobra.Command) {
 	if f.output == "" {
 		f.output = "text"
@@ -171,11 +171,14 @@ func (f *outputFlags) define(cmd *cobra.Command) {
 	flagColumns.int(cmd, &f.columns)
 	flagWidth.int(cmd, &f.width)
 	flagNoColor.bool(cmd, &f.noColor)
+	flagASCII.bool(cmd, &f.ascii)
 }
 
-// defineASCII defines --ascii on cmd, for a command that draws pictures
-// (bars, trends, heat strips); [outputFlags.glyphs] reads it.
-func (f *outputFlags) defineASCII(cmd *cobra.Command) { flagASCII.bool(cmd, &f.ascii) }
+// viewFlags are the names of the flags only a report view reads (the
+// output flags and the live view's windows and heat strips): a command
+// form that draws no report refuses them.
+var viewFlags = []string{flagWatchWindows.name, flagHeat.name, flagOutput.name, flagJSON.name, flagHist.name,
+	flagWidth.name, flagColumns.name, flagNoColor.name, flagASCII.name}
 
 // glyphs is what the pictures are drawn with: ASCII with --ascii or where
 // the locale is not UTF-8, else the block characters.
@@ -225,15 +228,13 @@ type watchFlags struct {
 	heat    bool // start with the latency heat strips shown
 }
 
-func (f *watchFlags) define(cmd *cobra.Command, windows bool) {
+func (f *watchFlags) define(cmd *cobra.Command) {
 	flagWatch.duration(cmd, &f.watch)
-	if windows {
-		if f.windows == "" {
-			f.windows = watch.DefaultWindows
-		}
-		flagWatchWindows.string(cmd, &f.windows)
-		flagHeat.bool(cmd, &f.heat)
+	if f.windows == "" {
+		f.windows = watch.DefaultWindows
 	}
+	flagWatchWindows.string(cmd, &f.windows)
+	flagHeat.bool(cmd, &f.heat)
 }
 
 // check refuses an interval below the view's floor and windows it cannot

@@ -115,7 +115,6 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagDef{name: "sort", choices: fleet.SortKeys, usage: "order the table by `KEY`: " + orList(fleet.SortKeys()) + " (default instance)"}.string(cmd, &o.sort)
 	flagWatch.duration(cmd, &o.watch)
 	o.outputFlags.define(cmd)
-	o.outputFlags.defineASCII(cmd)
 	flagFailOn.string(cmd, &o.failOn)
 	flagHeader.list(cmd, &o.headers)
 	flagTimeout.duration(cmd, &o.timeout)

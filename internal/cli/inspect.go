@@ -117,8 +117,7 @@ func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
 // define defines the flags of inferscope itself on cmd.
 func (o *inspectOptions) define(cmd *cobra.Command) {
 	o.outputFlags.define(cmd)
-	o.outputFlags.defineASCII(cmd)
-	o.watchFlags.define(cmd, true)
+	o.watchFlags.define(cmd)
 	flagTimeout.duration(cmd, &o.timeout)
 	flagMaxBytes.size(cmd, &o.maxBytes)
 	flagHeader.list(cmd, &o.headers)

@@ -103,9 +103,8 @@ func (o *proxyOptions) define(cmd *cobra.Command) {
 		"(at most " + units.Duration(maxProxyWait) + "); a second signal stops at once"}.duration(cmd, &o.drain)
 	flagDef{name: "upstream-header-timeout", noFiles: true, usage: "answer 504 when the upstream sends no answer `D` after taking a request " +
 		"(default: wait as long as it takes, a long prefill is legitimate; at most " + units.Duration(maxProxyWait) + ")"}.duration(cmd, &o.headerTimeout)
-	o.view.watchFlags.define(cmd, true)
+	o.view.watchFlags.define(cmd)
 	o.view.outputFlags.define(cmd)
-	o.view.outputFlags.defineASCII(cmd)
 }
 
 // parseProxy reads the proxy's command line as inferscope proxy does, and
@@ -267,7 +266,7 @@ func viewFlagsNeedWatch(set map[string]bool) error {
 	if set["watch"] {
 		return nil
 	}
-	for _, f := range []string{"watch-windows", "heat", "output", "json", "hist", "width", "columns", "no-color", "ascii"} {
+	for _, f := range viewFlags {
 		if set[f] {
 			return usagef("add --watch 2s to open the live view, or leave --"+f+" out", "--%s is for the live view, which needs --watch", f)
 		}
