@@ -17,8 +17,9 @@ import (
 // fleet writes: short, so that a window of a minute has many samples.
 const demoFleetScrape = 2 * time.Second
 
-// fleetRefuses are the demo's flags a fleet of servers does not read.
-var fleetRefuses = []string{"once", "sim-time", "listen", "no-ui", "scenario", "watch", "watch-windows", "output", "json", "hist", "width", "columns", "no-color"}
+// fleetRefuses are the demo's flags a fleet of servers does not read: it
+// draws no report (--heat and --ascii were accepted and ignored).
+var fleetRefuses = append([]string{"once", "sim-time", "listen", "no-ui", "scenario", "watch"}, viewFlags...)
 
 // demoFleet is demo --servers N [--prometheus-config FILE].
 type demoFleet struct {

@@ -149,6 +149,8 @@ func TestDemoFleetFlags(t *testing.T) {
 		{[]string{"--servers", "65"}, "--servers 65 is out of range", "1 to 64"},
 		{[]string{"--servers", "2", "--once"}, "--once does nothing with --servers", "demo --help"},
 		{[]string{"--servers", "2", "--scenario", "chat"}, "--scenario does nothing with --servers", "demo --help"},
+		{[]string{"--servers", "2", "--heat"}, "--heat does nothing with --servers", "demo --help"},
+		{[]string{"--servers", "2", "--ascii"}, "--ascii does nothing with --servers", "demo --help"},
 	} {
 		io, _, errb := iostreams.Test("", false, 0)
 		code := run(context.Background(), append([]string{"demo"}, tc.args...), io)
