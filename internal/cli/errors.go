@@ -141,8 +141,7 @@ func tripping(r *report.Report, failOn, where string) []firedNote {
 			out = append(out, firedNote{id: n.ID, severity: n.Severity, where: where})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b firedNote) int { return b.severity.Rank() - a.severity.Rank() })
-	return out
+	return out // failedOn orders them, worst first
 }
 
 // failedOn is the error of a run whose notes trip --fail-on, nil when
