@@ -116,7 +116,8 @@ func (o *dashboardOptions) run(ctx context.Context, io *iostreams.IO, lo promql.
 	if _, err := io.Out.Write(out); err != nil {
 		return writeError(err)
 	}
-	panels := 0
+	// The overview's panels, then a panel per report row.
+	panels := dashboard.NewOverview(l).Panels(f)
 	for _, r := range dashboard.Rows(l) {
 		panels += len(r.Panels)
 	}

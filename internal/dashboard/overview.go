@@ -88,6 +88,20 @@ func NewOverview(l *promql.Library) Overview {
 	return o
 }
 
+// Panels is how many panels the overview draws in f: its stats, its table
+// where it has columns and, in Grafana, its heatmaps (Perses' heatmap
+// reads native histograms only).
+func (o Overview) Panels(f Format) int {
+	n := len(o.Stats)
+	if len(o.Table.Queries) > 0 {
+		n++
+	}
+	if f == Grafana {
+		n += len(o.Heatmaps)
+	}
+	return n
+}
+
 // Figures are the overview's figures in the order its panels show them:
 // the stats, then the table's columns.
 func (o Overview) Figures() []promql.Figure {
