@@ -114,11 +114,11 @@ func runFramesPiped(ctx context.Context, ios *iostreams.IO, c FramesConfig) erro
 				b.Write(bytes.TrimRight(f.JSON, "\n"))
 				b.WriteByte('\n')
 			} else {
-				fmt.Fprintf(&b, "=== %s · every %s\n%s\n", c.Now().Format("2006-01-02 15:04:05 MST"), units.Duration(interval), strings.TrimRight(f.Text(width), "\n"))
+				b.WriteString(stamp(c.Now(), interval) + strings.TrimRight(f.Text(width), "\n") + "\n")
 				b.WriteByte('\n')
 			}
-			if _, err := ios.Out.Write(b.Bytes()); err != nil {
-				return &WriteError{err}
+			if err := emit(ios.Out, b.Bytes()); err != nil {
+				return err
 			}
 			if f.Trip != nil {
 				return f.Trip
@@ -148,25 +148,19 @@ type refreshedMsg struct {
 // view it does no I/O: refreshes run in tea.Cmds and come back as
 // refreshedMsg.
 type framesModel struct {
-	ctx context.Context
+	screen
 	cfg FramesConfig
 
-	interval      time.Duration
-	width, height int
-	now           time.Time
-	frame         *Frame    // the last good one
-	at            time.Time // when it was read
-	failed        error     // the last refresh's failure, until one works
-	paused        bool
-	inflight      bool
-	gen           int
-	top           int
+	interval time.Duration
+	frame    *Frame    // the last good one
+	at       time.Time // when it was read
+	failed   error     // the last refresh's failure, until one works
 	// tripped is the frame's Trip that ends the view.
 	tripped error
 }
 
 func newFramesModel(ctx context.Context, c FramesConfig) *framesModel {
-	return &framesModel{ctx: ctx, cfg: c, interval: c.Interval, now: c.Now()}
+	return &framesModel{screen: screen{ctx: ctx, now: c.Now()}, cfg: c, interval: c.Interval}
 }
 
 // Init starts the first refresh.
@@ -183,11 +177,6 @@ func (m *framesModel) refresh() tea.Cmd {
 		at := c.Now()
 		return refreshedMsg{frame: f, at: at, took: at.Sub(start), err: err}
 	}
-}
-
-func (m *framesModel) tick(after time.Duration) tea.Cmd {
-	gen := m.gen
-	return tea.Tick(max(after, 0), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 // Update folds a message into the state.
@@ -234,10 +223,7 @@ func (m *framesModel) key(k string) tea.Cmd {
 	case "ctrl+c":
 		return tea.Interrupt
 	case "space":
-		m.paused = !m.paused
-		m.gen++
-		if !m.paused && !m.inflight {
-			m.inflight = true
+		if m.togglePause() {
 			return m.refresh()
 		}
 	case "+", "=", "-", "_":
@@ -249,11 +235,7 @@ func (m *framesModel) key(k string) tea.Cmd {
 			return nil
 		}
 		m.interval = d
-		m.gen++
-		if m.paused || m.inflight {
-			return nil
-		}
-		return m.tick(m.interval)
+		return m.retimed(d)
 	default:
 		scroll(&m.top, m.page(), k)
 	}
@@ -294,25 +276,6 @@ func paged(lines []string, top *int, room int, known bool) ([]string, string) {
 	return lines[*top : *top+room], fmt.Sprintf(" · lines %d–%d of %d", *top+1, *top+room, len(lines))
 }
 
-// page is how many lines fit between the status and key lines.
-func (m *framesModel) page() int {
-	if m.height <= 0 {
-		return fallbackHeight
-	}
-	return max(m.height-2, 1)
-}
-
-// layoutWidth is the width frames are drawn at.
-func (m *framesModel) layoutWidth() int {
-	switch {
-	case m.cfg.Width > 0:
-		return m.cfg.Width
-	case m.width > 0:
-		return m.width
-	}
-	return 80 // until the terminal says its size
-}
-
 // View draws the frame: the status line, the frame, the key line.
 func (m *framesModel) View() tea.View {
 	v := tea.NewView(m.render())
@@ -322,7 +285,7 @@ func (m *framesModel) View() tea.View {
 }
 
 func (m *framesModel) render() string {
-	width := m.layoutWidth()
+	width := m.layoutWidth(m.cfg.Width)
 	status := fmt.Sprintf("%s · every %s", m.now.Format("15:04:05"), units.Duration(m.interval))
 	switch {
 	case m.paused:
@@ -377,7 +340,7 @@ func runFramesTerminal(ctx context.Context, ios *iostreams.IO, c FramesConfig) e
 	case m.tripped != nil:
 		// The view is gone with the alternate screen: leave the frame
 		// that tripped --fail-on where the user can read it.
-		if _, err := fmt.Fprintln(ios.Out, strings.TrimRight(m.frame.Text(m.layoutWidth()), "\n")); err != nil {
+		if _, err := fmt.Fprintln(ios.Out, strings.TrimRight(m.frame.Text(m.layoutWidth(m.cfg.Width)), "\n")); err != nil {
 			return &WriteError{err}
 		}
 		return m.tripped

@@ -50,26 +50,17 @@ type tickMsg struct{ gen int }
 // come back as scrapedMsg; View draws with the same renderer as the piped
 // mode.
 type model struct {
-	ctx   context.Context
+	screen
 	cfg   Config
 	s     *session
 	color bool
-
-	width, height int
-	now           time.Time // the clock at the last message, for the frame
-	paused        bool
-	inflight      bool
-	gen           int
-	// top is the first report line shown: the report scrolls when it is
-	// taller than the screen (distributions usually are).
-	top int
 	// tripped is set when --fail-on tripped: the view quits, and the
 	// frame that tripped it is written to the normal screen.
 	tripped *TrippedError
 }
 
 func newModel(ctx context.Context, c Config, color bool) *model {
-	return &model{ctx: ctx, cfg: c, s: newSession(c), color: color, now: c.Now()}
+	return &model{screen: screen{ctx: ctx, now: c.Now()}, cfg: c, s: newSession(c), color: color}
 }
 
 // Init starts the first scrape.
@@ -84,11 +75,6 @@ func (m *model) fetch() tea.Cmd {
 		snap, at, took, err := scrape(ctx, c)
 		return scrapedMsg{snap: snap, at: at, took: took, err: err}
 	}
-}
-
-func (m *model) tick(after time.Duration) tea.Cmd {
-	gen := m.gen
-	return tea.Tick(max(after, 0), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 // Update folds a message into the state.
@@ -143,14 +129,11 @@ func (m *model) key(k string) tea.Cmd {
 	case "r":
 		m.s.reset()
 	case "space":
-		m.paused = !m.paused
-		m.gen++
+		if m.togglePause() {
+			return m.fetch()
+		}
 		if m.paused {
 			m.s.pause()
-		}
-		if !m.paused && !m.inflight {
-			m.inflight = true
-			return m.fetch()
 		}
 	case "+", "=":
 		return m.setInterval(stepUp(m.s.interval))
@@ -167,11 +150,7 @@ func (m *model) setInterval(d time.Duration) tea.Cmd {
 		return nil
 	}
 	m.s.setInterval(d)
-	m.gen++ // the tick already scheduled was for the old interval
-	if m.paused || m.inflight {
-		return nil
-	}
-	return m.tick(d)
+	return m.retimed(d)
 }
 
 // stepUp is the next longer step, stepDown the next shorter; an interval
@@ -192,14 +171,6 @@ func stepDown(d time.Duration) time.Duration {
 	return d
 }
 
-// page is how many report lines fit between the status and key lines.
-func (m *model) page() int {
-	if m.height <= 0 {
-		return fallbackHeight
-	}
-	return max(m.height-2, 1)
-}
-
 // View draws the frame: a status line, the report, the key line, cut to
 // the terminal's height.
 func (m *model) View() tea.View {
@@ -211,14 +182,7 @@ func (m *model) View() tea.View {
 
 // renderOptions is the layout of the view at its current size.
 func (m *model) renderOptions() render.Options {
-	width := m.cfg.Width
-	if width <= 0 {
-		width = m.width
-	}
-	if width <= 0 {
-		width = 80 // until the terminal says its size
-	}
-	return render.Options{Width: width, Columns: m.cfg.Columns, Color: m.color, Glyphs: m.cfg.Glyphs}
+	return render.Options{Width: m.layoutWidth(m.cfg.Width), Columns: m.cfg.Columns, Color: m.color, Glyphs: m.cfg.Glyphs}
 }
 
 func (m *model) frame() string {

@@ -241,7 +241,13 @@ func writeFrame(out io.Writer, buf *bytes.Buffer, r *report.Report, now time.Tim
 	if err := pipedFrame(buf, r, now, interval, c, o); err != nil {
 		return err
 	}
-	if _, err := out.Write(buf.Bytes()); err != nil {
+	return emit(out, buf.Bytes())
+}
+
+// emit writes a piped frame to out in one Write, and flushes out where it
+// buffers.
+func emit(out io.Writer, b []byte) error {
+	if _, err := out.Write(b); err != nil {
 		return &WriteError{err}
 	}
 	if f, ok := out.(interface{ Flush() error }); ok {
@@ -252,12 +258,17 @@ func writeFrame(out io.Writer, buf *bytes.Buffer, r *report.Report, now time.Tim
 	return nil
 }
 
+// stamp is the line over each piped text frame.
+func stamp(now time.Time, interval time.Duration) string {
+	return "=== " + now.Format("2006-01-02 15:04:05 MST") + " · every " + units.Duration(interval) + "\n"
+}
+
 // pipedFrame writes one frame of the piped mode into w.
 func pipedFrame(w *bytes.Buffer, r *report.Report, now time.Time, interval time.Duration, c Config, o render.Options) error {
 	if c.JSON {
 		return writeJSON(w, r)
 	}
-	fmt.Fprintf(w, "=== %s · every %s\n", now.Format("2006-01-02 15:04:05 MST"), units.Duration(interval))
+	w.WriteString(stamp(now, interval))
 	if err := c.Render(w, ForText(r), o); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
