@@ -212,6 +212,12 @@ func (f *outputFlags) check(set map[string]bool) error {
 	return nil
 }
 
+// renderOptions lay a report out width cells wide as the output flags
+// say.
+func (f *outputFlags) renderOptions(io *iostreams.IO, width int) render.Options {
+	return render.Options{Width: width, Columns: f.columns, Color: io.ColorEnabled(f.noColor), Glyphs: f.glyphs(io)}
+}
+
 // layoutWidth is the width to lay a report out in.
 func (f *outputFlags) layoutWidth(io *iostreams.IO) int {
 	if f.width != 0 {

@@ -418,7 +418,7 @@ func (o *fleetOptions) render(f *fleet.Fleet, width int, io *iostreams.IO, compa
 	case o.one:
 		r := *f.Instances[0].Report
 		r.Header = append([]string{fleetTitle(f)}, r.Header...)
-		err = render.Text(&b, watch.ForText(&r), render.Options{Width: width, Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)})
+		err = render.Text(&b, watch.ForText(&r), o.renderOptions(io, width))
 	default:
 		err = f.Text(&b, fleet.TextOptions{Width: width, Glyphs: o.glyphs(io)})
 	}

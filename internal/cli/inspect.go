@@ -384,7 +384,7 @@ func (o *inspectOptions) rendered(io *iostreams.IO, rep *report.Report, res *scr
 	if o.json {
 		err = render.JSON(&b, rep)
 	} else {
-		err = render.Text(&b, rep, o.renderOptions(io))
+		err = render.Text(&b, rep, o.renderOptions(io, o.layoutWidth(io)))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rendering the report: %w", err)
@@ -412,10 +412,6 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 		return writeError(err)
 	}
 	return failedOn(o.failOn, tripping(got.rep, o.failOn, ""))
-}
-
-func (o *inspectOptions) renderOptions(io *iostreams.IO) render.Options {
-	return render.Options{Width: o.layoutWidth(io), Columns: o.columns, Color: io.ColorEnabled(o.noColor), Glyphs: o.glyphs(io)}
 }
 
 // load scrapes a target and reads it into a canonical snapshot; a non-zero

@@ -122,17 +122,23 @@ func rankGroups(mf *dto.MetricFamily, keep func(*dto.Metric) bool) map[string][]
 func rankValues(mf *dto.MetricFamily, keep func(*dto.Metric) bool) []float64 {
 	var out []float64
 	for _, ms := range rankGroups(mf, keep) {
-		best, ok := math.Inf(-1), false
-		for _, m := range ms {
-			if v, isScalar := scalarValue(m); isScalar && !math.IsNaN(v) {
-				best, ok = math.Max(best, v), true
-			}
-		}
-		if ok {
+		if best, ok := groupMax(ms); ok {
 			out = append(out, best)
 		}
 	}
 	return out
+}
+
+// groupMax is the largest number among a rank group's series; false where
+// none has one.
+func groupMax(ms []*dto.Metric) (float64, bool) {
+	best, ok := math.Inf(-1), false
+	for _, m := range ms {
+		if v, isScalar := scalarValue(m); isScalar && !math.IsNaN(v) {
+			best, ok = math.Max(best, v), true
+		}
+	}
+	return best, ok
 }
 
 // rankSum adds the rank groups' values.
@@ -324,12 +330,7 @@ func sglangBusy(p rankMapper) {
 	}
 	perScheduler := map[string]float64{}
 	for key, ms := range rankGroups(mf, p.keep) {
-		best, ok := math.Inf(-1), false
-		for _, m := range ms {
-			if v, isScalar := scalarValue(m); isScalar && !math.IsNaN(v) {
-				best, ok = math.Max(best, v), true
-			}
-		}
+		best, ok := groupMax(ms)
 		if !ok {
 			continue
 		}
