@@ -51,9 +51,14 @@ func instanceHeader(in *Instance) []string {
 // range's times.
 func windowWords(o Options) string {
 	if o.Range {
-		return fmt.Sprintf("the range %s to %s", o.From.UTC().Format("2006-01-02 15:04:05"), o.To.UTC().Format("15:04:05 MST"))
+		return "the range " + rangeWords(o)
 	}
 	return "the last " + windowLabel(o.To.Sub(o.From))
+}
+
+// rangeWords are a past range's times: "2026-11-01 00:30:00 to 01:30:00 UTC".
+func rangeWords(o Options) string {
+	return o.From.UTC().Format("2006-01-02 15:04:05") + " to " + o.To.UTC().Format("15:04:05 MST")
 }
 
 // rateSection is the window's rates table of one instance (or the
@@ -63,7 +68,7 @@ func rateSection(f Figures, d windowDelta, o Options, in *Instance) (report.Sect
 	w := o.To.Sub(o.From)
 	title := "Rates over the last " + windowLabel(w)
 	if o.Range {
-		title = fmt.Sprintf("Rates from %s to %s", o.From.UTC().Format("2006-01-02 15:04:05"), o.To.UTC().Format("15:04:05 MST"))
+		title = "Rates from " + rangeWords(o)
 	}
 	sec := report.Section{ID: "rates", Title: title, Wide: true}
 	say := func(id, label, value, note string) {
@@ -72,15 +77,15 @@ func rateSection(f Figures, d windowDelta, o Options, in *Instance) (report.Sect
 	if in != nil {
 		switch {
 		case d.fromZero:
-			say("window_born", "started", in.bornAt.UTC().Format("15:04:05"), "inside the window: counted from zero at its process start")
+			say("window_born", "started", clock(in.bornAt), "inside the window: counted from zero at its process start")
 		case !in.bornAt.IsZero():
-			say("window_born", "first seen", in.bornAt.UTC().Format("15:04:05"), "inside the window: counted from its first sample, what it did before is not in these figures")
+			say("window_born", "first seen", clock(in.bornAt), "inside the window: counted from its first sample, what it did before is not in these figures")
 		}
 		for _, t := range d.resets {
-			say("window_restart", "restarted", t.UTC().Format("15:04:05"), "counters counted from zero there (raw samples), as rate() does")
+			say("window_restart", "restarted", clock(t), "counters counted from zero there (raw samples), as rate() does")
 		}
 		if in.State == Gone || in.State == Down {
-			say("window_gone", "last sample", in.lastAt.UTC().Format("15:04:05"), "figures end there")
+			say("window_gone", "last sample", clock(in.lastAt), "figures end there")
 		}
 	}
 	label := windowLabel(w)
