@@ -86,8 +86,7 @@ func CLIMarkdown() string {
 		}
 		b.WriteString("\n| flag | meaning | default |\n|---|---|---|\n")
 		c.Flags().VisitAll(func(f *pflag.Flag) {
-			spelled, usage := flagLine(f)
-			usage, _, _ = strings.Cut(usage, " (default "+defaultOf(f)+")")
+			spelled, usage := flagParts(f)
 			def := ""
 			if d := defaultOf(f); d != "" {
 				def = "`" + d + "`"

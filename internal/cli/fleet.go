@@ -123,8 +123,8 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 		"a Thanos querier is asked to deduplicate on it too"}.list(cmd, &o.replicas)
 	flagDef{name: "show-queries", usage: "write every query sent, and how long it took, to stderr"}.bool(cmd, &o.showQueries)
 	flagMaxBytes.size(cmd, &o.maxBytes)
-	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances (default %d), and %d series listed for each; "+
-		"more is an error that says how to narrow --selector", fleet.DefaultMaxInstances, fleet.SeriesPerInstance)}.int(cmd, &o.maxInst)
+	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances, and %d series listed for each; "+
+		"more is an error that says how to narrow --selector", fleet.SeriesPerInstance)}.int(cmd, &o.maxInst)
 }
 
 // parse checks the flags cmd was given (now is the clock of the window).

@@ -160,6 +160,15 @@ func visible(c *cobra.Command) []*cobra.Command {
 // flagLine is one flag as help lists it: its spelling with the argument,
 // and its usage with the default.
 func flagLine(f *pflag.Flag) (string, string) {
+	spelled, usage := flagParts(f)
+	if d := defaultOf(f); d != "" {
+		usage += " (default " + d + ")"
+	}
+	return spelled, usage
+}
+
+// flagParts is a flag's spelling with the argument, and its usage alone.
+func flagParts(f *pflag.Flag) (string, string) {
 	arg, usage := pflag.UnquoteUsage(f)
 	if f.Value.Type() == "bool" {
 		arg = ""
@@ -170,9 +179,6 @@ func flagLine(f *pflag.Flag) (string, string) {
 	}
 	if arg != "" {
 		spelled += " " + arg
-	}
-	if d := defaultOf(f); d != "" {
-		usage += " (default " + d + ")"
 	}
 	return spelled, usage
 }
