@@ -205,11 +205,9 @@ func (m *framesModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.tick(m.interval - msg.took)
 		}
 	case tickMsg:
-		if msg.gen != m.gen || m.paused || m.inflight {
-			return m, nil
+		if m.due(msg) {
+			return m, m.refresh()
 		}
-		m.inflight = true
-		return m, m.refresh()
 	}
 	return m, nil
 }

@@ -29,6 +29,17 @@ func (v *screen) tick(after time.Duration) tea.Cmd {
 	return tea.Tick(max(after, 0), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
+// due says whether a tick starts a refresh now (it is of the generation
+// scheduled last, the view runs and none is under way), which is then
+// marked under way.
+func (v *screen) due(t tickMsg) bool {
+	if t.gen != v.gen || v.paused || v.inflight {
+		return false
+	}
+	v.inflight = true
+	return true
+}
+
 // togglePause pauses or resumes; true when resuming must start a refresh
 // now (none is under way), which is then marked under way.
 func (v *screen) togglePause() bool {

@@ -102,11 +102,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.tick(m.s.interval - msg.took)
 		}
 	case tickMsg:
-		if msg.gen != m.gen || m.paused || m.inflight {
-			return m, nil
+		if m.due(msg) {
+			return m, m.fetch()
 		}
-		m.inflight = true
-		return m, m.fetch()
 	}
 	return m, nil
 }
