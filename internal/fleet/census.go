@@ -25,10 +25,12 @@ import (
 //   - every series of the family the first instance was found by (and of
 //     one that names the served model, where that one does not): each
 //     instance, its targets, its models, labels that say replica;
-//   - every series of the dialect whose family the first does not publish
-//     (none, in a fleet of one version: the store answers from its index);
+//   - every series of the dialect's families the first does not publish
+//     (the store's names say which: none, in a fleet of one version, and
+//     then nothing is asked);
 //   - every series carrying a label whose values decide how a library
-//     reads a scrape (promql.DecidingLabels), _created series left out;
+//     reads a scrape (promql.DecidingLabels), _created series left out,
+//     and info series, which the next lists;
 //   - the info series (vLLM's KV capacity is in their labels);
 //   - vLLM production-stack's router copies, to be counted.
 //
@@ -94,7 +96,7 @@ func (r *run) census(ctx context.Context, sp *speculation, names []string) (*cen
 	if len(libs) > 0 {
 		fns = append(fns, func(ctx context.Context) error {
 			light, err := list(ctx, r.q, "discovery (census): each instance of the dialects a first instance's library reads, and what tells its shape",
-				r.censusMatches(libs), r.o, start, end)
+				r.censusMatches(libs, names), r.o, start, end)
 			if err != nil {
 				return err
 			}
@@ -190,8 +192,8 @@ func (r *run) walk(ctx context.Context, listed map[string]string, match Selector
 }
 
 // censusMatches are the census' series selectors (see the top of this
-// file).
-func (r *run) censusMatches(libs map[string]*shape) []string {
+// file); names are the families the store holds (familyNames).
+func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
 	sel := r.o.Selector
 	var out, prefixes []string
 	for _, d := range slices.Sorted(maps.Keys(libs)) {
@@ -200,18 +202,26 @@ func (r *run) censusMatches(libs map[string]*shape) []string {
 		ps := dialectPrefixes(d)
 		prefixes = append(prefixes, ps...)
 		own := familySel(sel, sh.probe)
-		names := []string{sh.probe}
+		probes := []string{sh.probe}
 		if m := r.modelFamily(first, sh.probe); m != "" {
-			names = append(names, m)
+			probes = append(probes, m)
 		}
-		out = append(out,
-			own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(names)}).braces(),
-			own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(ps)},
-				Matcher{Name: model.MetricNameLabel, Op: "!~", Value: nameRegex(slices.Sorted(maps.Keys(first.families))) + "|.+_bucket"}).braces())
+		out = append(out, own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(probes)}).braces())
+		// The names cost the store nothing more; a match of "not the
+		// first's families", a look at every series of the dialect.
+		var lacking []string
+		for _, n := range names {
+			if !first.families[n] && slices.ContainsFunc(ps, func(p string) bool { return strings.HasPrefix(n, p) }) {
+				lacking = append(lacking, n)
+			}
+		}
+		if len(lacking) > 0 {
+			out = append(out, own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(lacking)}).braces())
+		}
 	}
 	for _, l := range decidingLabels {
 		out = append(out, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)},
-			Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket|.+_created"},
+			Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket|.+_created|.+_info"},
 			Matcher{Name: l, Op: "=~", Value: ".+"}).braces())
 	}
 	out = append(out, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes) + "_info"}).braces())

@@ -114,3 +114,49 @@ func labelsOf(p promtool.Point, more ...string) string {
 	}
 	return labelStr(append(more, pairs...)...)
 }
+
+// The store's list of names (asked for without a match, from its index)
+// may hold families with no series in the window: a vLLM family that
+// sorts before every other, published by a server gone an hour and a
+// half before it. The first instance is looked for by the next family,
+// and the fleet is read by its sums, as the rebuild reads it; the names
+// the first instance lacks are listed by name, nothing else.
+func TestProbePassesStaleNames(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 4, 12, 0, 0, 0, time.UTC)
+	newest := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0]
+	pts := promtool.Points(newest.Fams, promtool.Labels{})
+	w := newOM()
+	for at := end.Add(-10 * time.Minute); !at.After(end); at = at.Add(time.Minute) {
+		grow := 2 - end.Sub(at).Minutes()/10
+		for _, instance := range []string{"a", "b"} {
+			for _, p := range pts {
+				v := p.Value
+				if p.Counter {
+					v *= grow
+				}
+				w.add(p.Labels["__name__"], "unknown", p.Labels["__name__"], labelsOf(p, "job", "fx", "instance", instance), v, at)
+			}
+		}
+	}
+	w.add("vllm:aaa_gone_total", "counter", "vllm:aaa_gone_total", labelStr("job", "fx", "instance", "gone"), 3, end.Add(-90*time.Minute))
+	path := filepath.Join(t.TempDir(), "stale.om")
+	if err := os.WriteFile(path, w.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*storetest.Store{storetest.Prometheus(t, storetest.Config{Backfill: path}), storetest.VictoriaMetrics(t, storetest.Config{Backfill: path})} {
+		push, _ := both(t, client(t, s), Options{From: end.Add(-DefaultWindow), To: end})
+		if got := pushed(push); !got["fx/a"] || !got["fx/b"] || len(push.Instances) != 2 {
+			t.Errorf("%s: %d instances, read by their sums: %v; want fx/a and fx/b", s.Kind, len(push.Instances), got)
+		}
+		var probes []string
+		for _, q := range push.Queries {
+			if strings.HasPrefix(q.Purpose, "pushdown: one instance of") {
+				probes = append(probes, q.Text)
+			}
+		}
+		if len(probes) < 2 || !strings.Contains(probes[0], "vllm:aaa_gone_total") {
+			t.Errorf("%s: the first instance looked for by %q; want the stale family first, then another", s.Kind, probes)
+		}
+	}
+}

@@ -19,18 +19,21 @@ import (
 // are the rates rows' over it (figuresOf). Both paths end here.
 
 // build turns what was read into instances, totals and notes.
-func (r *run) build(ctx context.Context) {
-	for _, g := range r.disc.groups {
-		if ctx.Err() != nil {
-			return
-		}
-		in := r.instance(g)
+func (r *run) build(ctx context.Context) error {
+	// The store is done by now: each core makes instances (2,000 pods:
+	// 0.26 s of CPU), every one from its own readings alone.
+	made := make([]*Instance, len(r.disc.groups))
+	if err := across(ctx, len(made), func(i int) { made[i] = r.instance(r.disc.groups[i]) }); err != nil {
+		return err
+	}
+	for _, in := range made {
 		if in != nil {
 			r.f.Instances = append(r.f.Instances, in)
 		}
 	}
 	r.f.Totals = totals(r.f, r.o)
 	r.f.Notes = r.notes()
+	return nil
 }
 
 // instance makes one group's figures and report from its readings,

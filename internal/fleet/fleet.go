@@ -262,7 +262,9 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if err := r.trends(ctx); err != nil {
 		return nil, err
 	}
-	r.build(ctx)
+	if err := r.build(ctx); err != nil {
+		return nil, err
+	}
 	f.Queries = q.Log()
 	return f, nil
 }

@@ -65,8 +65,8 @@ func (r *run) trends(ctx context.Context) error {
 }
 
 // shapeTrends reads a shape's trends: each trend quantity's reading step
-// by step, and when the instance's newest sample was at each step (of its
-// request counter, else of the quantity read): a step with no sample
+// by step, and when the instance's newest sample was at each step (of
+// newestFamily's family, which comes with every scrape): a step with no sample
 // newer than the step before (a target gone, its last values still seen
 // within the store's lookback) is a gap, not a zero.
 func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) error {
@@ -140,10 +140,14 @@ func (r *run) trendOf(id string) map[string]*report.Trend {
 }
 
 // newestFamily is the family whose newest sample dates a shape's trend
-// readings: its request counter's, else its KV use's; "" where it has
-// neither.
+// readings: its KV use's, else its request counter's; "" where it has
+// neither. Both come with every scrape of the instance; KV use has one
+// series an engine, vLLM's request counter one for each finish reason,
+// and timestamp() over a range costs a store per series (2,000 vLLM
+// pods: 0.38 s of Prometheus' CPU by the request counter, 0.08 s by KV
+// use).
 func newestFamily(sh *shape) string {
-	for _, id := range []string{TrendRequests, TrendKV} {
+	for _, id := range []string{TrendKV, TrendRequests} {
 		if names := sh.lib.SeriesOf(trendQuantities[id]); len(names) > 0 {
 			return names[0]
 		}

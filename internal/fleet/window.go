@@ -5,10 +5,12 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -75,6 +77,24 @@ func parallel(ctx context.Context, fns ...func(context.Context) error) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// across calls fn for each of 0..n-1 on every core, and returns once all
+// are done, or ctx's error where it ended first (the rest not called).
+func across(ctx context.Context, n int, fn func(i int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // by writes the grouping of the store's aggregations: " by (job, instance)".
