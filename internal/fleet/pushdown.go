@@ -538,12 +538,17 @@ const (
 	tagBucket = "b:"
 	tagSum    = "s:"
 	tagCount  = "c:"
+	// tagSplit is a split's (promql.Split): its quantities are taken
+	// from its answer once every sample is in.
+	tagSplit = "x:"
 )
 
 // quantities are a shape's expressions at the window's end, at its start
 // (counters and histograms: what increases) and, over a past range, the
-// gauges whose largest value the table shows.
+// gauges whose largest value the table shows. Counters read from one
+// family share one read of it (promql.Library.Splits).
 func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
+	var counters []string
 	for _, q := range sh.lib.Quantities() {
 		n, ok := snapshot.Declared(q)
 		if !ok || !slices.Contains(tableNeeds, q) && !slices.Contains(tableHists, q) {
@@ -555,19 +560,27 @@ func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
 				continue
 			}
 			h, _ := sh.lib.Histogram(q)
-			hs := []tagged{{tagBucket + q, h.Buckets}, {tagSum + q, h.Sum}, {tagCount + q, h.Count}}
+			hs := []tagged{{tag: tagBucket + q, expr: h.Buckets}, {tag: tagSum + q, expr: h.Sum}, {tag: tagCount + q, expr: h.Count}}
 			end, start = append(end, hs...), append(start, hs...)
 		case snapshot.Counter:
-			e, _ := sh.lib.Reading(q)
-			end, start = append(end, tagged{tagValue + q, e}), append(start, tagged{tagValue + q, e})
+			counters = append(counters, q)
 		default:
 			e, _ := sh.lib.Reading(q)
-			end = append(end, tagged{tagValue + q, e})
+			end = append(end, tagged{tag: tagValue + q, expr: e})
 			if r.o.Range && (q == snapshot.KVCacheUsageRatio || q == snapshot.RequestsDeferred) {
 				l, _ := sh.lib.Largest(q)
-				peak = append(peak, tagged{tagValue + q, l})
+				peak = append(peak, tagged{tag: tagValue + q, expr: l})
 			}
 		}
+	}
+	splits, rest := sh.lib.Splits(counters)
+	for i := range splits {
+		t := tagged{tag: tagSplit + splits[i].Label, expr: splits[i].Expr, split: &splits[i]}
+		end, start = append(end, t), append(start, t)
+	}
+	for _, q := range rest {
+		e, _ := sh.lib.Reading(q)
+		end, start = append(end, tagged{tag: tagValue + q, expr: e}), append(start, tagged{tag: tagValue + q, expr: e})
 	}
 	return end, start, peak
 }
@@ -576,6 +589,9 @@ func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
 type values struct {
 	scalars map[string]float64
 	hists   map[string]*histogram.Histogram
+	// splits are the values by label value of each split read, until
+	// fromSplits takes the quantities from them.
+	splits map[*promql.Split]map[string]float64
 	// invalid names a quantity whose sum cannot be: NaN or infinite (a
 	// series of it is), a counter's or a bucket's below zero.
 	invalid string
@@ -687,37 +703,38 @@ func (r *run) outOfRange(ctx context.Context, sh *shape) (map[string]bool, error
 	}
 	exprs := make([]tagged, len(fs))
 	for i, f := range fs {
-		exprs[i] = tagged{tagValue + "fraction", "group" + r.by() + " (" + f + " < 0 or " + f + " > 1.000001)"}
-	}
-	vec, err := r.q.tagged(ctx, "pushdown: instances with a fraction outside 0..1 (read whole)", exprs, r.o.To)
-	if err != nil {
-		return nil, err
+		exprs[i] = tagged{tag: tagValue + "fraction", expr: "group" + r.by() + " (" + f + " < 0 or " + f + " > 1.000001)"}
 	}
 	out := map[string]bool{}
-	for _, s := range vec {
+	err := r.q.tagged(ctx, "pushdown: instances with a fraction outside 0..1 (read whole)", exprs, r.o.To, func(_ tagged, s *model.Sample) {
 		out[groupKey(s.Metric, r.o.By)] = true
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // sums runs tagged expressions at one time and sorts what the store
 // answered by instance (its grouping key), quantity and bucket.
 func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.Time) (map[string]*values, error) {
-	vec, err := r.q.tagged(ctx, purpose, exprs, at)
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]*values{}
 	buckets := map[string]map[string][]histogram.Bucket{}
-	for _, s := range vec {
+	err := r.q.tagged(ctx, purpose, exprs, at, func(e tagged, s *model.Sample) {
 		k := groupKey(s.Metric, r.o.By)
 		v := out[k]
 		if v == nil {
 			v = &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
 			out[k] = v
 		}
-		tag := string(s.Metric[tagLabel])
-		x := float64(s.Value)
+		tag, x := e.tag, float64(s.Value)
+		if e.split != nil {
+			if v.splits == nil {
+				v.splits = map[*promql.Split]map[string]float64{}
+			}
+			if v.splits[e.split] == nil {
+				v.splits[e.split] = map[string]float64{}
+			}
+			v.splits[e.split][string(s.Metric[model.LabelName(e.split.Label)])] = x
+			return
+		}
 		if why := cannotBe(tag, x); why != "" && v.invalid == "" {
 			v.invalid = why
 		}
@@ -725,7 +742,7 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 		case strings.HasPrefix(tag, tagBucket):
 			le, err := strconv.ParseFloat(string(s.Metric["le"]), 64)
 			if err != nil || math.IsNaN(le) {
-				continue
+				return
 			}
 			if buckets[k] == nil {
 				buckets[k] = map[string][]histogram.Bucket{}
@@ -739,6 +756,12 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 		default:
 			v.scalars[tag[len(tagValue):]] = x
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range out {
+		v.fromSplits()
 	}
 	for id, hs := range buckets {
 		for name, bs := range hs {
@@ -775,6 +798,37 @@ func cannotBe(tag string, x float64) string {
 		return fmt.Sprintf("%s below zero", name)
 	}
 	return ""
+}
+
+// fromSplits takes each quantity read from a split from its values by
+// label value, as its Reading would have: the sum of all (added in order
+// of value), one value's, or 0 × the sum of all where that one is absent
+// and its part says so ("or 0 *": NaN where the sum is).
+func (v *values) fromSplits() {
+	for sp, byValue := range v.splits {
+		var all float64
+		for _, lv := range slices.Sorted(maps.Keys(byValue)) {
+			all += byValue[lv]
+		}
+		for _, q := range slices.Sorted(maps.Keys(sp.Parts)) {
+			p := sp.Parts[q]
+			x, ok := byValue[p.Value]
+			switch {
+			case p.All:
+				x, ok = all, len(byValue) > 0
+			case !ok && p.ZeroIfAbsent && len(byValue) > 0:
+				x, ok = 0*all, true
+			}
+			if !ok {
+				continue
+			}
+			if why := cannotBe(tagValue+q, x); why != "" && v.invalid == "" {
+				v.invalid = why
+			}
+			v.scalars[q] = x
+		}
+	}
+	v.splits = nil
 }
 
 // hist is the histogram name being filled.
@@ -890,8 +944,9 @@ func unsound(start, end *snapshot.Snapshot) string {
 	return ""
 }
 
-// tagLabel carries a quantity's tag through a batch.
-const tagLabel = "inferscope_q"
-
 // tagged is an expression and the tag its results carry.
-type tagged struct{ tag, expr string }
+type tagged struct {
+	tag, expr string
+	// split is the split the expression reads, if it is one.
+	split *promql.Split
+}

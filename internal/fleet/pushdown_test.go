@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -89,8 +91,15 @@ func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
 		sh := &shape{groups: []*group{g}, lib: lib, rep: fx.Snap}
 		end, _, _ := r.quantities(sh)
 		v := &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
+		var names []string
 		for _, q := range end {
-			name := q.tag[2:]
+			if q.split != nil {
+				names = append(names, slices.Collect(maps.Keys(q.split.Parts))...)
+			} else {
+				names = append(names, q.tag[2:])
+			}
+		}
+		for _, name := range names {
 			if x, ok := fx.Snap.Scalar(name); ok {
 				v.scalars[name] = x
 			} else if x, ok := fx.Snap.Extra[name]; ok {
@@ -152,4 +161,42 @@ func windowOf(r *run, g *group, s *snapshot.Snapshot) *Instance {
 	in.Figures = figuresOf(s, nil, in.delta.Delta, false)
 	in.Report = r.report(in)
 	return in
+}
+
+// A split's quantities are what their Readings would have answered: the
+// sum of every value; one value's; 0 where it is absent beside others
+// ("or 0 *"), NaN where the others sum to NaN; nothing where the instance
+// has none of the family.
+func TestFromSplits(t *testing.T) {
+	sp := &promql.Split{Label: "finished_reason", Parts: map[string]promql.SplitPart{
+		"all": {All: true}, "error": {Value: "error", ZeroIfAbsent: true}, "abort": {Value: "abort"}}}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name    string
+		byValue map[string]float64
+		want    map[string]float64
+		invalid bool
+	}{
+		{"every value", map[string]float64{"stop": 5, "error": 2, "abort": 1, "": 0.5}, map[string]float64{"all": 8.5, "error": 2, "abort": 1}, false},
+		{"no error yet", map[string]float64{"stop": 5}, map[string]float64{"all": 5, "error": 0}, false},
+		{"none of the family", nil, map[string]float64{}, false},
+		{"a NaN", map[string]float64{"stop": nan}, map[string]float64{"all": nan, "error": nan}, true},
+	} {
+		v := &values{scalars: map[string]float64{}}
+		if tc.byValue != nil {
+			v.splits = map[*promql.Split]map[string]float64{sp: tc.byValue}
+		}
+		v.fromSplits()
+		if len(v.scalars) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, v.scalars, tc.want)
+		}
+		for q, x := range tc.want {
+			if got, ok := v.scalars[q]; !ok || (got != x && !(math.IsNaN(got) && math.IsNaN(x))) {
+				t.Errorf("%s: %s = %v (%v), want %v", tc.name, q, got, ok, x)
+			}
+		}
+		if (v.invalid != "") != tc.invalid {
+			t.Errorf("%s: invalid %q", tc.name, v.invalid)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promql"
+	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // The model labels name the models the dialect reads on every fixture: a
@@ -67,5 +68,36 @@ func TestReadByValue(t *testing.T) {
 	}
 	if l.ReadByValue() {
 		t.Error("prefix counters judged by HELP: ReadByValue true")
+	}
+}
+
+// vLLM's request counter is read once for every request and the errors
+// (the errors' Reading adds "or 0 *" of every request's series, a second
+// read of the family); a counter of a family no other quantity reads, a
+// histogram and a gauge keep their own Readings.
+func TestSplits(t *testing.T) {
+	lib, err := promql.New(fromFile(t, "../../testdata/dialects/vllm-new.prom"), "vllm", promql.Options{By: []string{"job", "instance"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := snapshot.ExtraFinishedReason + "error"
+	splits, rest := lib.Splits([]string{snapshot.RequestsTotal, errs, snapshot.TokensPredictedTotal, snapshot.TimeToFirstTokenSeconds, snapshot.KVCacheUsageRatio})
+	if len(splits) != 1 {
+		t.Fatalf("%d splits, want 1: %+v", len(splits), splits)
+	}
+	sp := splits[0]
+	if want := `sum by (finished_reason, job, instance) (vllm:request_success_total)`; sp.Expr != want || sp.Label != "finished_reason" {
+		t.Errorf("split %q by %q, want %q by finished_reason", sp.Expr, sp.Label, want)
+	}
+	want := map[string]promql.SplitPart{snapshot.RequestsTotal: {All: true}, errs: {Value: "error", ZeroIfAbsent: true}}
+	if !maps.Equal(sp.Parts, want) {
+		t.Errorf("parts %+v, want %+v", sp.Parts, want)
+	}
+	if want := []string{snapshot.KVCacheUsageRatio, snapshot.TimeToFirstTokenSeconds, snapshot.TokensPredictedTotal}; !slices.Equal(rest, want) {
+		t.Errorf("rest %q, want %q", rest, want)
+	}
+	// One quantity of a family shares nothing.
+	if splits, rest := lib.Splits([]string{errs}); len(splits) != 0 || !slices.Equal(rest, []string{errs}) {
+		t.Errorf("one quantity: splits %+v, rest %q", splits, rest)
 	}
 }
