@@ -216,21 +216,18 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	var fns []func(context.Context) error
 	for _, d := range slices.Sorted(maps.Keys(probes)) {
 		fns = append(fns, func(ctx context.Context) error {
-			var sh *shape
 			for _, family := range probes[d][:min(len(probes[d]), maxProbes)] {
-				var err error
-				if sh, err = r.probe(ctx, d, family); err != nil {
+				sh, err := r.probe(ctx, d, family)
+				if err != nil {
 					return err
-				} else if sh != nil {
-					break
+				}
+				if sh != nil {
+					mu.Lock()
+					defer mu.Unlock()
+					sp.shapes = append(sp.shapes, sh)
+					return nil
 				}
 			}
-			if sh == nil {
-				return nil
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			sp.shapes = append(sp.shapes, sh)
 			return nil
 		})
 	}
@@ -805,7 +802,9 @@ func cannotBe(tag string, x float64) string {
 // of value), one value's, or 0 × the sum of all where that one is absent
 // and its part says so ("or 0 *": NaN where the sum is).
 func (v *values) fromSplits() {
-	for sp, byValue := range v.splits {
+	splits := slices.SortedFunc(maps.Keys(v.splits), func(a, b *promql.Split) int { return strings.Compare(a.Expr, b.Expr) })
+	for _, sp := range splits {
+		byValue := v.splits[sp]
 		var all float64
 		for _, lv := range slices.Sorted(maps.Keys(byValue)) {
 			all += byValue[lv]
