@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/promql"
 )
 
 // The census: a pushdown's discovery. Listing every series (discover.go)
@@ -28,15 +29,19 @@ import (
 //   - every series of the dialect's families the first does not publish
 //     (the store's names say which: none, in a fleet of one version, and
 //     then nothing is asked);
-//   - every series carrying a label whose values decide how a library
-//     reads a scrape (promql.DecidingLabels), _created series left out,
-//     and info series, which the next lists;
-//   - the info series (vLLM's KV capacity is in their labels);
+//   - for each fact of its scrape the first instance's library was
+//     written by (promql.Fact: vLLM's computed prompt tokens are
+//     source="local_compute"'s, its reasons are finished_reason's), the
+//     series that tell whether another instance gives the same answer
+//     (factMatcher: one an instance at most, or only those that differ);
+//   - the info series (vLLM's KV capacity is in their labels, and whether
+//     prefix caching is on);
 //   - vLLM production-stack's router copies, to be counted.
 //
 // An instance is read by its dialect's first instance's library (a member
-// of its shape) where it publishes no family the first does not, the same
-// deciding values, models and HELP, and, at the window's end, a sum of
+// of its shape) where it publishes no family the first does not, gives
+// the library's facts the first's answers, has the same info labels that
+// decide, models and HELP, and, at the window's end, a sum of
 // exactly the quantities the first has one of (census.member): a missing
 // family that a quantity reads shows there. Every other instance, and
 // every instance the pushdown reads whole after all (restarted, born,
@@ -218,11 +223,9 @@ func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
 		if len(lacking) > 0 {
 			out = append(out, own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(lacking)}).braces())
 		}
-	}
-	for _, l := range decidingLabels {
-		out = append(out, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)},
-			Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket|.+_created|.+_info"},
-			Matcher{Name: l, Op: "=~", Value: ".+"}).braces())
+		for _, f := range sh.lib.Facts() {
+			out = append(out, familySel(sel, f.Family).With(nameIs(f.Family), factMatcher(f, first)).braces())
+		}
 	}
 	out = append(out, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes) + "_info"}).braces())
 	if libs["vllm"] != nil {
@@ -231,6 +234,53 @@ func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
 			Matcher{Name: routerLabel, Op: "!=", Value: ""}).braces())
 	}
 	return out
+}
+
+// factMatcher picks the series of a fact's family that tell whether an
+// instance gives the fact the first instance's answer (promql.Fact): those
+// of its value; where it names none and the first has the label, those of
+// one value the first has (an instance without that one is read whole,
+// whatever its others); where the first lacks the label, any. Only those
+// that differ answer in a fleet of one version: one series an instance at
+// most, where listing every series of the labels that decide a reading
+// took 16,000 series and 3.3 MB for 2,000 vLLM pods.
+func factMatcher(f promql.Fact, first *group) Matcher {
+	switch {
+	case f.Value != "":
+		return Matcher{Name: f.Label, Op: "=", Value: f.Value}
+	case f.Has:
+		if v, ok := firstValue(first, f.Family, f.Label); ok {
+			return Matcher{Name: f.Label, Op: "=", Value: v}
+		}
+	}
+	return Matcher{Name: f.Label, Op: "=~", Value: ".+"}
+}
+
+// firstValue is the least value of label on family's series that g's
+// discovery kept (g.deciding).
+func firstValue(g *group, family, label string) (string, bool) {
+	prefix := family + "\x00" + label + "\x00"
+	var vs []string
+	for k := range g.deciding {
+		if v, ok := strings.CutPrefix(k, prefix); ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return "", false
+	}
+	return slices.Min(vs), true
+}
+
+// answers says whether g gives fact f the first instance's answer, by
+// the series of it the census listed (factMatcher).
+func answers(g, first *group, f promql.Fact) bool {
+	m := factMatcher(f, first)
+	if m.Op == "=" {
+		return g.deciding[f.Family+"\x00"+f.Label+"\x00"+m.Value] == f.Has
+	}
+	_, any := firstValue(g, f.Family, f.Label)
+	return any == f.Has
 }
 
 // modelFamily is a family of the first instance whose series name the
@@ -331,10 +381,10 @@ func (d *discovery) keys(part *discovery) {
 
 // member says whether the library of shape sh (its dialect's first
 // instance's) reads g as the first is read: g publishes no family the
-// first does not, the same values of the labels that decide a reading
-// (_created series aside: no reading uses them), the same models and HELP,
-// no series under a replica label, and at the window's end a sum of
-// exactly the quantities the first has one of (sameQuantities).
+// first does not, gives the library's facts the first's answers, has the
+// same values of the deciding labels on its info series, the same models
+// and HELP, no series under a replica label, and at the window's end a
+// sum of exactly the quantities the first has one of (sameQuantities).
 func (r *run) member(g *group, sh *shape) bool {
 	first := sh.groups[0]
 	for f := range g.families {
@@ -344,20 +394,25 @@ func (r *run) member(g *group, sh *shape) bool {
 	}
 	switch {
 	case len(g.replicas) > 0,
-		!slices.Equal(deciding(g), deciding(first)),
+		!slices.Equal(infoDeciding(g), infoDeciding(first)),
 		!slices.Equal(g.served(), first.served()),
 		!slices.Equal(r.meta.ownHelp(g), r.meta.ownHelp(first)):
 		return false
 	}
+	for _, f := range sh.lib.Facts() {
+		if !answers(g, first, f) {
+			return false
+		}
+	}
 	return sameQuantities(sh.sums.atEnd[keyOf(g, r.o.By)], sh.sums.atEnd[keyOf(first, r.o.By)])
 }
 
-// deciding lists a group's deciding values but those of _created series,
-// sorted.
-func deciding(g *group) []string {
+// infoDeciding lists the deciding values of a group's info series (the
+// census lists them whole: prefix caching on or off), sorted.
+func infoDeciding(g *group) []string {
 	var out []string
 	for k := range g.deciding {
-		if f, _, _ := strings.Cut(k, "\x00"); !strings.HasSuffix(f, "_created") {
+		if f, _, _ := strings.Cut(k, "\x00"); strings.HasSuffix(f, "_info") {
 			out = append(out, k)
 		}
 	}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,7 +27,8 @@ import (
 // decides how a library reads it: its cached tokens are none); extra publishes a family a does not; missing lacks one a
 // quantity of the table reads; gauges publishes only two gauges, none of
 // the families the census lists every instance by (the walk of the
-// grouping labels' values finds it).
+// grouping labels' values finds it); reason names its requests' reasons
+// by another label (a fact the first's library asked: promql.Fact).
 func TestCensus(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2026, 11, 4, 12, 0, 0, 0, time.UTC)
@@ -59,6 +61,18 @@ func TestCensus(t *testing.T) {
 	write("extra", append(slices.Clone(pts), promtool.Point{Labels: promtool.Labels{"__name__": "vllm:made_up_total"}, Value: 7, Counter: true}), all)
 	write("missing", pts, func(n string) bool { return n != "vllm:num_preemptions_total" })
 	write("gauges", pts, func(n string) bool { return n == "vllm:num_requests_running" || n == "vllm:kv_cache_usage_perc" })
+	// llm-d's simulator names the reason finish_reason: the first's
+	// library would count none of its errors.
+	var renamed []promtool.Point
+	for _, p := range pts {
+		if v, ok := p.Labels["finished_reason"]; ok {
+			p.Labels = maps.Clone(p.Labels)
+			delete(p.Labels, "finished_reason")
+			p.Labels["finish_reason"] = v
+		}
+		renamed = append(renamed, p)
+	}
+	write("reason", renamed, all)
 	path := filepath.Join(t.TempDir(), "census.om")
 	if err := os.WriteFile(path, w.bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,7 +85,7 @@ func TestCensus(t *testing.T) {
 		for _, in := range push.Instances {
 			ids = append(ids, in.ID)
 		}
-		if want := []string{"fx/a", "fx/b", "fx/extra", "fx/gauges", "fx/missing", "fx/off", "fx/old"}; !slices.Equal(ids, want) {
+		if want := []string{"fx/a", "fx/b", "fx/extra", "fx/gauges", "fx/missing", "fx/off", "fx/old", "fx/reason"}; !slices.Equal(ids, want) {
 			t.Errorf("%s: instances %q, want %q", s.Kind, ids, want)
 		}
 		// Discovered whole: every instance but those the first's library
@@ -86,7 +100,7 @@ func TestCensus(t *testing.T) {
 			}
 		}
 		sort.Strings(whole)
-		if want := []string{"extra", "gauges", "missing", "off", "old"}; !slices.Equal(whole, want) {
+		if want := []string{"extra", "gauges", "missing", "off", "old", "reason"}; !slices.Equal(whole, want) {
 			t.Errorf("%s: discovered whole %q, want %q", s.Kind, whole, want)
 		}
 		// The census holds the fleet to --max-instances too.

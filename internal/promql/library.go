@@ -30,6 +30,8 @@ type Library struct {
 	// byValue says a quantity's series were chosen by the scrape's
 	// values (ReadByValue).
 	byValue bool
+	// facts are what its resolvers asked of the scrape's values (Facts).
+	facts []Fact
 }
 
 // Options choose how a [Library] writes its expressions.
@@ -139,6 +141,20 @@ func build(dialect string, o Options, of func(dialectReader) scrape) (*Library, 
 	sc := of(r)
 	l.src = halfRatios(r.read(sc))
 	_, l.byValue = sc[bySize]
+	seen := map[Fact]bool{}
+	for _, n := range slices.Sorted(maps.Keys(sc)) {
+		if f := sc[n]; f != nil {
+			for _, fact := range f.asked {
+				if !seen[fact] {
+					seen[fact] = true
+					l.facts = append(l.facts, fact)
+				}
+			}
+		}
+	}
+	slices.SortFunc(l.facts, func(a, b Fact) int {
+		return strings.Compare(a.Family+"\x00"+a.Label+"\x00"+a.Value, b.Family+"\x00"+b.Label+"\x00"+b.Value)
+	})
 	return l, nil
 }
 
@@ -330,10 +346,13 @@ func one(kind snapshot.Kind, r ref) source { return source{kind: kind, terms: []
 
 // family is what a resolver needs to know of one family in a scrape.
 type family struct {
+	name   string
 	typ    dto.MetricType
 	help   string
 	sum    float64                    // its samples added (counters, gauges)
 	values map[string]map[string]bool // label → values its series carry
+	// asked are the facts of its values the resolvers asked (Facts).
+	asked []Fact
 }
 
 // scrape is a scrape's families by name.
@@ -348,7 +367,7 @@ func scrapeOf(fams []*dto.MetricFamily) scrape {
 	for _, mf := range fams {
 		f := sc[mf.GetName()]
 		if f == nil {
-			f = &family{typ: mf.GetType(), help: mf.GetHelp(), values: map[string]map[string]bool{}}
+			f = &family{name: mf.GetName(), typ: mf.GetType(), help: mf.GetHelp(), values: map[string]map[string]bool{}}
 			sc[mf.GetName()] = f
 		}
 		for _, m := range mf.GetMetric() {
@@ -409,8 +428,40 @@ func (sc scrape) hist(names ...string) (ref, bool) {
 	return ref{}, false
 }
 
-// has reports whether a family carries a series with label=value.
-func (f *family) has(label, value string) bool { return f != nil && f.values[label][value] }
+// has reports whether a family carries a series with label=value, and
+// keeps the answer among the library's facts.
+func (f *family) has(label, value string) bool {
+	if f == nil {
+		return false
+	}
+	h := f.values[label][value]
+	f.asked = append(f.asked, Fact{Family: f.name, Label: label, Value: value, Has: h})
+	return h
+}
+
+// hasLabel reports whether any series of the family carries label, and
+// keeps the answer among the library's facts.
+func (f *family) hasLabel(label string) bool {
+	h := len(f.values[label]) > 0
+	f.asked = append(f.asked, Fact{Family: f.name, Label: label, Has: h})
+	return h
+}
+
+// A Fact is something of the scrape a library was written from that
+// decides how it reads: whether the family has a series whose label is
+// Value (any value where Value is ""). A server whose scrape gives each
+// fact the same answer, and has the same names, HELP and sizes (and info
+// series' labels), is read by the same expressions.
+type Fact struct {
+	Family, Label, Value string
+	Has                  bool
+}
+
+// Facts lists the facts of the scrape the library's resolvers asked,
+// each once, in order of family, label and value. Info series' labels,
+// which say a configuration (prefix caching on or off), are not among
+// them: a reader of the library compares those whole.
+func (l *Library) Facts() []Fact { return slices.Clone(l.facts) }
 
 // counterNames spells a counter with and without _total.
 func counterNames(base string) []string { return []string{base + "_total", base} }

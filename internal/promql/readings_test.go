@@ -101,3 +101,32 @@ func TestSplits(t *testing.T) {
 		t.Errorf("one quantity: splits %+v, rest %q", splits, rest)
 	}
 }
+
+// A library says which values of its scrape it was written by: vLLM's
+// prompt tokens by source (computed tokens are local_compute's), and the
+// label its request counter names reasons by. A scrape without the source
+// split asks nothing of it.
+func TestFacts(t *testing.T) {
+	lib, err := promql.New(fromFile(t, "../../testdata/dialects/vllm-new.prom"), "vllm", promql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := lib.Facts()
+	for _, want := range []promql.Fact{
+		{Family: "vllm:prompt_tokens_by_source_total", Label: "source", Value: "local_compute", Has: true},
+		{Family: "vllm:request_success_total", Label: "finished_reason", Has: true},
+	} {
+		if !slices.Contains(facts, want) {
+			t.Errorf("facts %+v lack %+v", facts, want)
+		}
+	}
+	old, err := promql.New(fromFile(t, "../../testdata/dialects/vllm-0.8.prom"), "vllm", promql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range old.Facts() {
+		if f.Label == "source" {
+			t.Errorf("vLLM 0.8 has no prompt tokens by source, yet the library asked %+v", f)
+		}
+	}
+}

@@ -183,7 +183,7 @@ func readVLLM(sc scrape) sources {
 // reason by: vLLM's finished_reason, llm-d's simulator's finish_reason.
 func reasonLabel(f *family) string {
 	for _, l := range []string{"finished_reason", "finish_reason"} {
-		if len(f.values[l]) > 0 {
+		if f.hasLabel(l) {
 			return l
 		}
 	}
