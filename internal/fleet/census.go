@@ -33,7 +33,8 @@ import (
 //     written by (promql.Fact: vLLM's computed prompt tokens are
 //     source="local_compute"'s, its reasons are finished_reason's), the
 //     series that tell whether another instance gives the same answer
-//     (factMatcher: one an instance at most, or only those that differ);
+//     (factMatcher: one for each engine and model of an instance at
+//     most, or only those that differ);
 //   - the info series (vLLM's KV capacity is in their labels, and whether
 //     prefix caching is on);
 //   - vLLM production-stack's router copies, to be counted.
@@ -71,7 +72,7 @@ func (sp *speculation) libraries() map[string]*shape {
 // census lists the fleet for a pushdown, once each dialect's first
 // instance is read: in part where a library of a first instance may read
 // it, whole for the dialects of names that have none.
-func (r *run) census(ctx context.Context, sp *speculation, names []string) (*census, error) {
+func (r *run) census(ctx context.Context, sp *speculation, names []string, allNames bool) (*census, error) {
 	libs := sp.libraries()
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -101,7 +102,7 @@ func (r *run) census(ctx context.Context, sp *speculation, names []string) (*cen
 	if len(libs) > 0 {
 		fns = append(fns, func(ctx context.Context) error {
 			light, err := list(ctx, r.q, "discovery (census): each instance of the dialects a first instance's library reads, and what tells its shape",
-				r.censusMatches(libs, names), r.o, start, end)
+				r.censusMatches(libs, names, allNames), r.o, start, end)
 			if err != nil {
 				return err
 			}
@@ -197,8 +198,9 @@ func (r *run) walk(ctx context.Context, listed map[string]string, match Selector
 }
 
 // censusMatches are the census' series selectors (see the top of this
-// file); names are the families the store holds (familyNames).
-func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
+// file); names are the families the store holds (familyNames), allNames
+// where the list can be taken for all of them.
+func (r *run) censusMatches(libs map[string]*shape, names []string, allNames bool) []string {
 	sel := r.o.Selector
 	var out, prefixes []string
 	for _, d := range slices.Sorted(maps.Keys(libs)) {
@@ -220,7 +222,12 @@ func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
 				lacking = append(lacking, n)
 			}
 		}
-		if len(lacking) > 0 {
+		switch {
+		case !allNames:
+			// A list the store may have cut: every family but the first's.
+			out = append(out, own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(ps)},
+				Matcher{Name: model.MetricNameLabel, Op: "!~", Value: nameRegex(slices.Sorted(maps.Keys(first.families))) + "|.+_bucket"}).braces())
+		case len(lacking) > 0:
 			out = append(out, own.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(lacking)}).braces())
 		}
 		for _, f := range sh.lib.Facts() {
@@ -241,9 +248,10 @@ func (r *run) censusMatches(libs map[string]*shape, names []string) []string {
 // of its value; where it names none and the first has the label, those of
 // one value the first has (an instance without that one is read whole,
 // whatever its others); where the first lacks the label, any. Only those
-// that differ answer in a fleet of one version: one series an instance at
-// most, where listing every series of the labels that decide a reading
-// took 16,000 series and 3.3 MB for 2,000 vLLM pods.
+// that differ answer in a fleet of one version: one series for each
+// engine and model of an instance at most, where listing every series of
+// the labels that decide a reading took 16,000 series and 3.3 MB for
+// 2,000 vLLM pods.
 func factMatcher(f promql.Fact, first *group) Matcher {
 	switch {
 	case f.Value != "":
@@ -273,8 +281,14 @@ func firstValue(g *group, family, label string) (string, bool) {
 }
 
 // answers says whether g gives fact f the first instance's answer, by
-// the series of it the census listed (factMatcher).
+// the series of it the census listed (factMatcher). Discovery keeps the
+// values of the deciding labels alone (discovery.note): a fact of any
+// other label cannot be told, and g is read whole (TestFactsAreDeciding
+// holds every fact of every fixture to those labels).
 func answers(g, first *group, f promql.Fact) bool {
+	if !slices.Contains(decidingLabels, f.Label) {
+		return false
+	}
 	m := factMatcher(f, first)
 	if m.Op == "=" {
 		return g.deciding[f.Family+"\x00"+f.Label+"\x00"+m.Value] == f.Has

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/fixtures"
+	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/promql/promtool"
 	"github.com/inferscope/inferscope/internal/storetest"
 )
@@ -172,5 +173,35 @@ func TestProbePassesStaleNames(t *testing.T) {
 		if len(probes) < 2 || !strings.Contains(probes[0], "vllm:aaa_gone_total") {
 			t.Errorf("%s: the first instance looked for by %q; want the stale family first, then another", s.Kind, probes)
 		}
+	}
+}
+
+// The families a first instance lacks are asked for by name where the
+// store's list of names can be taken for all of them; where the store may
+// have cut it (trustedNames), by every family of the dialect but the
+// first's, as the list cannot say.
+func TestCensusLackingFamilies(t *testing.T) {
+	fams := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0].Fams
+	lib, err := promql.New(fams, "vllm", promql.Options{By: DefaultBy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &group{dialect: "vllm", families: map[string]bool{"vllm:num_requests_running": true, "vllm:e2e_request_latency_seconds_count": true}}
+	libs := map[string]*shape{"vllm": {groups: []*group{first}, lib: lib, probe: "vllm:e2e_request_latency_seconds_count"}}
+	r := &run{o: Options{By: DefaultBy()}}
+	names := []string{"vllm:e2e_request_latency_seconds_count", "vllm:made_up_total", "vllm:num_requests_running"}
+	has := func(ms []string, part string) bool {
+		return slices.ContainsFunc(ms, func(m string) bool { return strings.Contains(m, part) })
+	}
+	all := r.censusMatches(libs, names, true)
+	if !has(all, `__name__=~"vllm:made_up_total"`) || has(all, `__name__!~"vllm:e2e`) {
+		t.Errorf("a whole list: %q, want the lacking family by name alone", all)
+	}
+	cut := r.censusMatches(libs, names, false)
+	if !has(cut, `__name__!~"vllm:e2e_request_latency_seconds_count|vllm:num_requests_running|.+_bucket"`) {
+		t.Errorf("a list the store may have cut: %q, want every family but the first's", cut)
+	}
+	if sel := r.censusMatches(libs, names[:1], true); has(sel, "made_up") || has(sel, `__name__!~"vllm:e2e`) {
+		t.Errorf("nothing lacking: %q, want no selector for it", sel)
 	}
 }

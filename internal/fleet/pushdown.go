@@ -203,7 +203,7 @@ type speculation struct {
 // a library reads HELP. Discovery (settle) then says which instances each
 // library reads (pushdown).
 func (r *run) speculate(ctx context.Context) (*speculation, error) {
-	names, err := r.familyNames(ctx)
+	names, allNames, err := r.familyNames(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 	defer stop()
 	var cerr error
 	err = parallel(pctx, append(fns, func(ctx context.Context) error {
-		if sp.census, cerr = r.census(ctx, sp, names); cerr != nil {
+		if sp.census, cerr = r.census(ctx, sp, names, allNames); cerr != nil {
 			stop() // a fleet past its bounds is not read
 		}
 		return nil
@@ -274,8 +274,9 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 // vLLM pods, where the same list matched to the dialects' names cost
 // Prometheus 0.1 s: a look at each of their series); its list may then
 // name families with no series in the window, which the probes pass by
-// and later selectors find empty.
-func (r *run) familyNames(ctx context.Context) ([]string, error) {
+// and later selectors find empty. all says the list can be taken for
+// every name the store holds (shorter than trustedNames).
+func (r *run) familyNames(ctx context.Context) (names []string, all bool, err error) {
 	start := time.Now()
 	prefixes := prefixRegex(dialect.NamePrefixes())
 	dialects := regexp.MustCompile("^" + prefixes + "$")
@@ -284,24 +285,30 @@ func (r *run) familyNames(ctx context.Context) ([]string, error) {
 		matches = []string{r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixes},
 			Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces()}
 	}
-	all, err := r.q.api.LabelValues(ctx, model.MetricNameLabel, matches, r.o.From.Add(-Lookback), r.o.To)
+	held, err := r.q.api.LabelValues(ctx, model.MetricNameLabel, matches, r.o.From.Add(-Lookback), r.o.To)
 	r.q.record("pushdown: the families the store holds", strings.Join(matches, " "), r.o.To, start)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var names []string
-	for _, n := range all {
+	for _, n := range held {
 		if dialects.MatchString(n) && !strings.HasSuffix(n, "_bucket") {
 			names = append(names, n)
 		}
 	}
-	return names, nil
+	return names, len(held) < trustedNames, nil
 }
 
 // maxProbes bounds the families a dialect's first instance is looked for
 // by, one after another, where the store's names hold some with no series
-// at the window's end.
-const maxProbes = 8
+// at the window's end (an older version's, a router's under server=): a
+// miss costs the store an index lookup.
+const maxProbes = 32
+
+// trustedNames is the longest list of names taken as the store's whole:
+// stores may cut a list of label values at a limit (VictoriaMetrics'
+// -search.maxTagValues, a querier's), and the census finds the families
+// a first instance lacks in it (censusMatches).
+const trustedNames = 10000
 
 // probeFamilies lists, for each dialect among the families named, the
 // families to find a first instance by, in order of name: every one but a

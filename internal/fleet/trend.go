@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,9 +175,14 @@ func (r *run) trendStep(ctx context.Context, shapes []*shape) (time.Duration, er
 		return 0, nil
 	}
 	slices.Sort(names)
-	sel := r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(names)})
+	// Each family as its readings select it: vLLM's without the router's
+	// copies, which may be scraped at another interval.
+	counts := make([]string, len(names))
+	for i, n := range names {
+		counts[i] = "count_over_time(" + familySel(r.o.Selector, n).With(nameIs(n)).braces() + "[" + promDuration(w) + "])"
+	}
 	vec, err := r.q.instant(ctx, "trend: the scrape interval (the most samples of a series in the window)",
-		"max(count_over_time("+sel.braces()+"["+promDuration(w)+"]))", r.o.To)
+		"max("+strings.Join(counts, " or ")+")", r.o.To)
 	if err != nil {
 		return 0, err
 	}

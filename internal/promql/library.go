@@ -442,6 +442,9 @@ func (f *family) has(label, value string) bool {
 // hasLabel reports whether any series of the family carries label, and
 // keeps the answer among the library's facts.
 func (f *family) hasLabel(label string) bool {
+	if f == nil {
+		return false
+	}
 	h := len(f.values[label]) > 0
 	f.asked = append(f.asked, Fact{Family: f.name, Label: label, Has: h})
 	return h

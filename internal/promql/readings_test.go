@@ -130,3 +130,26 @@ func TestFacts(t *testing.T) {
 		}
 	}
 }
+
+// Every fact a library asks of a scrape is of a label the fleet's
+// discovery keeps the values of (DecidingLabels): a fact of another label
+// could not be told of an instance listed in part, which is then read
+// whole (internal/fleet's census).
+func TestFactsAreDeciding(t *testing.T) {
+	checked := 0
+	for _, fx := range fixtures(t) {
+		l, err := promql.New(fx.fams, fx.snap.Dialect, promql.Options{})
+		if err != nil {
+			continue
+		}
+		for _, f := range l.Facts() {
+			if !slices.Contains(promql.DecidingLabels(), f.Label) {
+				t.Errorf("%s: fact %+v is of a label not among DecidingLabels", fx.path, f)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no fixture's library asked a fact")
+	}
+}
