@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -140,21 +141,15 @@ func build(dialect string, o Options, of func(dialectReader) scrape) (*Library, 
 	}
 	sc := of(r)
 	l.src = halfRatios(r.read(sc))
-	_, l.byValue = sc[bySize]
-	seen := map[Fact]bool{}
-	for _, n := range slices.Sorted(maps.Keys(sc)) {
-		if f := sc[n]; f != nil {
-			for _, fact := range f.asked {
-				if !seen[fact] {
-					seen[fact] = true
-					l.facts = append(l.facts, fact)
-				}
-			}
-		}
+	for _, f := range sc {
+		l.byValue = l.byValue || f.bySize
+		l.facts = append(l.facts, f.asked...)
 	}
+	// One scrape answers a fact one way, however often it was asked.
 	slices.SortFunc(l.facts, func(a, b Fact) int {
-		return strings.Compare(a.Family+"\x00"+a.Label+"\x00"+a.Value, b.Family+"\x00"+b.Label+"\x00"+b.Value)
+		return cmp.Or(strings.Compare(a.Family, b.Family), strings.Compare(a.Label, b.Label), strings.Compare(a.Value, b.Value))
 	})
+	l.facts = slices.Compact(l.facts)
 	return l, nil
 }
 
@@ -353,14 +348,13 @@ type family struct {
 	values map[string]map[string]bool // label → values its series carry
 	// asked are the facts of its values the resolvers asked (Facts).
 	asked []Fact
+	// bySize says a reader chose a quantity's series by this family's
+	// values' size (Library.ReadByValue).
+	bySize bool
 }
 
 // scrape is a scrape's families by name.
 type scrape map[string]*family
-
-// bySize is a key no family can have: a reader that chose a quantity's
-// series by the scrape's values sets it (Library.ReadByValue).
-const bySize = "\x00by size"
 
 func scrapeOf(fams []*dto.MetricFamily) scrape {
 	sc := scrape{}

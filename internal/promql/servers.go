@@ -144,14 +144,16 @@ func readVLLM(sc scrape) sources {
 	}
 	counter(snapshot.TokensPredictedTotal, "generation_tokens")
 	counter(snapshot.RequestsTotal, "request_success")
-	if n, f := sc.first(vllmCounter("request_success")...); f != nil && reasonLabel(f) != "" {
-		total, _ := sc.counter(n)
-		for _, reason := range []string{"error", "abort"} {
-			// A reason's series may appear only with its first request:
-			// absent beside the others, it is 0.
-			r := total
-			r.match = []Matcher{{reasonLabel(f), Equal, reason}}
-			out[snapshot.ExtraFinishedReason+reason] = source{kind: snapshot.Counter, terms: []term{{ref: r, zeroWith: &total}}}
+	if n, f := sc.first(vllmCounter("request_success")...); f != nil {
+		if label := reasonLabel(f); label != "" {
+			total, _ := sc.counter(n)
+			for _, reason := range []string{"error", "abort"} {
+				// A reason's series may appear only with its first
+				// request: absent beside the others, it is 0.
+				r := total
+				r.match = []Matcher{{label, Equal, reason}}
+				out[snapshot.ExtraFinishedReason+reason] = source{kind: snapshot.Counter, terms: []term{{ref: r, zeroWith: &total}}}
+			}
 		}
 	}
 	counter(snapshot.ExtraPreemptions, "num_preemptions")
@@ -269,7 +271,7 @@ func vllmPrefixUnit(sc scrape, queries string) string {
 	case strings.Contains(help, "token"):
 		return "tokens"
 	}
-	sc[bySize] = &family{}
+	f.bySize = true
 	_, p := sc.first(vllmCounter("prompt_tokens")...)
 	if p == nil || p.sum <= 0 || f.sum <= 0 {
 		return ""

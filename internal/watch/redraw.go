@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -157,6 +156,11 @@ type framesModel struct {
 	failed   error     // the last refresh's failure, until one works
 	// tripped is the frame's Trip that ends the view.
 	tripped error
+	// drawn is frame's text at drawnWidth, in lines: the view is drawn
+	// after every message (a key, a tick), the frame once a refresh.
+	drawn      []string
+	drawnOf    *Frame
+	drawnWidth int
 }
 
 func newFramesModel(ctx context.Context, c FramesConfig) *framesModel {
@@ -215,29 +219,14 @@ func (m *framesModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key acts on one key press: the single-server view's keys, but h and r
 // (a table has no distributions, and nothing accumulates to reset).
 func (m *framesModel) key(k string) tea.Cmd {
-	switch k {
-	case "q":
-		return tea.Quit
-	case "ctrl+c":
-		return tea.Interrupt
-	case "space":
+	if k == "space" {
 		if m.togglePause() {
 			return m.refresh()
 		}
-	case "+", "=", "-", "_":
-		d := stepUp(m.interval)
-		if k == "-" || k == "_" {
-			d = stepDown(m.interval)
-		}
-		if d == m.interval {
-			return nil
-		}
-		m.interval = d
-		return m.retimed(d)
-	default:
-		scroll(&m.top, m.page(), k)
+		return nil
 	}
-	return nil
+	cmd, _ := m.keys(k, m.interval, func(d time.Duration) { m.interval = d })
+	return cmd
 }
 
 // scroll moves the first line shown, for a scroll key (both terminal
@@ -294,7 +283,7 @@ func (m *framesModel) render() string {
 	var lines []string
 	switch {
 	case m.frame != nil:
-		lines = strings.Split(strings.TrimRight(m.frame.Text(width), "\n"), "\n")
+		lines = m.lines(width)
 	case m.failed == nil:
 		lines = []string{"reading…"}
 	}
@@ -315,33 +304,28 @@ func (m *framesModel) render() string {
 	return strings.Join(append(out, cut(FramesHelp, width)), "\n")
 }
 
+// lines are the frame's text at width, in lines, drawn again only for a
+// new frame or width. The caller slices them, never writes into them.
+func (m *framesModel) lines(width int) []string {
+	if m.drawnOf != m.frame || m.drawnWidth != width {
+		m.drawn = strings.Split(strings.TrimRight(m.frame.Text(width), "\n"), "\n")
+		m.drawnOf, m.drawnWidth = m.frame, width
+	}
+	return m.drawn
+}
+
 // runFramesTerminal runs the full-screen view until q, Ctrl-C or ctx ends.
 func runFramesTerminal(ctx context.Context, ios *iostreams.IO, c FramesConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newFramesModel(ctx, c)
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ios.Out), tea.WithFPS(frameRate)}
-	if _, ok := ios.In.(*os.File); !ok && ios.In != nil {
-		opts = append(opts, tea.WithInput(ios.In))
+	if ended, err := runProgram(ctx, ios, m); ended || m.tripped == nil {
+		return err
 	}
-	if _, ok := ios.Out.(*os.File); !ok {
-		opts = append(opts, tea.WithWindowSize(ios.LayoutWidth(), fallbackHeight))
+	// The view is gone with the alternate screen: leave the frame that
+	// tripped --fail-on where the user can read it.
+	if _, err := fmt.Fprintln(ios.Out, strings.TrimRight(m.frame.Text(m.layoutWidth(m.cfg.Width)), "\n")); err != nil {
+		return &WriteError{err}
 	}
-	_, err := tea.NewProgram(m, opts...).Run()
-	switch {
-	case errors.Is(err, tea.ErrInterrupted):
-		return ErrInterrupted
-	case errors.Is(err, tea.ErrProgramKilled):
-		return nil
-	case err != nil:
-		return fmt.Errorf("watch: terminal view: %w", err)
-	case m.tripped != nil:
-		// The view is gone with the alternate screen: leave the frame
-		// that tripped --fail-on where the user can read it.
-		if _, err := fmt.Fprintln(ios.Out, strings.TrimRight(m.frame.Text(m.layoutWidth(m.cfg.Width)), "\n")); err != nil {
-			return &WriteError{err}
-		}
-		return m.tripped
-	}
-	return nil
+	return m.tripped
 }

@@ -82,3 +82,27 @@ func (v *screen) layoutWidth(fixed int) int {
 	}
 	return 80
 }
+
+// keys acts on the keys both terminal views share: q, Ctrl-C, the
+// interval's steps (set gives the view the new interval) and scrolling.
+// ok is false for any other key.
+func (v *screen) keys(k string, interval time.Duration, set func(time.Duration)) (cmd tea.Cmd, ok bool) {
+	switch k {
+	case "q":
+		return tea.Quit, true
+	case "ctrl+c":
+		// Read as a key in raw mode; ends the watch as the signal would.
+		return tea.Interrupt, true
+	case "+", "=", "-", "_":
+		d := stepUp(interval)
+		if k == "-" || k == "_" {
+			d = stepDown(interval)
+		}
+		if d == interval {
+			return nil, true
+		}
+		set(d)
+		return v.retimed(d), true
+	}
+	return nil, scroll(&v.top, v.page(), k)
+}

@@ -81,6 +81,7 @@ func (s *session) observe(snap *snapshot.Snapshot, at time.Time, took time.Durat
 		s.waited = time.Duration(snap.ScrapeSeconds * float64(time.Second))
 	}
 	s.rebuild()
+	s.refigure()
 	s.series()
 }
 
@@ -120,6 +121,7 @@ func (s *session) setInterval(d time.Duration) {
 func (s *session) toggleHist() {
 	s.showHist = !s.showHist
 	s.rebuild()
+	s.judge() // the figures over the windows do not show distributions
 }
 
 // toggleHeat shows or hides the latency heat strips.
@@ -135,22 +137,25 @@ func (s *session) reset() {
 	s.refigure()
 }
 
-// rebuild makes the one-shot report of the last good scrape, and the
-// figures over the windows.
+// rebuild makes the one-shot report of the last good scrape.
 func (s *session) rebuild() {
 	if s.last != nil {
 		s.base = s.build(s.last, s.lastAt, s.showHist)
 	}
-	s.refigure()
 }
 
-// refigure takes the rates table from the history and judges the notes
-// on what happened on the longest window shown (rates.History.Judge), not
-// the server's lifetime (--fail-on with them).
+// refigure takes the rates table from the history, and judges the notes.
 func (s *session) refigure() {
 	if s.h.Len() > 0 {
 		s.rates, s.figs = s.h.Section(s.effective())
 	}
+	s.judge()
+}
+
+// judge judges the one-shot report's notes on what happened on the
+// longest window shown (rates.History.Judge), not the server's lifetime
+// (--fail-on with them).
+func (s *session) judge() {
 	s.judged = s.base
 	if s.base != nil && s.last != nil {
 		s.judged = s.h.Judge(s.base, s.last, s.effective())

@@ -112,11 +112,6 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key acts on one key press. One function: the key map, one case per key.
 func (m *model) key(k string) tea.Cmd {
 	switch k {
-	case "q":
-		return tea.Quit
-	case "ctrl+c":
-		// Read as a key in raw mode; ends the watch as the signal would.
-		return tea.Interrupt
 	case "h":
 		m.s.toggleHist()
 		m.top = 0
@@ -133,22 +128,11 @@ func (m *model) key(k string) tea.Cmd {
 		if m.paused {
 			m.s.pause()
 		}
-	case "+", "=":
-		return m.setInterval(stepUp(m.s.interval))
-	case "-", "_":
-		return m.setInterval(stepDown(m.s.interval))
 	default:
-		scroll(&m.top, m.page(), k)
+		cmd, _ := m.keys(k, m.s.interval, m.s.setInterval)
+		return cmd
 	}
 	return nil
-}
-
-func (m *model) setInterval(d time.Duration) tea.Cmd {
-	if d == m.s.interval {
-		return nil
-	}
-	m.s.setInterval(d)
-	return m.retimed(d)
 }
 
 // stepUp is the next longer step, stepDown the next shorter; an interval
@@ -222,6 +206,23 @@ func runTerminal(ctx context.Context, ios *iostreams.IO, c Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newModel(ctx, c, ios.ColorEnabled(c.NoColor))
+	if ended, err := runProgram(ctx, ios, m); ended || m.tripped == nil {
+		return err
+	}
+	// The full-screen view is gone with the alternate screen: leave the
+	// frame that tripped --fail-on where the user can read it.
+	var buf bytes.Buffer
+	if err := writeFrame(ios.Out, &buf, m.s.report(m.now), m.now, m.s.interval, c, m.renderOptions()); err != nil {
+		return err
+	}
+	return m.tripped
+}
+
+// runProgram runs a terminal view (both: the single server's and redrawn
+// frames'). ended is true where it ended otherwise than by the view's own
+// quitting (Ctrl-C, ctx, a failure), with the error to return: nil where
+// ctx ended (the caller knows why).
+func runProgram(ctx context.Context, ios *iostreams.IO, m tea.Model) (ended bool, err error) {
 	// The view changes about once an interval, so a low frame rate loses
 	// nothing and saves the renderer waking 60 times a second.
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ios.Out), tea.WithFPS(frameRate)}
@@ -234,24 +235,15 @@ func runTerminal(ctx context.Context, ios *iostreams.IO, c Config) error {
 		// No terminal to ask for its size (a test): a fixed one.
 		opts = append(opts, tea.WithWindowSize(ios.LayoutWidth(), fallbackHeight))
 	}
-	p := tea.NewProgram(m, opts...)
-	_, err := p.Run()
+	_, err = tea.NewProgram(m, opts...).Run()
 	switch {
 	case errors.Is(err, tea.ErrInterrupted):
 		// Ctrl-C as a key, or SIGINT from outside the terminal.
-		return ErrInterrupted
+		return true, ErrInterrupted
 	case errors.Is(err, tea.ErrProgramKilled):
-		return nil // ctx ended: the caller knows why
+		return true, nil
 	case err != nil:
-		return fmt.Errorf("watch: terminal view: %w", err)
-	case m.tripped != nil:
-		// The full-screen view is gone with the alternate screen: leave
-		// the frame that tripped --fail-on where the user can read it.
-		var buf bytes.Buffer
-		if err := writeFrame(ios.Out, &buf, m.s.report(m.now), m.now, m.s.interval, c, m.renderOptions()); err != nil {
-			return err
-		}
-		return m.tripped
+		return true, fmt.Errorf("watch: terminal view: %w", err)
 	}
-	return nil
+	return false, nil
 }
