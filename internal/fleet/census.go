@@ -281,15 +281,15 @@ func firstValue(g *group, family, label string) (string, bool) {
 }
 
 // answers says whether g gives fact f the first instance's answer, by
-// the series of it the census listed (factMatcher). Discovery keeps the
-// values of the deciding labels alone (discovery.note): a fact of any
-// other label cannot be told, and g is read whole (TestFactsAreDeciding
-// holds every fact of every fixture to those labels).
-func answers(g, first *group, f promql.Fact) bool {
+// the series of it the census listed (m, its factMatcher). Discovery
+// keeps the values of the deciding labels alone (discovery.note): a fact
+// of any other label cannot be told, and g is read whole
+// (TestFactsAreDeciding holds every fact of every fixture to those
+// labels).
+func answers(g *group, f promql.Fact, m Matcher) bool {
 	if !slices.Contains(decidingLabels, f.Label) {
 		return false
 	}
-	m := factMatcher(f, first)
 	if m.Op == "=" {
 		return g.deciding[f.Family+"\x00"+f.Label+"\x00"+m.Value] == f.Has
 	}
@@ -342,17 +342,21 @@ func (r *run) settle(ctx context.Context, sp *speculation) (*discovery, map[stri
 			full[g.id] = g
 		}
 	}
+	kins := map[string]*kin{}
+	for d, sh := range libs {
+		kins[d] = r.kinOf(sh)
+	}
 	again := c.unlisted
 	if c.light != nil {
 		d.keys(c.light)
 		for _, g := range c.light.groups {
-			sh := libs[g.dialect]
+			k := kins[g.dialect]
 			switch {
 			case full[g.id] != nil:
 				// Series of two dialects: the whole of it decides.
 				delete(full, g.id)
 				again = append(again, g)
-			case sh != nil && r.member(g, sh):
+			case k != nil && r.member(g, k):
 				g.partial = true
 				members[g.id] = g.dialect
 				d.byID[g.id] = g
@@ -393,32 +397,52 @@ func (d *discovery) keys(part *discovery) {
 	}
 }
 
-// member says whether the library of shape sh (its dialect's first
-// instance's) reads g as the first is read: g publishes no family the
+// kin is what an instance must share with its shape's first instance to
+// be read by the first's library (member), worked out once a shape.
+type kin struct {
+	first              *group
+	info, served, help []string
+	facts              []promql.Fact
+	matchers           []Matcher // each fact's (factMatcher)
+	// atEnd are the shape's sums at the window's end, by grouping key.
+	atEnd map[string]*values
+}
+
+func (r *run) kinOf(sh *shape) *kin {
+	first := sh.groups[0]
+	k := &kin{first: first, info: infoDeciding(first), served: first.served(), help: r.meta.ownHelp(first),
+		facts: sh.lib.Facts(), atEnd: sh.sums.atEnd}
+	for _, f := range k.facts {
+		k.matchers = append(k.matchers, factMatcher(f, first))
+	}
+	return k
+}
+
+// member says whether the library of a shape (its dialect's first
+// instance's, k) reads g as the first is read: g publishes no family the
 // first does not, gives the library's facts the first's answers, has the
 // same values of the deciding labels on its info series, the same models
 // and HELP, no series under a replica label, and at the window's end a
 // sum of exactly the quantities the first has one of (sameQuantities).
-func (r *run) member(g *group, sh *shape) bool {
-	first := sh.groups[0]
+func (r *run) member(g *group, k *kin) bool {
 	for f := range g.families {
-		if !first.families[f] {
+		if !k.first.families[f] {
 			return false
 		}
 	}
 	switch {
 	case len(g.replicas) > 0,
-		!slices.Equal(infoDeciding(g), infoDeciding(first)),
-		!slices.Equal(g.served(), first.served()),
-		!slices.Equal(r.meta.ownHelp(g), r.meta.ownHelp(first)):
+		!slices.Equal(infoDeciding(g), k.info),
+		!slices.Equal(g.served(), k.served),
+		!slices.Equal(r.meta.ownHelp(g), k.help):
 		return false
 	}
-	for _, f := range sh.lib.Facts() {
-		if !answers(g, first, f) {
+	for i, f := range k.facts {
+		if !answers(g, f, k.matchers[i]) {
 			return false
 		}
 	}
-	return sameQuantities(sh.sums.atEnd[keyOf(g, r.o.By)], sh.sums.atEnd[keyOf(first, r.o.By)])
+	return sameQuantities(k.atEnd[keyOf(g, r.o.By)], k.atEnd[keyOf(k.first, r.o.By)])
 }
 
 // infoDeciding lists the deciding values of a group's info series (the

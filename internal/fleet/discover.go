@@ -213,12 +213,8 @@ func (d *discovery) add(m model.Metric, lim *limits) error {
 		d.byID[id] = g
 		lim.count(m)
 	}
-	if !g.families[name] {
-		g.families[name] = true
-	}
-	if t := targetOf(m); !g.targets[t] {
-		g.targets[t] = true
-	}
+	g.families[name] = true
+	g.targets[targetOf(m)] = true
 	g.series++
 	d.note(g, owner, name, m)
 	return nil

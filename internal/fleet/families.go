@@ -27,9 +27,6 @@ type rebuilt struct {
 	// native counts the histograms read from native (or custom-bucket)
 	// histogram values.
 	native int
-	// skipped counts series left out: names or labels a scrape could not
-	// have carried.
-	skipped int
 }
 
 // rebuild turns an instance's points into the metric families its scrape
@@ -50,7 +47,7 @@ type rebuilt struct {
 // known names histogram bases the caller knows of (from another reading
 // of the same instance) whose buckets these points may leave out: their
 // _sum and _count still make a histogram, without buckets.
-func rebuild(points []point, meta metaFunc, known ...string) (*rebuilt, error) {
+func rebuild(points []point, meta metaFunc, known ...string) *rebuilt {
 	out := &rebuilt{}
 	names := make(map[string]bool, len(points))
 	for _, p := range points {
@@ -61,7 +58,6 @@ func rebuild(points []point, meta metaFunc, known ...string) (*rebuilt, error) {
 	for _, p := range points {
 		name := string(p.metric[model.MetricNameLabel])
 		if !valid(p.metric) {
-			out.skipped++
 			continue
 		}
 		if p.hist != nil {
@@ -83,7 +79,7 @@ func rebuild(points []point, meta metaFunc, known ...string) (*rebuilt, error) {
 		}
 	}
 	out.fams = b.families(meta)
-	return out, nil
+	return out
 }
 
 // valid reports a series a text exposition can carry: legacy metric and

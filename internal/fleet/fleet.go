@@ -419,7 +419,9 @@ func (r *run) route(m model.Metric) *group {
 	if routerCopy(m) {
 		return nil
 	}
-	if id, ok := r.disc.byKey[groupKey(m, r.disc.by)]; ok {
+	// Looked up without a string of its own: route runs for every series.
+	var key [128]byte
+	if id, ok := r.disc.byKey[string(appendKey(key[:0], m, r.disc.by))]; ok {
 		return r.disc.byID[id]
 	}
 	return nil

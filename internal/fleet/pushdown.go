@@ -120,15 +120,10 @@ func (r *run) pushdown(ctx context.Context, spec *speculation) error {
 	for id := range r.lateRestarts.of(r) {
 		r.resets[id] = true
 	}
-	// The instances the window's two ends can give.
 	r.unread = map[string]string{}
 	for _, sh := range shapes {
-		in := map[string]bool{}
-		for _, g := range sh.groups {
-			in[g.id] = r.whole(g) == ""
-		}
 		if sh.lib != nil {
-			if err := r.assemble(ctx, sh, in); err != nil {
+			if err := r.assemble(ctx, sh); err != nil {
 				return err
 			}
 		}
@@ -170,7 +165,8 @@ func (r *run) readLate(ctx context.Context, late []*shape) error {
 		}
 	}
 	fns := []func(context.Context) error{func(ctx context.Context) error {
-		rs, err := r.restartsOf(ctx, counters, r.startFamilies(), false)
+		// The speculation asked every target's unprefixed start time.
+		rs, err := r.restartsOf(ctx, counters, r.startFamilies(), askedBefore)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.lateRestarts = rs
@@ -250,7 +246,7 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 		}
 	}
 	fns = append(fns, func(ctx context.Context) (err error) {
-		sp.restarts, err = r.restartsOf(ctx, counters, starts, true)
+		sp.restarts, err = r.restartsOf(ctx, counters, starts, everyTarget)
 		return
 	})
 	pctx, stop := context.WithCancel(ctx)
@@ -502,10 +498,7 @@ func (r *run) summedCounters(sh *shape) []string {
 // library writes the library of the shape g stands for, from g's series
 // at the window's end; without one it says why.
 func (r *run) library(g *group, pts []point) (*promql.Library, *snapshot.Snapshot, string) {
-	fb, err := rebuild(pts, r.meta.forGroup(g), histBases(g.families)...)
-	if err != nil {
-		return nil, nil, "its series make no exposition"
-	}
+	fb := rebuild(pts, r.meta.forGroup(g), histBases(g.families)...)
 	if fb.native > 0 {
 		return nil, nil, "native histograms"
 	}
@@ -634,15 +627,15 @@ func (r *run) fetchSums(ctx context.Context, sh *shape) (*sumsOf, error) {
 	return out, err
 }
 
-// assemble makes each instance of a shape (of those in: the window's two
-// ends give its window) two snapshots from the sums, or says why they
-// cannot stand for it (unread); on every core, each instance from its own
-// sums alone.
-func (r *run) assemble(ctx context.Context, sh *shape, in map[string]bool) error {
+// assemble makes each instance of a shape whose window the two ends give
+// (whole says none) two snapshots from the sums, or says why they cannot
+// stand for it (unread); on every core, each instance from its own sums
+// alone.
+func (r *run) assemble(ctx context.Context, sh *shape) error {
 	rds := make([]*read, len(sh.groups))
 	whys := make([]string, len(sh.groups))
 	err := across(ctx, len(sh.groups), func(i int) {
-		if g := sh.groups[i]; in[g.id] {
+		if g := sh.groups[i]; r.whole(g) == "" {
 			rds[i], whys[i] = r.assembleOne(sh, g)
 		}
 	})
@@ -886,11 +879,7 @@ func infoOf(g *group) *snapshot.Snapshot {
 	for i, m := range g.infos {
 		pts[i] = point{metric: m, value: 1}
 	}
-	fb, err := rebuild(pts, noMeta)
-	if err != nil {
-		return nil
-	}
-	is, err := dialect.Map(fb.fams, dialect.Options{Dialect: g.dialect})
+	is, err := dialect.Map(rebuild(pts, noMeta).fams, dialect.Options{Dialect: g.dialect})
 	if err != nil {
 		return nil
 	}

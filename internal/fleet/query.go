@@ -34,10 +34,49 @@ type querier struct {
 	mu  sync.Mutex
 	log []Query
 	sem chan struct{}
+	// answers are the queries in flight whose readers only read their
+	// answers (tagged, rangeQuery), by text and times: shapes whose
+	// libraries write the same expression (the expressions say no
+	// instance), read at once, ask the store once. An answer is not
+	// kept past its flight: a report would hold every one to its end.
+	answers map[string]*answer
+}
+
+// answer is one shared query's answer, there once done is closed.
+type answer struct {
+	done chan struct{}
+	v    model.Value
+	err  error
 }
 
 func newQuerier(api promapi.API) *querier {
-	return &querier{api: api, sem: make(chan struct{}, inFlight)}
+	return &querier{api: api, sem: make(chan struct{}, inFlight), answers: map[string]*answer{}}
+}
+
+// shared runs ask for key once while it is in flight: a second asker
+// meanwhile waits for the first's answer, which both only read.
+func (q *querier) shared(ctx context.Context, key string, ask func() (model.Value, error)) (model.Value, error) {
+	q.mu.Lock()
+	a, asked := q.answers[key]
+	if !asked {
+		a = &answer{done: make(chan struct{})}
+		q.answers[key] = a
+	}
+	q.mu.Unlock()
+	if asked {
+		select {
+		case <-a.done:
+			return a.v, a.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	a.v, a.err = ask()
+	close(a.done)
+	q.mu.Lock()
+	delete(q.answers, key)
+	q.mu.Unlock()
+	return a.v, a.err
 }
 
 func (q *querier) record(purpose, text string, at time.Time, start time.Time) {
@@ -99,6 +138,20 @@ func (q *querier) series(ctx context.Context, purpose string, matches []string, 
 // range selector is returned by raw).
 func (q *querier) instant(ctx context.Context, purpose, query string, at time.Time) (model.Vector, error) {
 	v, err := q.query(ctx, purpose, query, at)
+	return vectorOf(purpose, v, err)
+}
+
+// sharedInstant is instant, once for every asker of the same query at the
+// same time: its answer is only read.
+func (q *querier) sharedInstant(ctx context.Context, purpose, query string, at time.Time) (model.Vector, error) {
+	v, err := q.shared(ctx, fmt.Sprintf("instant\x00%s\x00%d", query, at.UnixNano()), func() (model.Value, error) {
+		return q.query(ctx, purpose, query, at)
+	})
+	return vectorOf(purpose, v, err)
+}
+
+// vectorOf is an instant query's answer as a vector.
+func vectorOf(purpose string, v model.Value, err error) (model.Vector, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -128,15 +181,21 @@ func (q *querier) raw(ctx context.Context, purpose, query string, at time.Time) 
 	return nil, fmt.Errorf("%s: the store answered a %s, not a range of samples", purpose, v.Type())
 }
 
-// rangeQuery evaluates a query at every step from start to end.
+// rangeQuery evaluates a query at every step from start to end (once for
+// every asker of the same: its answer is only read).
 func (q *querier) rangeQuery(ctx context.Context, purpose, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
-	if err := q.acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer q.release()
-	t := time.Now()
-	defer q.record(purpose, query, end, t)
-	return q.api.QueryRange(ctx, query, start, end, step)
+	key := fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%d", query, start.UnixNano(), end.UnixNano(), step)
+	v, err := q.shared(ctx, key, func() (model.Value, error) {
+		if err := q.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer q.release()
+		t := time.Now()
+		defer q.record(purpose, query, end, t)
+		return q.api.QueryRange(ctx, query, start, end, step)
+	})
+	m, _ := v.(model.Matrix)
+	return m, err
 }
 
 func (q *querier) query(ctx context.Context, purpose, query string, at time.Time) (model.Value, error) {
@@ -185,7 +244,7 @@ func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at
 	for i, e := range exprs {
 		texts[i] = e.expr
 	}
-	results, err := q.instants(ctx, purpose, texts, at)
+	results, err := q.instants(ctx, purpose, texts, at, true)
 	if err != nil {
 		return err
 	}
@@ -199,15 +258,20 @@ func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at
 
 // instants evaluates each query at one time, in parallel (as many at once
 // as the querier allows); the first error in the queries' order, if any.
-func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time) ([]model.Vector, error) {
+// Shared answers (sharedInstant) are for readers that only read them.
+func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time, share bool) ([]model.Vector, error) {
 	results := make([]model.Vector, len(texts))
 	errs := make([]error, len(texts))
+	ask := q.instant
+	if share {
+		ask = q.sharedInstant
+	}
 	var wg sync.WaitGroup
 	for i, text := range texts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = q.instant(ctx, purpose, text, at)
+			results[i], errs[i] = ask(ctx, purpose, text, at)
 		}()
 	}
 	wg.Wait()
@@ -238,7 +302,7 @@ func (q *querier) joined(ctx context.Context, purpose string, parts []string, at
 	if cur.Len() > 0 {
 		queries = append(queries, cur.String())
 	}
-	results, err := q.instants(ctx, purpose, queries, at)
+	results, err := q.instants(ctx, purpose, queries, at, false)
 	if err != nil {
 		return nil, err
 	}

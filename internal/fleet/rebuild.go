@@ -170,6 +170,10 @@ func (b *rebuilding) stateQueries(full bool, groups []*group) []stateQuery {
 	}
 	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
 	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
+	var jobs Matcher
+	if !full {
+		jobs = b.jobs()
+	}
 	var out []stateQuery
 	for _, sel := range b.batches(groups, per, b.fleet) {
 		out = append(out, stateQuery{"rebuild: every series but histogram buckets",
@@ -183,7 +187,7 @@ func (b *rebuilding) stateQueries(full bool, groups []*group) []stateQuery {
 		}
 		if !full {
 			out = append(out, stateQuery{"rebuild, window start: process_start_time_seconds of the targets",
-				sel.With(nameIs(startTimeSeries), b.jobs()).braces()})
+				sel.With(nameIs(startTimeSeries), jobs).braces()})
 		}
 	}
 	return out
@@ -203,7 +207,8 @@ func routerTo(groups []*group, by []string) func(model.Metric) *group {
 	return func(m model.Metric) *group {
 		var g *group
 		if !routerCopy(m) {
-			g = byKey[groupKey(m, by)]
+			var key [128]byte // no string of its own: this runs for every series
+			g = byKey[string(appendKey(key[:0], m, by))]
 		}
 		if g == nil && m[model.MetricNameLabel] == startTimeSeries {
 			g = byTarget[targetOf(m)]
@@ -283,27 +288,35 @@ func (r *run) dedup(id string, pts []point) []point {
 		}
 		return out
 	}
-	r.dupMu.Lock()
-	defer r.dupMu.Unlock()
+	labels := map[model.LabelName]bool{}
 	for _, p := range pts {
 		for l := range p.metric {
-			if !strings.Contains(strings.ToLower(string(l)), "replica") {
-				continue
+			if !labels[l] && strings.Contains(strings.ToLower(string(l)), "replica") {
+				labels[l] = true
 			}
-			if r.replicaDups[string(l)] == nil {
-				r.replicaDups[string(l)] = map[string]bool{}
-			}
-			if r.replicaDups[string(l)][id] {
-				continue
-			}
-			// Another point equal but for l is a copy.
-			without := map[model.LabelName]struct{}{l: {}}
+		}
+	}
+	r.dupMu.Lock()
+	defer r.dupMu.Unlock()
+	for l := range labels {
+		if r.replicaDups[string(l)] == nil {
+			r.replicaDups[string(l)] = map[string]bool{}
+		}
+		if r.replicaDups[string(l)][id] {
+			continue
+		}
+		// Two points equal but for l, with different values of it: a
+		// copy. One pass: each signature without l and the value it came
+		// with first.
+		without := map[model.LabelName]struct{}{l: {}}
+		first := map[uint64]model.LabelValue{}
+		for _, p := range pts {
 			sig := model.SignatureWithoutLabels(p.metric, without)
-			for _, q := range pts {
-				if q.metric[l] != p.metric[l] && model.SignatureWithoutLabels(q.metric, without) == sig {
-					r.replicaDups[string(l)][id] = true
-					break
-				}
+			if v, ok := first[sig]; !ok {
+				first[sig] = p.metric[l]
+			} else if v != p.metric[l] {
+				r.replicaDups[string(l)][id] = true
+				break
 			}
 		}
 	}
@@ -360,10 +373,7 @@ func (r *run) findBuckets(d string) []string {
 		m := func(name string) model.Metric { return model.Metric{model.MetricNameLabel: model.LabelValue(name)} }
 		inf := m(b + "_bucket")
 		inf["le"] = "+Inf"
-		rb, err := rebuild([]point{{metric: inf, value: 1}, {metric: m(b + "_count"), value: 1}, {metric: m(b + "_sum"), value: 1}}, noMeta)
-		if err != nil {
-			continue
-		}
+		rb := rebuild([]point{{metric: inf, value: 1}, {metric: m(b + "_count"), value: 1}, {metric: m(b + "_sum"), value: 1}}, noMeta)
 		s, err := dialect.Map(rb.fams, dialect.Options{Dialect: d})
 		if err != nil {
 			continue
@@ -458,10 +468,7 @@ func (b *rebuilding) plan() {
 		case b.resets[g.id]:
 			b.how[g.id] = fromRaw
 		case !atStart:
-			st := end.snap.StartTime()
-			born := time.Unix(0, int64(st*1e9))
-			if st > 0 && !born.Before(b.o.From) && !born.After(end.at) {
-				end.born = born
+			if _, ok := bornIn(end.snap, b.o.From, end.at); ok {
 				b.how[g.id] = fromStart
 			} else {
 				b.how[g.id] = fromRaw
@@ -560,11 +567,17 @@ func (b *rebuilding) read(g *group) *read {
 	}
 	rd.w, rd.err = b.window(rd, g, meta, end)
 	if pts := b.peaks[g.id]; len(pts) > 0 {
-		if fb, err := rebuild(pts, meta, histBases(g.families)...); err == nil {
-			rd.peak, _ = dialect.Map(fb.fams, dialect.Options{Model: b.o.Model})
-		}
+		rd.peak, _ = dialect.Map(rebuild(pts, meta, histBases(g.families)...).fams, dialect.Options{Model: b.o.Model})
 	}
 	return rd
+}
+
+// bornIn is the process start a snapshot says, where it lies between
+// from and at (a process born inside the window, before that reading).
+func bornIn(s *snapshot.Snapshot, from, at time.Time) (time.Time, bool) {
+	st := s.StartTime()
+	born := time.Unix(0, int64(st*1e9))
+	return born, st > 0 && !born.Before(from) && !born.After(at)
 }
 
 // window reads an instance's readings as plan decided.
@@ -576,10 +589,8 @@ func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (re
 		if err == nil && len(bs) > 0 && len(b.start[g.id]) == 0 {
 			// Born inside the window: from its process start when that
 			// lies between the window's start and its first reading.
-			st := bs[0].snap.StartTime()
-			s := time.Unix(0, int64(st*1e9))
 			rd.bornAt = bs[0].at
-			if st > 0 && !s.Before(b.o.From) && !s.After(bs[0].at) {
+			if s, ok := bornIn(bs[0].snap, b.o.From, bs[0].at); ok {
 				w.fromZero, w.start, rd.bornAt = true, s, s
 			}
 		}
@@ -587,8 +598,9 @@ func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (re
 	case fromStart:
 		// Born inside the window, its start known and nothing restarted:
 		// all it counted is the window's, its end reading is enough.
-		rd.bornAt = end.born
-		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: end.born}, nil
+		born, _ := bornIn(end.snap, b.o.From, end.at)
+		rd.bornAt = born
+		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: born}, nil
 	}
 	first, err := b.reading(g, b.start[g.id], b.tsStart, b.o.From, meta)
 	if err != nil {
@@ -603,9 +615,6 @@ type reading struct {
 	snap   *snapshot.Snapshot
 	native int
 	err    error
-	// born is the process start where it lies in the window: the
-	// instance started there.
-	born time.Time
 }
 
 // reading reads an instance's points at one time (at, or its newest
@@ -623,10 +632,7 @@ func (r *run) reading(g *group, pts []point, ts map[string]model.Time, at time.T
 
 // snapshotOf reads an instance's points as its dialect reads a scrape.
 func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
-	fb, err := rebuild(pts, meta, histBases(g.families)...)
-	if err != nil {
-		return nil, 0, err
-	}
+	fb := rebuild(pts, meta, histBases(g.families)...)
 	s, err := dialect.Map(fb.fams, dialect.Options{Model: r.o.Model})
 	if err != nil {
 		return nil, fb.native, err

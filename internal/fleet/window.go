@@ -322,13 +322,22 @@ func (rs restarts) of(r *run) map[string]bool {
 	return out
 }
 
+// targetStarts says whose unprefixed process_start_time_seconds a
+// restartsOf asks for.
+type targetStarts int
+
+const (
+	everyTarget  targetStarts = iota // before discovery: every target the selector allows
+	fleetTargets                     // the fleet's jobs'
+	askedBefore                      // none: an earlier restartsOf asked of every target
+)
+
 // restartsOf finds the instances whose counters restarted inside the
 // window: resets() of the counter families given (a restart resets every
 // counter together), changes() of every start time: those the families
 // of the fleet (or, before discovery, every name the store holds) carry,
-// and the unprefixed one of the fleet's jobs (of every job, before
-// discovery).
-func (r *run) restartsOf(ctx context.Context, counters, starts []string, early bool) (restarts, error) {
+// and the unprefixed one of the targets whose names.
+func (r *run) restartsOf(ctx context.Context, counters, starts []string, whose targetStarts) (restarts, error) {
 	slices.Sort(counters)
 	counters = slices.Compact(counters)
 	w := promDuration(r.o.To.Sub(r.o.From))
@@ -355,10 +364,11 @@ func (r *run) restartsOf(ctx context.Context, counters, starts []string, early b
 			}
 		}
 	}
-	// The unprefixed start time, of the fleet's own targets (before
-	// discovery, of every target the selector allows).
+	if whose == askedBefore {
+		return out, nil
+	}
 	sel := r.o.Selector.With(nameIs(startTimeSeries))
-	if !early {
+	if whose == fleetTargets {
 		sel = sel.With(r.jobs())
 	}
 	vec, err := r.q.instant(ctx, "window: process_start_time_seconds that changed in the window",
@@ -375,7 +385,7 @@ func (r *run) restartsOf(ctx context.Context, counters, starts []string, early b
 // restarts finds the instances whose counters restarted inside the
 // window, of every counter family the fleet publishes (a rebuild).
 func (r *run) restarts(ctx context.Context, counters []string) (map[string]bool, error) {
-	rs, err := r.restartsOf(ctx, counters, r.startFamilies(), false)
+	rs, err := r.restartsOf(ctx, counters, r.startFamilies(), fleetTargets)
 	if err != nil {
 		return nil, err
 	}
