@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/histogram"
+	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
@@ -544,7 +545,7 @@ const (
 // (counters and histograms: what increases) and, over a past range, the
 // gauges whose largest value the table shows. Counters read from one
 // family share one read of it (promql.Library.Splits).
-func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
+func (r *run) quantities(sh *shape, bounds map[string][]string) (end, start, peak []tagged) {
 	var counters []string
 	for _, q := range sh.lib.Quantities() {
 		n, ok := snapshot.Declared(q)
@@ -558,6 +559,13 @@ func (r *run) quantities(sh *shape) (end, start, peak []tagged) {
 			}
 			h, _ := sh.lib.Histogram(q)
 			hs := []tagged{{tag: tagBucket + q, expr: h.Buckets}, {tag: tagSum + q, expr: h.Sum}, {tag: tagCount + q, expr: h.Count}}
+			if les := bounds[q]; len(les) > 0 {
+				hs = hs[1:]
+				for _, le := range les {
+					e, _ := sh.lib.Bucket(q, le)
+					hs = append(hs, tagged{tag: tagBucket + q, expr: e})
+				}
+			}
 			end, start = append(end, hs...), append(start, hs...)
 		case snapshot.Counter:
 			counters = append(counters, q)
@@ -590,8 +598,10 @@ type values struct {
 	// fromSplits takes the quantities from them.
 	splits map[*promql.Split]map[string]float64
 	// invalid names a quantity whose sum cannot be: NaN or infinite (a
-	// series of it is), a counter's or a bucket's below zero.
-	invalid string
+	// series of it is), a counter's or a bucket's below zero; the first
+	// such in the expressions' order (invalidAt).
+	invalid   string
+	invalidAt int
 }
 
 // sumsOf are the store's sums of one shape's library, by the grouping
@@ -606,9 +616,13 @@ type sumsOf struct {
 // window's two ends, the peaks of a past range, the fractions outside
 // 0..1. The store answers for every instance that has the series.
 func (r *run) fetchSums(ctx context.Context, sh *shape) (*sumsOf, error) {
-	end, start, peak := r.quantities(sh)
+	bounds, err := r.bounds(ctx, sh)
+	if err != nil {
+		return nil, err
+	}
+	end, start, peak := r.quantities(sh, bounds)
 	out := &sumsOf{}
-	err := parallel(ctx,
+	err = parallel(ctx,
 		func(ctx context.Context) (err error) { out.fraction, err = r.outOfRange(ctx, sh); return },
 		func(ctx context.Context) (err error) {
 			out.atEnd, err = r.sums(ctx, "pushdown: each quantity of the table, per instance, at the window's end", end, r.o.To)
@@ -625,6 +639,41 @@ func (r *run) fetchSums(ctx context.Context, sh *shape) (*sumsOf, error) {
 			return
 		})
 	return out, err
+}
+
+// maxBounds is the most bounds a histogram's buckets are read by one at a
+// time: a store that lists more (many bucket layouts in one fleet) is
+// asked for them in one query, so that the queries stay few.
+const maxBounds = 64
+
+// bounds lists, on a store that reads a histogram's buckets faster bound
+// by bound than summed into one group each (VictoriaMetrics:
+// promql.Library.Bucket), the bounds (le values) of each histogram the
+// table reads, as the store lists them over the window and its lookback
+// (VictoriaMetrics lists whole days': a bound no series has at either end
+// is an empty answer). nil elsewhere; a histogram without bounds listed,
+// or with more than maxBounds, is read in one query.
+func (r *run) bounds(ctx context.Context, sh *shape) (map[string][]string, error) {
+	if r.f.Backend.Kind != promapi.VictoriaMetrics {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, q := range tableHists {
+		sel, ok := sh.lib.BucketSeries(q)
+		if !ok {
+			continue
+		}
+		start := time.Now()
+		les, err := r.q.api.LabelValues(ctx, "le", []string{sel}, r.o.From.Add(-Lookback), r.o.To)
+		r.q.record("pushdown: the bounds of a histogram the table reads, asked one at a time", sel, r.o.To, start)
+		if err != nil {
+			return nil, err
+		}
+		if len(les) <= maxBounds {
+			out[q] = les
+		}
+	}
+	return out, nil
 }
 
 // assemble makes each instance of a shape whose window the two ends give
@@ -703,7 +752,7 @@ func (r *run) outOfRange(ctx context.Context, sh *shape) (map[string]bool, error
 		exprs[i] = tagged{tag: tagValue + "fraction", expr: "group" + r.by() + " (" + f + " < 0 or " + f + " > 1.000001)"}
 	}
 	out := map[string]bool{}
-	err := r.q.tagged(ctx, "pushdown: instances with a fraction outside 0..1 (read whole)", exprs, r.o.To, func(_ tagged, s *model.Sample) {
+	err := r.q.tagged(ctx, "pushdown: instances with a fraction outside 0..1 (read whole)", exprs, r.o.To, func(_ int, s *model.Sample) {
 		out[groupKey(s.Metric, r.o.By)] = true
 	})
 	return out, err
@@ -714,13 +763,14 @@ func (r *run) outOfRange(ctx context.Context, sh *shape) (map[string]bool, error
 func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.Time) (map[string]*values, error) {
 	out := map[string]*values{}
 	buckets := map[string]map[string][]histogram.Bucket{}
-	err := r.q.tagged(ctx, purpose, exprs, at, func(e tagged, s *model.Sample) {
+	err := r.q.tagged(ctx, purpose, exprs, at, func(i int, s *model.Sample) {
 		k := groupKey(s.Metric, r.o.By)
 		v := out[k]
 		if v == nil {
-			v = &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
+			v = &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}, invalidAt: len(exprs)}
 			out[k] = v
 		}
+		e := exprs[i]
 		tag, x := e.tag, float64(s.Value)
 		if e.split != nil {
 			if v.splits == nil {
@@ -732,8 +782,9 @@ func (r *run) sums(ctx context.Context, purpose string, exprs []tagged, at time.
 			v.splits[e.split][string(s.Metric[model.LabelName(e.split.Label)])] = x
 			return
 		}
-		if why := cannotBe(tag, x); why != "" && v.invalid == "" {
-			v.invalid = why
+		// The first expression's reason, whichever answer came first.
+		if why := cannotBe(tag, x); why != "" && i < v.invalidAt {
+			v.invalid, v.invalidAt = why, i
 		}
 		switch {
 		case strings.HasPrefix(tag, tagBucket):

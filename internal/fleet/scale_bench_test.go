@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,7 +274,8 @@ func writeScale(out io.Writer, pods int, format scaleFormat) error {
 // now (the last 5 minutes) and a past range of the last 5 minutes (with
 // its trends, as the command draws them), each
 // by the pushdown (the table) and by the rebuild (--json). It reports the
-// queries each report sends and the store's CPU per report.
+// queries each report sends, the store's CPU per report, and the heap the
+// report holds once made (live-MB).
 //
 //	go test ./internal/fleet -run XXX -bench 'Scale$' -benchmem -benchtime 5x
 //	INFERSCOPE_SCALE_PODS=200,1000,2000 go test ./internal/fleet -run XXX -bench 'Scale$' -benchtime 5x -timeout 1h
@@ -308,6 +310,7 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 			b.Run(fmt.Sprintf("%s/%d/%s/%s", s.Kind, pods, tc.name, read), func(b *testing.B) {
 				b.ReportAllocs()
 				var queries int
+				var live float64
 				cpu0, _ := s.CPU()
 				for range b.N {
 					f, err := Run(context.Background(), c, o)
@@ -321,9 +324,19 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 						b.Fatalf("%d instances pushed down, want %d", p, pods)
 					}
 					queries = len(f.Queries)
+					// The heap the report holds once made (what a watch
+					// keeps between frames), outside the timing.
+					b.StopTimer()
+					runtime.GC()
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					live = float64(ms.HeapAlloc) / 1e6
+					runtime.KeepAlive(f)
+					b.StartTimer()
 				}
 				cpu1, _ := s.CPU()
 				b.ReportMetric(float64(queries), "queries/op")
+				b.ReportMetric(live, "live-MB")
 				b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "store-cpu-s/op")
 			})
 		}

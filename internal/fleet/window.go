@@ -178,19 +178,30 @@ func (r *run) covering() []string {
 			continue
 		}
 		// The family most groups share, so that one serves many (a
-		// _created series is not one every scrape carries).
+		// _created series is not one every scrape carries); of those, one
+		// that is not an info series, whose many labels made its
+		// timestamp() a few times the cost of a gauge's.
 		best, n := "", -1
 		for f := range g.families {
 			if strings.HasSuffix(f, "_created") {
 				continue
 			}
-			if c := shared[f]; c > n || (c == n && f < best) {
+			if c := shared[f]; c > n || (c == n && lighter(f, best)) {
 				best, n = f, c
 			}
 		}
 		chosen[best] = true
 	}
 	return slices.Sorted(maps.Keys(chosen))
+}
+
+// lighter orders covering's candidates of one share: a family that is not
+// an info series first, then by name.
+func lighter(f, than string) bool {
+	if fi, ti := strings.HasSuffix(f, "_info"), strings.HasSuffix(than, "_info"); fi != ti {
+		return !fi
+	}
+	return f < than
 }
 
 // targetSeries are the series a store keeps per scrape target that a

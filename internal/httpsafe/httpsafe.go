@@ -233,11 +233,22 @@ func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 // allocated to meet a cap of 32 MiB). On another error it returns what it
 // read before it.
 func ReadAll(r io.Reader, limit, sizeHint int64) ([]byte, error) {
-	size := int64(64 << 10)
-	if sizeHint > 0 && sizeHint <= limit {
-		size = sizeHint + 1 // the extra byte meets EOF without growing
+	return ReadAllInto(nil, r, limit, sizeHint)
+}
+
+// ReadAllInto is ReadAll reading into buf's room (its length ignored),
+// growing it as ReadAll grows its own: a caller that reads many answers
+// in turn hands back the last one's buffer instead of allocating anew.
+func ReadAllInto(buf []byte, r io.Reader, limit, sizeHint int64) ([]byte, error) {
+	b := buf[:0]
+	switch {
+	case sizeHint > 0 && sizeHint <= limit:
+		if int64(cap(b)) <= sizeHint { // the extra byte meets EOF without growing
+			b = make([]byte, 0, sizeHint+1)
+		}
+	case cap(b) == 0:
+		b = make([]byte, 0, min(64<<10, limit+1))
 	}
-	b := make([]byte, 0, min(size, limit+1))
 	for {
 		if len(b) == cap(b) { // below limit+1: that many is an error
 			c := max(2*int64(cap(b)), 64<<10)

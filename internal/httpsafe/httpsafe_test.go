@@ -332,3 +332,42 @@ func TestReadAll(t *testing.T) {
 		t.Errorf("%q, %v", b, err)
 	}
 }
+
+// ReadAllInto reads into the room of the buffer it is handed (the last
+// answer's) without allocating where it fits, grows it where it does not,
+// and keeps the cap whatever the buffer's size.
+func TestReadAllInto(t *testing.T) {
+	const max = 1 << 16
+	for _, tc := range []struct {
+		name      string
+		room, n   int
+		over      bool
+		allocates bool
+	}{
+		{"fits the room", 4 << 10, 1000, false, false},
+		{"fills the room", 4 << 10, 4<<10 - 1, false, false},
+		{"outgrows the room", 1 << 10, 10 << 10, false, true},
+		{"a room past the cap, a body over it", 4 * max, max + 1, true, false},
+		{"no room", 0, 100, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := bytes.Repeat([]byte("#"), tc.room)
+			body := bytes.Repeat([]byte("x"), tc.n)
+			var b []byte
+			var err error
+			alloc := hostiletest.Allocated(func() { b, err = httpsafe.ReadAllInto(buf, bytes.NewReader(body), max, 0) })
+			switch {
+			case tc.over:
+				if !errors.Is(err, httpsafe.ErrTooLarge) {
+					t.Errorf("err = %v, want ErrTooLarge", err)
+				}
+				return
+			case err != nil || !bytes.Equal(b, body):
+				t.Fatalf("%d bytes (%v), want the body's %d", len(b), err, tc.n)
+			}
+			if grew := alloc >= 1<<10; grew != tc.allocates {
+				t.Errorf("%d bytes allocated reading %d into a room of %d", alloc, tc.n, tc.room)
+			}
+		})
+	}
+}

@@ -323,3 +323,40 @@ func BenchmarkDecodeReference(b *testing.B) {
 		}
 	}
 }
+
+// An answer's buffer is handed back for the next answer once decoded
+// (recycle): nothing decoded may still read it. Here the buffer is
+// overwritten after decoding, as the next answer would, and every label,
+// value, warning and error decoded must be as it was.
+func TestDecodedOutlivesItsBuffer(t *testing.T) {
+	answers := []string{
+		`{"status":"success","warnings":["w1"],"data":{"resultType":"vector","result":[{"metric":{"__name__":"a","le":"0.5","job":"j\u00e9"},"value":[1762042320.5,"3.25"]}]}}`,
+		`{"data":{"result":[{"metric":{"x":"y"},"values":[[1,"1"],[2,"2"]]}],"resultType":"matrix"},"status":"success"}`,
+		`{"status":"error","errorType":"bad_data","error":"parse error at char 3"}`,
+	}
+	for _, text := range answers {
+		buf := []byte(text)
+		a, err := decodeAnswer(buf)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		before := fmt.Sprintf("%v %v %q %q %q", a.value, a.warnings, a.status, a.errorType, a.err)
+		for i := range buf {
+			buf[i] = '#'
+		}
+		if after := fmt.Sprintf("%v %v %q %q %q", a.value, a.warnings, a.status, a.errorType, a.err); after != before {
+			t.Errorf("after its buffer was overwritten the answer reads\n%s\nwas\n%s", after, before)
+		}
+	}
+	buf := []byte(`{"status":"success","data":[{"__name__":"up","job":"a"},{"__name__":"up","job":"b"}]}`)
+	var kept []model.Metric
+	if _, err := decodeSeries(buf, 0, func(m model.Metric) error { kept = append(kept, m.Clone()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range buf {
+		buf[i] = '#'
+	}
+	if fmt.Sprint(kept) != `[up{job="a"} up{job="b"}]` {
+		t.Errorf("series after their buffer was overwritten: %v", kept)
+	}
+}

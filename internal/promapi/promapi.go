@@ -321,6 +321,7 @@ func (c *Client) query(ctx context.Context, endpoint string, args url.Values) (m
 	if err != nil {
 		return nil, c.wrap(ctx, endpoint, q, err)
 	}
+	defer recycle(body)
 	a, derr := decodeAnswer(body)
 	if err := c.refused(ctx, endpoint, q, resp.StatusCode, body, a, derr); err != nil {
 		return nil, err
@@ -360,8 +361,34 @@ func (c *Client) do(req *http.Request) (*http.Response, []byte, error) {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := httpsafe.ReadAll(resp.Body, c.maxBytes, resp.ContentLength)
+	body, err := httpsafe.ReadAllInto(reuse(), resp.Body, c.maxBytes, resp.ContentLength)
 	return resp, body, err
+}
+
+// bodies are answers' buffers, handed back once their answer is decoded
+// (every value decoded is a copy): a report reads dozens of answers of a
+// few MB in turn, and a buffer grown by doubling for each one was most of
+// what it allocated.
+var bodies sync.Pool
+
+// maxKept bounds the buffers bodies keeps: a rare answer of hundreds of
+// MB is not held for the next.
+const maxKept = 16 << 20
+
+// reuse is a buffer an answer was read into before, or nil.
+func reuse() []byte {
+	if b, ok := bodies.Get().(*[]byte); ok {
+		return *b
+	}
+	return nil
+}
+
+// recycle hands back an answer's buffer once nothing reads it.
+func recycle(b []byte) {
+	if c := cap(b); c > 0 && c <= maxKept {
+		b = b[:0]
+		bodies.Put(&b)
+	}
 }
 
 // refused turns an answer that is not a success into an *Error: the
@@ -427,6 +454,7 @@ func (c *Client) EachSeries(ctx context.Context, matches []string, start, end ti
 		stopped = fn(m)
 		return stopped
 	}
+	defer recycle(body)
 	a, derr := decodeSeries(body, c.maxSeries, each)
 	switch {
 	case stopped != nil:

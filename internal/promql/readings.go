@@ -51,6 +51,32 @@ func (l *Library) Histogram(name string) (HistogramReading, bool) {
 	}, true
 }
 
+// Bucket writes the reading of one bound's buckets of a histogram (le, as
+// the store holds it): [HistogramReading.Buckets] for that bound alone,
+// still grouped by le. A store that aggregates many groups slowly is asked
+// one bound at a time: VictoriaMetrics sums 180,000 bucket series into as
+// many groups for some 1.7 times the CPU of the same series asked bound by
+// bound.
+func (l *Library) Bucket(name, le string) (string, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Histogram {
+		return "", false
+	}
+	r := s.terms[0].ref
+	r.match = append(slices.Clip(r.match), Matcher{Label: "le", Op: Equal, Value: le})
+	return l.reduce("sum", r, l.selector(r, "_bucket"), "le"), true
+}
+
+// BucketSeries writes the selector of a histogram's bucket series, whose
+// bounds (le values) a store lists.
+func (l *Library) BucketSeries(name string) (string, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Histogram {
+		return "", false
+	}
+	return l.selector(s.terms[0].ref, "_bucket"), true
+}
+
 // Largest writes a gauge's largest value over the window: each series'
 // max_over_time, aggregated as [Library.Reading] aggregates it (a fraction
 // averaged over engines is each engine's largest, averaged, which no

@@ -1,0 +1,151 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope/internal/fixtures"
+	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/promql"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// fakeStore answers the few calls a unit test makes of a store: the
+// label values it is given, and each query by its text (query waits,
+// where set, before answering).
+type fakeStore struct {
+	promapi.API
+	backend promapi.Backend
+	values  []string
+	mu      sync.Mutex
+	asked   []string
+	answers map[string]model.Vector
+	wait    map[string]chan struct{}
+	done    map[string]chan struct{}
+}
+
+func (f *fakeStore) Backend() promapi.Backend { return f.backend }
+
+func (f *fakeStore) LabelValues(_ context.Context, label string, matches []string, _, _ time.Time) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, label+" of "+strings.Join(matches, " "))
+	return f.values, nil
+}
+
+func (f *fakeStore) Query(_ context.Context, query string, _ time.Time) (model.Value, error) {
+	if w := f.wait[query]; w != nil {
+		<-w
+		time.Sleep(20 * time.Millisecond) // the other's answer read first
+	}
+	defer func() {
+		if d := f.done[query]; d != nil {
+			close(d)
+		}
+	}()
+	v, ok := f.answers[query]
+	if !ok {
+		return nil, fmt.Errorf("not expected: %s", query)
+	}
+	return v, nil
+}
+
+// On VictoriaMetrics the table's histogram buckets are read one bound at a
+// time, each bound the store lists (promql.Library.Bucket: it sums many
+// groups far slower than it reads their series), in one query past
+// maxBounds; on Prometheus in one query, with no bounds asked.
+func TestBounds(t *testing.T) {
+	fx := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0]
+	lib, err := promql.New(fx.Fams, fx.Snap.Dialect, promql.Options{By: DefaultBy(), AllSections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	les := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint(i + 1)
+		}
+		return append(out[:n-1], "+Inf")
+	}
+	for _, tc := range []struct {
+		name    string
+		backend promapi.BackendKind
+		les     []string
+		reads   int // bucket reads at each end
+		asks    bool
+	}{
+		{"VictoriaMetrics", promapi.VictoriaMetrics, les(18), 18, true},
+		{"VictoriaMetrics, as many bounds as read one at a time", promapi.VictoriaMetrics, les(maxBounds), maxBounds, true},
+		{"VictoriaMetrics, more bounds than read one at a time", promapi.VictoriaMetrics, les(maxBounds + 1), 1, true},
+		{"VictoriaMetrics, no bounds listed", promapi.VictoriaMetrics, nil, 1, true},
+		{"Prometheus", promapi.Prometheus, les(18), 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &fakeStore{backend: promapi.Backend{Kind: tc.backend}, values: tc.les}
+			r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
+			sh := &shape{lib: lib}
+			bounds, err := r.bounds(context.Background(), sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end, start, _ := r.quantities(sh, bounds)
+			for _, at := range [][]tagged{end, start} {
+				var reads []string
+				for _, e := range at {
+					if e.tag == tagBucket+snapshot.TimeToFirstTokenSeconds {
+						reads = append(reads, e.expr)
+					}
+				}
+				if len(reads) != tc.reads {
+					t.Fatalf("%d bucket reads, want %d: %q", len(reads), tc.reads, reads)
+				}
+				if tc.reads > 1 {
+					for i, e := range reads {
+						if want := fmt.Sprintf("le=%q", tc.les[i]); !strings.Contains(e, want) || !strings.HasPrefix(e, "sum by (le, job, instance) (") {
+							t.Errorf("read %d is %s, want the bound %s summed by le and instance", i, e, want)
+						}
+					}
+				}
+			}
+			if asked := len(store.asked) > 0; asked != tc.asks {
+				t.Errorf("bounds asked: %q", store.asked)
+			}
+		})
+	}
+}
+
+// A sum that cannot be names the first such in the expressions' order,
+// whichever answer the store gave first (tagged hands answers over as
+// they come): here the second expression's answer comes first.
+func TestSumsNameTheFirstInvalid(t *testing.T) {
+	inst := model.Metric{"job": "j", "instance": "i"}
+	first, second := "sum by (job, instance) (a)", "sum by (job, instance) (b)"
+	store := &fakeStore{
+		answers: map[string]model.Vector{
+			first:  {{Metric: inst, Value: model.SampleValue(-1)}},
+			second: {{Metric: inst, Value: model.SampleValue(math.NaN())}},
+		},
+		wait: map[string]chan struct{}{first: make(chan struct{})},
+	}
+	store.done = map[string]chan struct{}{second: store.wait[first]}
+	r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}}
+	exprs := []tagged{
+		{tag: tagValue + snapshot.TokensPredictedTotal, expr: first},
+		{tag: tagValue + snapshot.PromptTokensTotal, expr: second},
+	}
+	sums, err := r.sums(context.Background(), "test", exprs, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := sums[groupKey(inst, DefaultBy())]
+	if want := snapshot.TokensPredictedTotal + " below zero"; v == nil || v.invalid != want {
+		t.Errorf("invalid = %+v, want %q", v, want)
+	}
+}
