@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -24,6 +25,7 @@ type fakeStore struct {
 	promapi.API
 	backend promapi.Backend
 	values  []string
+	listErr error
 	mu      sync.Mutex
 	asked   []string
 	answers map[string]model.Vector
@@ -37,7 +39,7 @@ func (f *fakeStore) LabelValues(_ context.Context, label string, matches []strin
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, label+" of "+strings.Join(matches, " "))
-	return f.values, nil
+	return f.values, f.listErr
 }
 
 func (f *fakeStore) Query(_ context.Context, query string, _ time.Time) (model.Value, error) {
@@ -59,8 +61,10 @@ func (f *fakeStore) Query(_ context.Context, query string, _ time.Time) (model.V
 
 // On VictoriaMetrics the table's histogram buckets are read one bound at a
 // time, each bound the store lists (promql.Library.Bucket: it sums many
-// groups far slower than it reads their series), in one query past
-// maxBounds; on Prometheus in one query, with no bounds asked.
+// groups far slower than it reads their series), and the rest in one more
+// query (promql.Library.BucketsBut: a bound the list missed is still
+// read); in one query past maxBounds or where the store will not list
+// them; on Prometheus in one query, with no bounds asked.
 func TestBounds(t *testing.T) {
 	fx := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0]
 	lib, err := promql.New(fx.Fams, fx.Snap.Dialect, promql.Options{By: DefaultBy(), AllSections: true})
@@ -78,17 +82,19 @@ func TestBounds(t *testing.T) {
 		name    string
 		backend promapi.BackendKind
 		les     []string
+		listErr error
 		reads   int // bucket reads at each end
 		asks    bool
 	}{
-		{"VictoriaMetrics", promapi.VictoriaMetrics, les(18), 18, true},
-		{"VictoriaMetrics, as many bounds as read one at a time", promapi.VictoriaMetrics, les(maxBounds), maxBounds, true},
-		{"VictoriaMetrics, more bounds than read one at a time", promapi.VictoriaMetrics, les(maxBounds + 1), 1, true},
-		{"VictoriaMetrics, no bounds listed", promapi.VictoriaMetrics, nil, 1, true},
-		{"Prometheus", promapi.Prometheus, les(18), 1, false},
+		{"VictoriaMetrics", promapi.VictoriaMetrics, les(18), nil, 18 + 1, true},
+		{"VictoriaMetrics, as many bounds as read one at a time", promapi.VictoriaMetrics, les(maxBounds), nil, maxBounds + 1, true},
+		{"VictoriaMetrics, more bounds than read one at a time", promapi.VictoriaMetrics, les(maxBounds + 1), nil, 1, true},
+		{"VictoriaMetrics, no bounds listed", promapi.VictoriaMetrics, nil, nil, 1, true},
+		{"VictoriaMetrics, the listing refused", promapi.VictoriaMetrics, les(18), errors.New("422: too many series"), 1, true},
+		{"Prometheus", promapi.Prometheus, les(18), nil, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := &fakeStore{backend: promapi.Backend{Kind: tc.backend}, values: tc.les}
+			store := &fakeStore{backend: promapi.Backend{Kind: tc.backend}, values: tc.les, listErr: tc.listErr}
 			r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
 			sh := &shape{lib: lib}
 			bounds, err := r.bounds(context.Background(), sh)
@@ -107,10 +113,14 @@ func TestBounds(t *testing.T) {
 					t.Fatalf("%d bucket reads, want %d: %q", len(reads), tc.reads, reads)
 				}
 				if tc.reads > 1 {
-					for i, e := range reads {
+					for i, e := range reads[:len(reads)-1] {
 						if want := fmt.Sprintf("le=%q", tc.les[i]); !strings.Contains(e, want) || !strings.HasPrefix(e, "sum by (le, job, instance) (") {
 							t.Errorf("read %d is %s, want the bound %s summed by le and instance", i, e, want)
 						}
+					}
+					rest := reads[len(reads)-1]
+					if !strings.Contains(rest, `le!~"1|2|`) || !strings.Contains(rest, `|\\+Inf"`) {
+						t.Errorf("the last read is %s, want every bound but those listed", rest)
 					}
 				}
 			}
@@ -147,5 +157,56 @@ func TestSumsNameTheFirstInvalid(t *testing.T) {
 	v := sums[groupKey(inst, DefaultBy())]
 	if want := snapshot.TokensPredictedTotal + " below zero"; v == nil || v.invalid != want {
 		t.Errorf("invalid = %+v, want %q", v, want)
+	}
+}
+
+// A bound the store's list missed is read all the same, by the query of
+// every bound but those listed, and takes its place in the ladder.
+func TestBucketsButReadsWhatTheListMissed(t *testing.T) {
+	fx := fixtures.All(t, 1, "testdata/dialects/vllm-new.prom")[0]
+	lib, err := promql.New(fx.Fams, fx.Snap.Dialect, promql.Options{By: DefaultBy(), AllSections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &fakeStore{backend: promapi.Backend{Kind: promapi.VictoriaMetrics}, values: []string{"1", "+Inf"}, answers: map[string]model.Vector{}}
+	r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
+	sh := &shape{lib: lib}
+	bounds, err := r.bounds(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _, _ := r.quantities(sh, bounds)
+	var reads []tagged
+	for _, e := range end {
+		if e.tag == tagBucket+snapshot.TimeToFirstTokenSeconds {
+			reads = append(reads, e)
+		}
+	}
+	if len(reads) != 3 {
+		t.Fatalf("%d bucket reads, want two bounds and the rest", len(reads))
+	}
+	inst := model.Metric{"job": "j", "instance": "i"}
+	bucket := func(le string, n float64) *model.Sample {
+		m := inst.Clone()
+		m["le"] = model.LabelValue(le)
+		return &model.Sample{Metric: m, Value: model.SampleValue(n)}
+	}
+	store.answers[reads[0].expr] = model.Vector{bucket("1", 3)}
+	store.answers[reads[1].expr] = model.Vector{bucket("+Inf", 10)}
+	store.answers[reads[2].expr] = model.Vector{bucket("2", 7)} // not listed
+	sums, err := r.sums(context.Background(), "test", reads, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := sums[groupKey(inst, DefaultBy())]
+	if v == nil || v.hists[snapshot.TimeToFirstTokenSeconds] == nil {
+		t.Fatalf("no histogram read: %+v", v)
+	}
+	var got []string
+	for _, b := range v.hists[snapshot.TimeToFirstTokenSeconds].Buckets {
+		got = append(got, fmt.Sprintf("%g:%g", b.UpperBound, b.Count))
+	}
+	if want := "1:3 2:7 +Inf:10"; strings.Join(got, " ") != want {
+		t.Errorf("buckets %s, want %s", strings.Join(got, " "), want)
 	}
 }

@@ -565,6 +565,9 @@ func (r *run) quantities(sh *shape, bounds map[string][]string) (end, start, pea
 					e, _ := sh.lib.Bucket(q, le)
 					hs = append(hs, tagged{tag: tagBucket + q, expr: e})
 				}
+				// Any bound the list missed.
+				e, _ := sh.lib.BucketsBut(q, les)
+				hs = append(hs, tagged{tag: tagBucket + q, expr: e})
 			}
 			end, start = append(end, hs...), append(start, hs...)
 		case snapshot.Counter:
@@ -651,8 +654,10 @@ const maxBounds = 64
 // promql.Library.Bucket), the bounds (le values) of each histogram the
 // table reads, as the store lists them over the window and its lookback
 // (VictoriaMetrics lists whole days': a bound no series has at either end
-// is an empty answer). nil elsewhere; a histogram without bounds listed,
-// or with more than maxBounds, is read in one query.
+// is an empty answer; a bound the list misses is read with the rest,
+// promql.Library.BucketsBut). nil elsewhere; a histogram without bounds
+// listed, with more than maxBounds, or whose bounds the store would not
+// list, is read in one query.
 func (r *run) bounds(ctx context.Context, sh *shape) (map[string][]string, error) {
 	if r.f.Backend.Kind != promapi.VictoriaMetrics {
 		return nil, nil
@@ -666,10 +671,12 @@ func (r *run) bounds(ctx context.Context, sh *shape) (map[string][]string, error
 		start := time.Now()
 		les, err := r.q.api.LabelValues(ctx, "le", []string{sel}, r.o.From.Add(-Lookback), r.o.To)
 		r.q.record("pushdown: the bounds of a histogram the table reads, asked one at a time", sel, r.o.To, start)
-		if err != nil {
-			return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if len(les) <= maxBounds {
+		// A store that will not list them (a limit on the series a
+		// listing may touch) is asked the one query instead.
+		if err == nil && len(les) <= maxBounds {
 			out[q] = les
 		}
 	}

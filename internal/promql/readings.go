@@ -1,7 +1,9 @@
 package promql
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
@@ -64,6 +66,24 @@ func (l *Library) Bucket(name, le string) (string, bool) {
 	}
 	r := s.terms[0].ref
 	r.match = append(slices.Clip(r.match), Matcher{Label: "le", Op: Equal, Value: le})
+	return l.reduce("sum", r, l.selector(r, "_bucket"), "le"), true
+}
+
+// BucketsBut writes the reading of a histogram's buckets at every bound but
+// les (as the store holds them), read with [Library.Bucket]'s one at a time:
+// what a list of bounds missed is still read, and where it missed none the
+// store answers from its index alone.
+func (l *Library) BucketsBut(name string, les []string) (string, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Histogram {
+		return "", false
+	}
+	quoted := make([]string, len(les))
+	for i, le := range les {
+		quoted[i] = regexp.QuoteMeta(le)
+	}
+	r := s.terms[0].ref
+	r.match = append(slices.Clip(r.match), Matcher{Label: "le", Op: NoMatch, Value: strings.Join(quoted, "|")})
 	return l.reduce("sum", r, l.selector(r, "_bucket"), "le"), true
 }
 
