@@ -59,6 +59,20 @@ func (f *fakeStore) Query(_ context.Context, query string, _ time.Time) (model.V
 	return v, nil
 }
 
+// quantitiesOn is what a shape of lib asks store at the window's end and
+// start, its bounds asked first as a report asks them.
+func quantitiesOn(t *testing.T, store *fakeStore, lib *promql.Library) (r *run, end, start []tagged) {
+	t.Helper()
+	r = &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
+	sh := &shape{lib: lib}
+	bounds, err := r.bounds(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, start, _ = r.quantities(sh, bounds)
+	return r, end, start
+}
+
 // On VictoriaMetrics the table's histogram buckets are read one bound at a
 // time, each bound the store lists (promql.Library.Bucket: it sums many
 // groups far slower than it reads their series), and the rest in one more
@@ -95,13 +109,7 @@ func TestBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &fakeStore{backend: promapi.Backend{Kind: tc.backend}, values: tc.les, listErr: tc.listErr}
-			r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
-			sh := &shape{lib: lib}
-			bounds, err := r.bounds(context.Background(), sh)
-			if err != nil {
-				t.Fatal(err)
-			}
-			end, start, _ := r.quantities(sh, bounds)
+			_, end, start := quantitiesOn(t, store, lib)
 			for _, at := range [][]tagged{end, start} {
 				var reads []string
 				for _, e := range at {
@@ -169,13 +177,7 @@ func TestBucketsButReadsWhatTheListMissed(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &fakeStore{backend: promapi.Backend{Kind: promapi.VictoriaMetrics}, values: []string{"1", "+Inf"}, answers: map[string]model.Vector{}}
-	r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
-	sh := &shape{lib: lib}
-	bounds, err := r.bounds(context.Background(), sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _, _ := r.quantities(sh, bounds)
+	r, end, _ := quantitiesOn(t, store, lib)
 	var reads []tagged
 	for _, e := range end {
 		if e.tag == tagBucket+snapshot.TimeToFirstTokenSeconds {
