@@ -366,9 +366,9 @@ func (c *Client) do(req *http.Request) (*http.Response, []byte, error) {
 }
 
 // bodies are answers' buffers, handed back once their answer is decoded
-// (every value decoded is a copy): a report reads dozens of answers of a
-// few MB in turn, and a buffer grown by doubling for each one was most of
-// what it allocated.
+// (every value decoded is a copy, TestDecodedOutlivesItsBuffer): a fleet
+// report reads dozens of answers of a few MB in turn, and a buffer grown by
+// doubling for each one was a quarter of what it allocated.
 var bodies sync.Pool
 
 // maxKept bounds the buffers bodies keeps: a rare answer of hundreds of
