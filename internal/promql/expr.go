@@ -125,22 +125,20 @@ func (l *Library) gauge(name string) (string, bool) {
 
 // histRate writes the rate of a histogram's _sum or _count, aggregated.
 func (l *Library) histRate(name, suffix string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return "", false
 	}
-	r := s.terms[0].ref
 	return l.reduce("sum", r, "rate("+l.selector(r, suffix)+"["+l.window+"])"), true
 }
 
 // quantile writes histogram_quantile over the buckets' rates summed by le
 // and the library's labels.
 func (l *Library) quantile(name string, q float64) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return "", false
 	}
-	r := s.terms[0].ref
 	return "histogram_quantile(" + num(q) + ", " + l.reduce("sum", r, "rate("+l.selector(r, "_bucket")+"["+l.window+"])", "le") + ")", true
 }
 
@@ -189,11 +187,10 @@ func (l *Library) Quantity(name string) (string, bool) {
 
 // HistogramSum writes a histogram's sum of observations over the window.
 func (l *Library) HistogramSum(name string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return "", false
 	}
-	r := s.terms[0].ref
 	return l.reduce("sum", r, "increase("+l.selector(r, "_sum")+"["+l.window+"])"), true
 }
 

@@ -1,9 +1,5 @@
 package promql
 
-import (
-	"github.com/inferscope/inferscope/internal/snapshot"
-)
-
 // BucketRates writes a histogram's buckets as a heatmap draws them: the
 // per-second rate of each cumulative bucket over the window, summed by le
 // across every series selected (the instances and models a dashboard's
@@ -13,10 +9,9 @@ import (
 // own observations are its series less the one below (Grafana's heatmap
 // format takes them apart itself).
 func (l *Library) BucketRates(name string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return "", false
 	}
-	r := s.terms[0].ref
 	return "sum by (le) (" + r.overReplicas("rate("+l.selector(r, "_bucket")+"["+l.window+"])") + ")", true
 }

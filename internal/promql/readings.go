@@ -41,11 +41,10 @@ type HistogramReading struct{ Buckets, Sum, Count string }
 // Histogram writes a histogram's reading; ok is false when the server
 // does not publish the histogram.
 func (l *Library) Histogram(name string) (HistogramReading, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return HistogramReading{}, false
 	}
-	r := s.terms[0].ref
 	return HistogramReading{
 		Buckets: l.reduce("sum", r, l.selector(r, "_bucket"), "le"),
 		Sum:     l.reduce("sum", r, l.selector(r, "_sum")),
@@ -60,13 +59,7 @@ func (l *Library) Histogram(name string) (HistogramReading, bool) {
 // many groups for some 1.7 times the CPU of the same series asked bound by
 // bound.
 func (l *Library) Bucket(name, le string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
-		return "", false
-	}
-	r := s.terms[0].ref
-	r.match = append(slices.Clip(r.match), Matcher{Label: "le", Op: Equal, Value: le})
-	return l.reduce("sum", r, l.selector(r, "_bucket"), "le"), true
+	return l.bucketsWhere(name, Matcher{Label: "le", Op: Equal, Value: le})
 }
 
 // BucketsBut writes the reading of a histogram's buckets at every bound but
@@ -74,27 +67,42 @@ func (l *Library) Bucket(name, le string) (string, bool) {
 // what a list of bounds missed is still read, and where it missed none the
 // store answers from its index alone.
 func (l *Library) BucketsBut(name string, les []string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
-		return "", false
-	}
 	quoted := make([]string, len(les))
 	for i, le := range les {
 		quoted[i] = regexp.QuoteMeta(le)
 	}
-	r := s.terms[0].ref
-	r.match = append(slices.Clip(r.match), Matcher{Label: "le", Op: NoMatch, Value: strings.Join(quoted, "|")})
+	return l.bucketsWhere(name, Matcher{Label: "le", Op: NoMatch, Value: strings.Join(quoted, "|")})
+}
+
+// bucketsWhere is [HistogramReading.Buckets] of the bucket series m also
+// matches.
+func (l *Library) bucketsWhere(name string, m Matcher) (string, bool) {
+	r, ok := l.histRef(name)
+	if !ok {
+		return "", false
+	}
+	r.match = append(slices.Clip(r.match), m)
 	return l.reduce("sum", r, l.selector(r, "_bucket"), "le"), true
 }
 
 // BucketSeries writes the selector of a histogram's bucket series, whose
 // bounds (le values) a store lists.
 func (l *Library) BucketSeries(name string) (string, bool) {
-	s, ok := l.src[name]
-	if !ok || s.kind != snapshot.Histogram {
+	r, ok := l.histRef(name)
+	if !ok {
 		return "", false
 	}
-	return l.selector(s.terms[0].ref, "_bucket"), true
+	return l.selector(r, "_bucket"), true
+}
+
+// histRef is the series a histogram the server publishes is read by;
+// false where it publishes none by that name.
+func (l *Library) histRef(name string) (ref, bool) {
+	s, ok := l.src[name]
+	if !ok || s.kind != snapshot.Histogram {
+		return ref{}, false
+	}
+	return s.terms[0].ref, true
 }
 
 // Largest writes a gauge's largest value over the window: each series'
