@@ -246,21 +246,44 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 // order, if any.
 func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time, each func(i int, s *model.Sample)) error {
 	var mu sync.Mutex
-	errs := make([]error, len(exprs))
+	return atOnce(len(exprs), func(i int) error {
+		vec, err := q.sharedInstant(ctx, purpose, exprs[i].expr, at)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range vec {
+			each(i, s)
+		}
+		return nil
+	})
+}
+
+// instants evaluates each query at one time, in parallel (as many at once
+// as the querier allows); the first error in the queries' order, if any.
+func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time) ([]model.Vector, error) {
+	results := make([]model.Vector, len(texts))
+	err := atOnce(len(texts), func(i int) (err error) {
+		results[i], err = q.instant(ctx, purpose, texts[i], at)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// atOnce calls fn for each of 0..n-1, all at once, and returns the first
+// error in that order, if any.
+func atOnce(n int, fn func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, e := range exprs {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vec, err := q.sharedInstant(ctx, purpose, e.expr, at)
-			if errs[i] = err; err != nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, s := range vec {
-				each(i, s)
-			}
+			errs[i] = fn(i)
 		}()
 	}
 	wg.Wait()
@@ -270,29 +293,6 @@ func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at
 		}
 	}
 	return nil
-}
-
-// instants evaluates each query at one time, in parallel (as many at once
-// as the querier allows); the first error in the queries' order, if any.
-func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time) ([]model.Vector, error) {
-	results := make([]model.Vector, len(texts))
-	errs := make([]error, len(texts))
-	ask := q.instant
-	var wg sync.WaitGroup
-	for i, text := range texts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = ask(ctx, purpose, text, at)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return results, nil
 }
 
 // joined evaluates parts joined with or into as few queries as fit
