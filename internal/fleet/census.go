@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -167,9 +166,8 @@ func (r *run) walk(ctx context.Context, listed map[string]string, match Selector
 				for n, v := range c {
 					sel = sel.With(Matcher{Name: by[n], Op: "=", Value: v})
 				}
-				start := time.Now()
-				vs, err := r.q.api.LabelValues(ctx, l, []string{sel.braces()}, r.o.From.Add(-Lookback), r.o.To)
-				r.q.record("discovery (census): the values of "+l+" the fleet's series carry, to find instances it did not list", sel.braces(), r.o.To, start)
+				vs, err := r.q.labelValues(ctx, "discovery (census): the values of "+l+" the fleet's series carry, to find instances it did not list",
+					l, []string{sel.braces()}, r.o.From.Add(-Lookback), r.o.To)
 				if empty[i] {
 					vs = append(vs, "")
 				}

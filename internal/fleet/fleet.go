@@ -317,8 +317,7 @@ func sum(m map[string]int) int {
 // noSeries says what the store has instead.
 func noSeries(ctx context.Context, q *querier, o Options) error {
 	match := []string{o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+"}).braces()}
-	names, err := q.api.LabelValues(ctx, model.MetricNameLabel, match, o.From.Add(-Lookback), o.To)
-	q.record("no series: the names the store has instead", match[0], o.To, time.Now())
+	names, err := q.labelValues(ctx, "no series: the names the store has instead", model.MetricNameLabel, match, o.From.Add(-Lookback), o.To)
 	if err != nil {
 		var e *promapi.Error
 		if errors.As(err, &e) && e.Kind == promapi.Canceled {

@@ -274,7 +274,6 @@ func (r *run) speculate(ctx context.Context) (*speculation, error) {
 // and later selectors find empty. all says the list can be taken for
 // every name the store holds (shorter than trustedNames).
 func (r *run) familyNames(ctx context.Context) (names []string, all bool, err error) {
-	start := time.Now()
 	prefixes := prefixRegex(dialect.NamePrefixes())
 	dialects := regexp.MustCompile("^" + prefixes + "$")
 	var matches []string
@@ -282,8 +281,7 @@ func (r *run) familyNames(ctx context.Context) (names []string, all bool, err er
 		matches = []string{r.o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixes},
 			Matcher{Name: model.MetricNameLabel, Op: "!~", Value: ".+_bucket"}).braces()}
 	}
-	held, err := r.q.api.LabelValues(ctx, model.MetricNameLabel, matches, r.o.From.Add(-Lookback), r.o.To)
-	r.q.record("pushdown: the families the store holds", strings.Join(matches, " "), r.o.To, start)
+	held, err := r.q.labelValues(ctx, "pushdown: the families the store holds", model.MetricNameLabel, matches, r.o.From.Add(-Lookback), r.o.To)
 	if err != nil {
 		return nil, false, err
 	}
@@ -668,9 +666,7 @@ func (r *run) bounds(ctx context.Context, sh *shape) (map[string][]string, error
 		if !ok {
 			continue
 		}
-		start := time.Now()
-		les, err := r.q.api.LabelValues(ctx, "le", []string{sel}, r.o.From.Add(-Lookback), r.o.To)
-		r.q.record("pushdown: the bounds of a histogram the table reads, asked one at a time", sel, r.o.To, start)
+		les, err := r.q.labelValues(ctx, "pushdown: the bounds of a histogram the table reads, asked one at a time", "le", []string{sel}, r.o.From.Add(-Lookback), r.o.To)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

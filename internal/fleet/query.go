@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,10 +43,10 @@ type querier struct {
 	answers map[string]*answer
 }
 
-// answer is one shared query's answer, there once done is closed.
+// answer is one shared request's answer, there once done is closed.
 type answer struct {
 	done chan struct{}
-	v    model.Value
+	v    any
 	err  error
 }
 
@@ -55,7 +56,7 @@ func newQuerier(api promapi.API) *querier {
 
 // shared runs ask for key once while it is in flight: a second asker
 // meanwhile waits for the first's answer, which both only read.
-func (q *querier) shared(ctx context.Context, key string, ask func() (model.Value, error)) (model.Value, error) {
+func (q *querier) shared(ctx context.Context, key string, ask func() (any, error)) (any, error) {
 	q.mu.Lock()
 	a, asked := q.answers[key]
 	if !asked {
@@ -144,10 +145,11 @@ func (q *querier) instant(ctx context.Context, purpose, query string, at time.Ti
 // sharedInstant is instant, once for every asker of the same query at the
 // same time: its answer is only read.
 func (q *querier) sharedInstant(ctx context.Context, purpose, query string, at time.Time) (model.Vector, error) {
-	v, err := q.shared(ctx, fmt.Sprintf("instant\x00%s\x00%d", query, at.UnixNano()), func() (model.Value, error) {
+	v, err := q.shared(ctx, fmt.Sprintf("instant\x00%s\x00%d", query, at.UnixNano()), func() (any, error) {
 		return q.query(ctx, purpose, query, at)
 	})
-	return vectorOf(purpose, v, err)
+	mv, _ := v.(model.Value)
+	return vectorOf(purpose, mv, err)
 }
 
 // vectorOf is an instant query's answer as a vector.
@@ -185,7 +187,7 @@ func (q *querier) raw(ctx context.Context, purpose, query string, at time.Time) 
 // every asker of the same: its answer is only read).
 func (q *querier) rangeQuery(ctx context.Context, purpose, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
 	key := fmt.Sprintf("range\x00%s\x00%d\x00%d\x00%d", query, start.UnixNano(), end.UnixNano(), step)
-	v, err := q.shared(ctx, key, func() (model.Value, error) {
+	v, err := q.shared(ctx, key, func() (any, error) {
 		if err := q.acquire(ctx); err != nil {
 			return nil, err
 		}
@@ -196,6 +198,21 @@ func (q *querier) rangeQuery(ctx context.Context, purpose, query string, start, 
 	})
 	m, _ := v.(model.Matrix)
 	return m, err
+}
+
+// labelValues lists a label's values among the series matching matches
+// between start and end, once for every asker of the same while it is in
+// flight (shapes of one dialect ask the same bounds); each asker gets a
+// copy of its own.
+func (q *querier) labelValues(ctx context.Context, purpose, label string, matches []string, start, end time.Time) ([]string, error) {
+	key := fmt.Sprintf("labels\x00%s\x00%s\x00%d\x00%d", label, strings.Join(matches, "\x00"), start.UnixNano(), end.UnixNano())
+	v, err := q.shared(ctx, key, func() (any, error) {
+		t := time.Now()
+		defer q.record(purpose, strings.Join(matches, " "), end, t)
+		return q.api.LabelValues(ctx, label, matches, start, end)
+	})
+	vs, _ := v.([]string)
+	return slices.Clone(vs), err
 }
 
 func (q *querier) query(ctx context.Context, purpose, query string, at time.Time) (model.Value, error) {

@@ -16,12 +16,12 @@ func TestSharedInFlight(t *testing.T) {
 	q := newQuerier(nil)
 	var asked atomic.Int32
 	release := make(chan struct{})
-	ask := func() (model.Value, error) {
+	ask := func() (any, error) {
 		asked.Add(1)
 		<-release
 		return model.Vector{{Value: 7}}, nil
 	}
-	first := make(chan model.Value)
+	first := make(chan any)
 	go func() {
 		v, _ := q.shared(context.Background(), "k", ask)
 		first <- v
