@@ -534,9 +534,6 @@ const (
 	tagBucket = "b:"
 	tagSum    = "s:"
 	tagCount  = "c:"
-	// tagSplit is a split's (promql.Split): its quantities are taken
-	// from its answer once every sample is in.
-	tagSplit = "x:"
 )
 
 // quantities are a shape's expressions at the window's end, at its start
@@ -581,7 +578,7 @@ func (r *run) quantities(sh *shape, bounds map[string][]string) (end, start, pea
 	}
 	splits, rest := sh.lib.Splits(counters)
 	for i := range splits {
-		t := tagged{tag: tagSplit + splits[i].Label, expr: splits[i].Expr, split: &splits[i]}
+		t := tagged{expr: splits[i].Expr, split: &splits[i]}
 		end, start = append(end, t), append(start, t)
 	}
 	for _, q := range rest {
@@ -996,6 +993,7 @@ func unsound(start, end *snapshot.Snapshot) string {
 // tagged is an expression and the tag its results carry.
 type tagged struct {
 	tag, expr string
-	// split is the split the expression reads, if it is one.
+	// split is the split the expression reads, if it is one (no tag: its
+	// quantities are taken from its answer once every sample is in).
 	split *promql.Split
 }
