@@ -25,6 +25,29 @@ func (a *analyzer) dialectRows() {
 	a.addRows("prefix_cache", "Prefix cache", a.prefixCacheExtras(x)...)
 	a.drafts(x)
 	a.addRows("throughput", "Throughput (cumulative)", throughputExtras(x)...)
+	a.addRows("throughput", "Throughput (cumulative)", stepExtras(x)...)
+}
+
+// stepExtras are what engine steps carried: vLLM's tokens per step, and
+// TGI's speculated tokens per request-step.
+func stepExtras(x map[string]float64) []report.Row {
+	var rows []report.Row
+	if steps, ok := x[snapshot.ExtraEngineSteps]; ok && steps > 0 {
+		if tok, ok := x[snapshot.ExtraStepTokens]; ok && !math.IsNaN(tok) {
+			rows = append(rows, report.Row{ID: "step_tokens", Label: "tokens per step", Value: strconv.FormatFloat(tok/steps, 'f', 1, 64),
+				Note: "mean over " + units.Count(steps) + " steps that emitted a token; a prefill's tokens count when it ends, so not a share of the step budget"})
+		}
+	}
+	if spec, ok := x[snapshot.ExtraSpeculatedTokens]; ok && !math.IsNaN(spec) {
+		steps := x[snapshot.ExtraSpeculationSteps]
+		row := report.Row{ID: "speculated", Label: "speculated tokens", Value: "none", Note: "no speculation, or no speculated token accepted"}
+		if spec > 0 && steps > 0 {
+			row.Value = units.Count(spec) + " accepted"
+			row.Note = strconv.FormatFloat(1+spec/steps, 'f', 2, 64) + " tokens per request-step (" + units.Count(steps) + " steps)"
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // prefixCacheExtras are the KV block size, judged against the prefix-cache
@@ -103,6 +126,10 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	}
 	if n, ok := x[snapshot.ExtraAbortedRequests]; ok && n > 0 {
 		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
+	}
+	if n, ok := x[snapshot.ExtraRequestCount]; ok && !math.IsNaN(n) {
+		rows = append(rows, report.Row{ID: "entry_calls", Label: "entry calls", Value: units.Integer(n), Severity: report.Dim,
+			Note: "calls into the generation routes, failures included: not requests received (an OpenAI-API request counts at its route and again in the generation it starts)"})
 	}
 	a.addRows("requests", "Requests", rows...)
 }

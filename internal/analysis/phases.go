@@ -29,6 +29,9 @@ func (a *analyzer) phases() {
 	var rows []report.Row
 	if busy, ok := a.s.Scalar(snapshot.EngineBusySecondsTotal); ok && busy >= 0 {
 		rows = append(rows, a.engineBusyRow(busy))
+		if row, ok := a.engineSplitRow(busy); ok {
+			rows = append(rows, row)
+		}
 	}
 	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
@@ -65,15 +68,16 @@ func noUptime(why string) string {
 }
 
 // engineBusyRow is the engine's own busy time (SGLang's GPU execution
-// time) and, over the uptime, its utilization.
+// time, TGI's batch calls) and, over the uptime, its utilization.
 func (a *analyzer) engineBusyRow(busy float64) report.Row {
 	f := &a.r.Figures
 	f.EngineBusySeconds = num(busy)
-	row := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(busy), Note: "GPU execution time"}
+	what := setting(a.s.Advice.EngineBusy, "GPU execution time")
+	row := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(busy), Note: what}
 	up, ok, why := a.uptime()
 	switch {
 	case !ok:
-		row.Note = "GPU execution time; " + noUptime(why) + ": no utilization"
+		row.Note = what + "; " + noUptime(why) + ": no utilization"
 	case busy > up*(1+1e-9):
 		// One scheduler's busy time cannot exceed the wall clock.
 		row.Value = units.Seconds(busy) + " of " + units.Seconds(up) + " up"
@@ -82,9 +86,22 @@ func (a *analyzer) engineBusyRow(busy float64) report.Row {
 		util := busy / up
 		f.Utilization = num(util)
 		row.Value = units.Seconds(busy) + " of " + units.Seconds(up) + " up"
-		row.Bar, row.Note = bar(util), units.Percent(util)+" utilization (GPU execution time)"
+		row.Bar, row.Note = bar(util), units.Percent(util)+" utilization ("+what+")"
 	}
 	return row
+}
+
+// engineSplitRow is the engine's busy time by phase (TGI's prefill and
+// decode batch calls), where the server splits it.
+func (a *analyzer) engineSplitRow(busy float64) (report.Row, bool) {
+	pre, okP := a.s.Extra[snapshot.ExtraEngineBusyByPhase+"prefill"]
+	dec, okD := a.s.Extra[snapshot.ExtraEngineBusyByPhase+"decode"]
+	if !okP || !okD || !(pre+dec > 0) || pre < 0 || dec < 0 {
+		return report.Row{}, false
+	}
+	ps := pre / (pre + dec)
+	return report.Row{ID: "engine_split", Label: "engine prefill", Value: units.Percent(ps), Bar: bar(ps),
+		Note: units.Seconds(pre) + " prefill, " + units.Seconds(dec) + " decode of its busy time"}, true
 }
 
 // requestTimeRow is the summed request time and, over the uptime, the mean

@@ -93,6 +93,7 @@ const (
 	requestsErrored
 	requestsAborted
 	requestsFailed
+	requestsRefused
 	bands // the number of bands
 )
 
@@ -141,6 +142,7 @@ var judgements = [bands]judgement{
 	requestsErrored: {rows: []string{"requests/finished_error"}, limits: []float64{0}, colour: report.Bad, note: "requests_errored"},
 	requestsAborted: {rows: []string{"requests/finished_abort"}, limits: []float64{abortShare}},
 	requestsFailed:  {rows: []string{"requests/failed"}, limits: []float64{0}},
+	requestsRefused: {rows: []string{"live/refused"}, limits: []float64{0}, colour: report.Warn, note: "requests_refused"},
 }
 
 // judge gives row (nil for a note on no row) the colour of band b, and

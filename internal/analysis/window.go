@@ -39,7 +39,7 @@ const NoteBeforeWindow = "before_window"
 // the queue) judge the scrape at the window's end, the same in either
 // view, and info notes explain the lifetime rows they sit beside.
 var windowed = []band{preemptions, requestsErrored, kvOffloadColdAllocs, kvOffloadThrashing,
-	recurrentLiveKVEvictions, recurrentRaiseBudget, draftAcceptanceLow}
+	recurrentLiveKVEvictions, recurrentRaiseBudget, draftAcceptanceLow, requestsRefused}
 
 // WindowedNotes lists the ids of the notes a windowed view judges on the
 // window: the notes that act on what happened, not on the state now.

@@ -5,11 +5,12 @@ package dialect
 // view's discovery). TestNamePrefixes keeps it in step with each
 // dialect's match.
 var namePrefixes = map[string][]string{
-	"tabbyapi": {"tabbyapi:"},
-	"vllm":     {"vllm:", rayVLLMColon, rayVLLMUnder},
-	"llamacpp": {"llamacpp:"},
-	"sglang":   {"sglang:", "sglang_"},
-	"tgi":      {"tgi_"},
+	"tabbyapi":  {"tabbyapi:"},
+	"vllm":      {"vllm:", rayVLLMColon, rayVLLMUnder},
+	"aphrodite": {aphroditePrefix},
+	"llamacpp":  {"llamacpp:"},
+	"sglang":    {"sglang:", "sglang_"},
+	"tgi":       {"tgi_"},
 }
 
 // NamePrefixes lists the family-name prefixes of every dialect, in the

@@ -134,6 +134,10 @@ var conditionDefs = []conditionDef{
 		a, ok := l.ratio(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal)
 		return a + " <= " + num(lim[0]), ok
 	}},
+	{"requests_refused", true, "requests refused at admission in the window", Count, func(l *Library, lim []float64) (string, bool) {
+		r, ok := l.increase(snapshot.ExtraAdmissionRejections)
+		return r + " > " + num(lim[0]), ok
+	}},
 
 	{"admission_stalled", false, "requests waiting", Count, func(l *Library, _ []float64) (string, bool) {
 		w, ok1 := l.gauge(snapshot.RequestsDeferred)

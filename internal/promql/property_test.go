@@ -43,6 +43,7 @@ func state(r *rand.Rand) (start, end promql.Values) {
 		snapshot.RecurrentCacheEvictionsTotal:         pick(0, 0, 4),
 		snapshot.RecurrentStrandedByKVTotal:           pick(0, 0, 2),
 		snapshot.ExtraPreemptions:                     pick(0, 0, 1, 7),
+		snapshot.ExtraAdmissionRejections:             pick(0, 0, 1, 30),
 		snapshot.SpecDecodeNumDecodeStepsTotal:        pick(0, 50),
 		snapshot.KVOffloadRestoredTokensTotal:         0,
 		snapshot.RecurrentCacheStrandedEvictionsTotal: 0,

@@ -27,7 +27,7 @@ type Values struct {
 // target's, and values that satisfy the selector). It is the library read
 // backwards, for tests a user can run (rules' --tests) and for checking
 // that the dialect reads the same values back. A quantity the library does
-// not read, or reads from a histogram's _sum, is not written; a quantity
+// not read, or reads from a histogram's _sum or _count, is not written; a quantity
 // made of several series (computed = all − cached) is written through the
 // series it is made of, which the other values must give.
 func (l *Library) Families(v Values, labels map[string]string) ([]*dto.MetricFamily, error) {
@@ -180,8 +180,10 @@ func (w *writer) one(name string, s source, v Values) error {
 			return nil
 		}
 		return w.hist(t.ref, h)
-	case strings.HasSuffix(t.ref.name, "_sum") && !t.ref.bare:
-		return nil // a histogram's sum: written with the histogram
+	case (strings.HasSuffix(t.ref.name, "_sum") || strings.HasSuffix(t.ref.name, "_count")) && !t.ref.bare:
+		// A histogram's (or summary's) sum or count: written with the
+		// histogram, where it is a canonical one, else not at all.
+		return nil
 	}
 	x, ok := v.Scalars[name]
 	if !ok {

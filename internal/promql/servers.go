@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/inferscope/inferscope/exporter"
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -95,38 +97,51 @@ func readTabbyAPI(sc scrape) sources {
 
 // --- vLLM --------------------------------------------------------------------
 
+// vllmNames spells one vLLM family every way a scrape may carry it, in the
+// order read (the first found is read).
+type vllmNames func(base string) []string
+
 // vllmSpellings are the names one vLLM family may have: vLLM's own, then
 // Ray Serve LLM's two copies (read only where vLLM's own is absent).
 func vllmSpellings(base string) []string {
 	return []string{"vllm:" + base, "ray_vllm:" + base, "ray_vllm_" + base}
 }
 
-func vllmCounter(base string) []string {
+// aphroditeSpellings are Aphrodite's: vLLM's families under aphrodite:.
+func aphroditeSpellings(base string) []string { return []string{"aphrodite:" + base} }
+
+// counter spells a counter family with and without _total, every way.
+func (sp vllmNames) counter(base string) []string {
 	var out []string
-	for _, n := range vllmSpellings(base) {
+	for _, n := range sp(base) {
 		out = append(out, counterNames(n)...)
 	}
 	return out
 }
 
-func readVLLM(sc scrape) sources {
+func readVLLM(sc scrape) sources { return readVLLMAs(sc, vllmSpellings) }
+
+// readAphrodite reads Aphrodite's series as vLLM's, as the dialect does.
+func readAphrodite(sc scrape) sources { return readVLLMAs(sc, aphroditeSpellings) }
+
+func readVLLMAs(sc scrape, sp vllmNames) sources {
 	out := sources{}
 	gauge := func(canon string, bases ...string) {
 		for _, b := range bases {
-			if r, ok := sc.gauge(vllmSpellings(b)...); ok {
+			if r, ok := sc.gauge(sp(b)...); ok {
 				out[canon] = one(snapshot.Gauge, r)
 				return
 			}
 		}
 	}
 	counter := func(canon, base string, match ...Matcher) bool {
-		r, ok := sc.counter(vllmCounter(base)...)
+		r, ok := sc.counter(sp.counter(base)...)
 		r.match = match
 		return out.set(canon, snapshot.Counter, r, ok)
 	}
 	hist := func(canon string, bases ...string) (ref, bool) {
 		for _, b := range bases {
-			if r, ok := sc.hist(vllmSpellings(b)...); ok {
+			if r, ok := sc.hist(sp(b)...); ok {
 				out[canon] = one(snapshot.Histogram, r)
 				return r, true
 			}
@@ -142,9 +157,10 @@ func readVLLM(sc scrape) sources {
 		s.mean = true
 		out[snapshot.KVCacheUsageRatio] = s
 	}
+	vllmLive(sc, sp, out)
 	counter(snapshot.TokensPredictedTotal, "generation_tokens")
 	counter(snapshot.RequestsTotal, "request_success")
-	if n, f := sc.first(vllmCounter("request_success")...); f != nil {
+	if n, f := sc.first(sp.counter("request_success")...); f != nil {
 		if label := reasonLabel(f); label != "" {
 			total, _ := sc.counter(n)
 			for _, reason := range []string{"error", "abort"} {
@@ -157,8 +173,8 @@ func readVLLM(sc scrape) sources {
 		}
 	}
 	counter(snapshot.ExtraPreemptions, "num_preemptions")
-	vllmPromptTokens(sc, out)
-	vllmPrefixCache(sc, out)
+	vllmPromptTokens(sc, sp, out)
+	vllmPrefixCache(sc, sp, out)
 
 	hist(snapshot.TimeToFirstTokenSeconds, "time_to_first_token_seconds")
 	// Per-step inter-token latency, renamed in 0.10.2.
@@ -174,11 +190,84 @@ func readVLLM(sc scrape) sources {
 	}
 	hist(snapshot.RequestPromptTokens, "request_prompt_tokens")
 	hist(snapshot.RequestGenerationTokens, "request_generation_tokens")
+	// Tokens per engine step: iteration_tokens_total is a histogram.
+	if r, ok := sc.hist(sp("iteration_tokens_total")...); ok {
+		out[snapshot.ExtraStepTokens] = one(snapshot.Counter, ref{name: r.name + "_sum"})
+		out[snapshot.ExtraEngineSteps] = one(snapshot.Counter, ref{name: r.name + "_count"})
+	}
 
 	counter(snapshot.SpecDecodeNumDraftTokensTotal, "spec_decode_num_draft_tokens")
 	counter(snapshot.SpecDecodeNumAcceptedTokensTotal, "spec_decode_num_accepted_tokens")
 	counter(snapshot.ExtraSpecDecodeDrafts, "spec_decode_num_drafts")
+	vllmOffload(sc, sp, out)
 	return out
+}
+
+// vllmLive reads the admission refusals (their total), the deferred part
+// of the queue and the engines in each sleep state, as the dialect does.
+func vllmLive(sc scrape, sp vllmNames, out sources) {
+	if r, ok := sc.counter(sp.counter("admission_rejections")...); ok {
+		out[snapshot.ExtraAdmissionRejections] = one(snapshot.Counter, r)
+	}
+	if n, f := sc.first(sp("num_requests_waiting_by_reason")...); f.has("reason", "deferred") {
+		r, _ := sc.gauge(n)
+		r.match = []Matcher{{"reason", Equal, "deferred"}}
+		out[snapshot.ExtraWaitingDeferred] = one(snapshot.Gauge, r)
+	}
+	if n, f := sc.first(sp("engine_sleep_state")...); f != nil {
+		for _, st := range vllmSleepStates {
+			if f.has("sleep_state", st) {
+				r, _ := sc.gauge(n)
+				r.match = []Matcher{{"sleep_state", Equal, st}}
+				out[snapshot.ExtraSleepState+st] = one(snapshot.Gauge, r)
+			}
+		}
+	}
+}
+
+// vllmSleepStates are the states engine_sleep_state publishes, each a 0/1
+// series per engine.
+var vllmSleepStates = []string{"awake", "weights_offloaded", "discard_all"}
+
+// vllmOffload reads the offloading connector's transfers as the dialect
+// does: the flat load and store names where published (a direction not
+// yet published beside the other is 0), else the deprecated ones by
+// transfer_type (CPU_to_GPU a load), a direction absent beside the family
+// 0.
+func vllmOffload(sc scrape, sp vllmNames, out sources) {
+	for _, d := range []struct{ load, store, old, read, write string }{
+		{"kv_offload_load_bytes", "kv_offload_store_bytes", "kv_offload_total_bytes",
+			snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal},
+		{"kv_offload_load_time", "kv_offload_store_time", "kv_offload_total_time",
+			snapshot.ExtraKVOffloadLoadSeconds, snapshot.ExtraKVOffloadStoreSeconds},
+	} {
+		load, okL := sc.counter(sp.counter(d.load)...)
+		store, okS := sc.counter(sp.counter(d.store)...)
+		switch {
+		case okL && okS:
+			out[d.read] = one(snapshot.Counter, load)
+			out[d.write] = one(snapshot.Counter, store)
+		case okL:
+			// The other direction is spelt as this one is.
+			other := ref{name: strings.Replace(load.name, d.load, d.store, 1), bare: load.bare}
+			out[d.read] = one(snapshot.Counter, load)
+			out[d.write] = source{kind: snapshot.Counter, terms: []term{{ref: other, zeroWith: &load}}}
+		case okS:
+			other := ref{name: strings.Replace(store.name, d.store, d.load, 1), bare: store.bare}
+			out[d.read] = source{kind: snapshot.Counter, terms: []term{{ref: other, zeroWith: &store}}}
+			out[d.write] = one(snapshot.Counter, store)
+		default:
+			total, ok := sc.counter(sp.counter(d.old)...)
+			if !ok {
+				continue
+			}
+			for _, dir := range []struct{ into, tt string }{{d.read, "CPU_to_GPU"}, {d.write, "GPU_to_CPU"}} {
+				r := total
+				r.match = []Matcher{{"transfer_type", Equal, dir.tt}}
+				out[dir.into] = source{kind: snapshot.Counter, terms: []term{{ref: r, zeroWith: &total}}}
+			}
+		}
+	}
 }
 
 // reasonLabel is the label a vLLM scrape names a finished request's
@@ -195,16 +284,18 @@ func reasonLabel(f *family) string {
 // vllmPromptTokens reads computed and cached prompt tokens as the dialect
 // does: prompt_tokens_total counts cached tokens too, so computed ones are
 // the by-source local_compute count, or prompt − cached; with prefix
-// caching off every prompt token is computed; otherwise only the lump sum
-// is known.
-func vllmPromptTokens(sc scrape, out sources) {
-	all, haveAll := sc.counter(vllmCounter("prompt_tokens")...)
-	bsName, bySource := sc.first(vllmCounter("prompt_tokens_by_source")...)
-	cached, haveCached := sc.counter(vllmCounter("prompt_tokens_cached")...)
+// caching off every prompt token is computed; else the finished requests'
+// request_prefill_kv_computed_tokens sum (0.13 to 0.15); otherwise only
+// the lump sum is known.
+func vllmPromptTokens(sc scrape, sp vllmNames, out sources) {
+	all, haveAll := sc.counter(sp.counter("prompt_tokens")...)
+	bsName, bySource := sc.first(sp.counter("prompt_tokens_by_source")...)
+	cached, haveCached := sc.counter(sp.counter("prompt_tokens_cached")...)
 	if !haveCached && bySource.has("source", "local_cache_hit") {
 		cached, haveCached = sc.counter(bsName)
 		cached.match = []Matcher{{"source", Match, "local_cache_hit|external_kv_transfer"}}
 	}
+	kv, haveKV := sc.hist(sp("request_prefill_kv_computed_tokens")...)
 	switch {
 	case bySource.has("source", "local_compute"):
 		r, _ := sc.counter(bsName)
@@ -212,10 +303,12 @@ func vllmPromptTokens(sc scrape, out sources) {
 		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, r)
 	case haveCached && haveAll:
 		out[snapshot.PromptTokensTotal] = source{kind: snapshot.Counter, terms: []term{{ref: all}, {ref: cached, neg: true}}}
-	case !haveCached && haveAll && vllmPrefixCachingOff(sc):
+	case !haveCached && haveAll && vllmPrefixCachingOff(sc, sp):
 		// Nothing is looked up, so nothing is reused.
 		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, all)
 		out[snapshot.CachedTokensTotal] = source{kind: snapshot.Counter, terms: []term{{ref: all, zero: true}}}
+	case haveKV:
+		out[snapshot.PromptTokensTotal] = one(snapshot.Counter, ref{name: kv.name + "_sum"})
 	case haveAll:
 		out[snapshot.PromptTokensAll] = one(snapshot.Counter, all)
 	}
@@ -226,8 +319,8 @@ func vllmPromptTokens(sc scrape, out sources) {
 
 // vllmPrefixCachingOff reports that every engine says prefix caching is
 // off (False, or None: an unset flag no engine reads as on).
-func vllmPrefixCachingOff(sc scrape) bool {
-	_, f := sc.first(vllmSpellings("cache_config_info")...)
+func vllmPrefixCachingOff(sc scrape, sp vllmNames) bool {
+	_, f := sc.first(sp("cache_config_info")...)
 	if f == nil || len(f.values["enable_prefix_caching"]) == 0 {
 		return false
 	}
@@ -241,18 +334,18 @@ func vllmPrefixCachingOff(sc scrape) bool {
 
 // vllmPrefixCache reads token prefix-cache counters; vLLM 0.8's counted
 // blocks, which make no token hit rate, and are left out.
-func vllmPrefixCache(sc scrape, out sources) {
-	if q, ok := sc.counter(vllmCounter("prefix_cache_queries")...); ok {
-		h, okH := sc.counter(vllmCounter("prefix_cache_hits")...)
+func vllmPrefixCache(sc scrape, sp vllmNames, out sources) {
+	if q, ok := sc.counter(sp.counter("prefix_cache_queries")...); ok {
+		h, okH := sc.counter(sp.counter("prefix_cache_hits")...)
 		if okH {
 			out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, q)
 			out[snapshot.PrefixCacheHits] = one(snapshot.Counter, h)
 		}
 		return
 	}
-	q, ok := sc.counter(vllmCounter("gpu_prefix_cache_queries")...)
-	h, okH := sc.counter(vllmCounter("gpu_prefix_cache_hits")...)
-	if !ok || !okH || vllmPrefixUnit(sc, q.name) != "tokens" {
+	q, ok := sc.counter(sp.counter("gpu_prefix_cache_queries")...)
+	h, okH := sc.counter(sp.counter("gpu_prefix_cache_hits")...)
+	if !ok || !okH || vllmPrefixUnit(sc, sp, q.name) != "tokens" {
 		return
 	}
 	out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, q)
@@ -262,7 +355,7 @@ func vllmPrefixCache(sc scrape, out sources) {
 // vllmPrefixUnit says what gpu_prefix_cache_* count, as the dialect
 // judges it: the HELP text, else lookups far fewer than prompt tokens can
 // only be blocks.
-func vllmPrefixUnit(sc scrape, queries string) string {
+func vllmPrefixUnit(sc scrape, sp vllmNames, queries string) string {
 	f := sc[queries]
 	help := strings.ToLower(f.help)
 	switch {
@@ -272,7 +365,7 @@ func vllmPrefixUnit(sc scrape, queries string) string {
 		return "tokens"
 	}
 	f.bySize = true
-	_, p := sc.first(vllmCounter("prompt_tokens")...)
+	_, p := sc.first(sp.counter("prompt_tokens")...)
 	if p == nil || p.sum <= 0 || f.sum <= 0 {
 		return ""
 	}
@@ -502,6 +595,29 @@ func readTGI(sc scrape) sources {
 	}
 	if _, ok := sc.hist("tgi_request_generated_tokens"); ok {
 		out[snapshot.TokensPredictedTotal] = one(snapshot.Counter, ref{name: "tgi_request_generated_tokens_sum"})
+	}
+	r, ok = sc.counter(counterNames("tgi_request_count")...)
+	out.set(snapshot.ExtraRequestCount, snapshot.Counter, r, ok)
+	r, ok = sc.gauge("tgi_batch_current_max_tokens")
+	out.set(snapshot.ExtraTokenBudgetReserved, snapshot.Gauge, r, ok)
+	r, ok = sc.gauge("tgi_batch_max_total_tokens")
+	out.set(snapshot.ExtraTokenBudgetMax, snapshot.Gauge, r, ok)
+	// The batch calls run one at a time: their durations add up to the
+	// engine's busy time, every method's together (one router, summed).
+	if f := sc["tgi_batch_inference_duration"]; f != nil && f.typ == dto.MetricType_HISTOGRAM {
+		out[snapshot.EngineBusySecondsTotal] = one(snapshot.Counter, ref{name: "tgi_batch_inference_duration_sum"})
+		for _, method := range []string{"prefill", "decode"} {
+			if f.has("method", method) {
+				out[snapshot.ExtraEngineBusyByPhase+method] = one(snapshot.Counter,
+					ref{name: "tgi_batch_inference_duration_sum", match: []Matcher{{"method", Equal, method}}})
+			}
+		}
+	}
+	// A summary on a stock router, a histogram where buckets are set: its
+	// _sum and _count either way.
+	if f := sc["tgi_request_skipped_tokens"]; f != nil && (f.typ == dto.MetricType_SUMMARY || f.typ == dto.MetricType_HISTOGRAM) {
+		out[snapshot.ExtraSpeculatedTokens] = one(snapshot.Counter, ref{name: "tgi_request_skipped_tokens_sum"})
+		out[snapshot.ExtraSpeculationSteps] = one(snapshot.Counter, ref{name: "tgi_request_skipped_tokens_count"})
 	}
 	return out
 }

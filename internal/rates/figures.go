@@ -108,6 +108,7 @@ const (
 	fBytes                     // a rate of bytes, a size per second
 	fMean                      // a mean number of requests ("0.42")
 	fPercent                   // a share 0..1 (a rate of seconds per second)
+	fFactor                    // a ratio that is a number of things ("65.1" tokens a step)
 )
 
 // Row is one figure of the windowed report: one line of the rates table,
@@ -146,12 +147,16 @@ var rows = []Row{
 	{ID: "prompt_cache_hits", Label: "prompt cache hits tok/s", num: snapshot.CachedTokensTotal},
 	{ID: "generation", Label: "generation tok/s", num: snapshot.TokensPredictedTotal},
 	{ID: "requests", Label: "requests /s", num: snapshot.RequestsTotal},
+	// Refused at admission (vLLM): load the finished count never sees.
+	{ID: "refused", Label: "refused /s", num: snapshot.ExtraAdmissionRejections, judged: "live/refused"},
 	{ID: "offload_restored", Label: "offload restored tok/s", num: snapshot.KVOffloadRestoredTokensTotal, offload: true},
 	{ID: "offload_read", Label: "offload read /s", num: snapshot.KVOffloadReadBytesTotal, format: fBytes, offload: true},
 	{ID: "offload_written", Label: "offload written /s", num: snapshot.KVOffloadWrittenBytesTotal, format: fBytes, offload: true},
 	{ID: "in_flight", Label: "in prefill or decode", num: snapshot.PromptSecondsTotal, add: []string{snapshot.TokensPredictedSecondsTotal}, format: fMean},
 	{ID: "engine_busy", Label: "engine busy", num: snapshot.EngineBusySecondsTotal, format: fPercent},
 	{ID: "busy_sampled", Label: "busy, sampled", kind: kSampled},
+	// vLLM's tokens per engine step, as its frontend counts them.
+	{ID: "step_tokens", Label: "tokens / step", kind: kRatio, num: snapshot.ExtraStepTokens, den: []string{snapshot.ExtraEngineSteps}, format: fFactor},
 	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}, judged: "prefix_cache/hit_rate"},
 	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true, judged: "spec_decode/draft_acceptance"},
 	{ID: "prefill_share", Label: "prefill of request time", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
@@ -171,7 +176,7 @@ const MinSampled = 10
 var counterNames, histNames = seriesOf(rows)
 
 const (
-	nCounters = 15
+	nCounters = 18
 	nHists    = 2
 )
 
@@ -268,11 +273,14 @@ func (set rowSet) rows() []Row {
 	return out
 }
 
-// counted reports whether s holds name as a counter can be: a number not
-// below zero.
+// counted reports whether s holds name (a Scalars name, or an Extra key)
+// as a counter can be: a number not below zero.
 func counted(s *snapshot.Snapshot, name string) bool {
 	v, ok := s.Scalar(name)
-	return ok && v >= 0
+	if !ok {
+		v, ok = s.Extra[name]
+	}
+	return ok && v >= 0 && !math.IsInf(v, 0)
 }
 
 // Compute returns the figures of rows over the window d, in the order of
@@ -353,6 +361,8 @@ func (r Row) Cell(f Figure) string {
 		return "idle"
 	case f.Value == nil:
 		return ""
+	case r.format == fFactor:
+		return strconv.FormatFloat(*f.Value, 'f', 1, 64)
 	case r.kind == kRatio, r.kind == kSampled, r.format == fPercent:
 		return units.Percent(*f.Value)
 	case r.kind == kQuantile:

@@ -35,6 +35,8 @@ func TestComputeDelta(t *testing.T) {
 			"prefix_cache_hits":           300, "prefix_cache_queries": 1200,
 			"prompt_seconds_total": 12, "tokens_predicted_seconds_total": 36,
 			"spec_decode_num_accepted_tokens_total": 0, "spec_decode_num_draft_tokens_total": 0,
+			"admission_rejections_total": 12,
+			"engine_step_tokens_total":   13020, "engine_steps_total": 200,
 		},
 		Hists: map[string]histogram.Histogram{
 			// 50 first tokens in (0, 0.5 s], 50 in (0.5 s, 1 s].
@@ -60,6 +62,8 @@ func TestComputeDelta(t *testing.T) {
 		"prompt_cache_hits":   {0, "0"},             // a true zero
 		"generation":          {math.NaN(), ""},     // no increase given
 		"requests":            {0.5, "0.5"},         // 30 / 60
+		"refused":             {0.2, "0.2"},         // 12 refused / 60 s
+		"step_tokens":         {65.1, "65.1"},       // 13,020 tokens over 200 steps
 		"offload_restored":    {math.NaN(), ""},     // no increase given
 		"offload_read":        {3 << 20, "3.0 MiB"}, // 3 MiB a second
 		"offload_written":     {math.NaN(), ""},     // no increase given
@@ -131,7 +135,13 @@ func TestRowsFor(t *testing.T) {
 		{"a negative counter is not one", snap(start0, "requests_total", -1), nil},
 		{"requests", snap(start0, "requests_total", 1), []string{"requests"}},
 		{"ratio needs both", snap(start0, "prefix_cache_hits", 1), nil},
-		{"offload without capacity", snap(start0, "kv_offload_read_bytes_total", 1), nil},
+		// Capacity published as 0 is offload off (tabbyAPI publishes every
+		// series); none published at all, the transfers alone (vLLM's
+		// connector publishes them only while offloading).
+		{"offload off", snap(start0, "kv_offload_read_bytes_total", 1, "kv_offload_max_bytes", 0), nil},
+		{"offload connector, no capacity", snap(start0, "kv_offload_read_bytes_total", 1), []string{"offload_read"}},
+		{"refused at admission", snap(start0, "admission_rejections_total", 3), []string{"refused"}},
+		{"tokens per step", snap(start0, "engine_step_tokens_total", 300, "engine_steps_total", 3), []string{"step_tokens"}},
 		{"offload", snap(start0, "kv_offload_read_bytes_total", 1, "kv_offload_max_bytes", 1<<30), []string{"offload_read"}},
 		{"no drafter yet", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0), nil},
 		{"drafter", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0, "spec_decode_requests_total", 1), []string{"draft_acceptance"}},

@@ -40,8 +40,9 @@ const (
 	TokensPredictedSecondsTotal = "tokens_predicted_seconds_total"
 	// EngineBusySecondsTotal is a counter of the time the engine was busy
 	// executing work (SGLang's gpu_execution_seconds_total, with its
-	// device timer on): wall time, not summed per request, so its rate is
-	// a busy share 0..1; seconds.
+	// device timer on; TGI's batch prefill and decode calls, which one
+	// task runs one at a time): wall time, not summed per request, so its
+	// rate is a busy share 0..1; seconds.
 	EngineBusySecondsTotal = "engine_busy_seconds_total"
 	// RequestsTotal is a counter of finished requests; requests.
 	RequestsTotal = "requests_total"
@@ -138,10 +139,11 @@ const (
 	// make room; pages.
 	KVOffloadEvictionsTotal = "kv_offload_evictions_total"
 	// KVOffloadReadBytesTotal is a counter of bytes restored from RAM to
-	// VRAM; bytes.
+	// VRAM (vLLM's offloading connector: loaded from its offload medium,
+	// system RAM with its CPU spec); bytes.
 	KVOffloadReadBytesTotal = "kv_offload_read_bytes_total"
 	// KVOffloadWrittenBytesTotal is a counter of bytes stored from VRAM to
-	// RAM; bytes.
+	// RAM (vLLM's connector: stored to its offload medium); bytes.
 	KVOffloadWrittenBytesTotal = "kv_offload_written_bytes_total"
 	// KVOffloadRestoredTokensTotal is a counter of prompt tokens read back
 	// from RAM instead of prefilled (already among CachedTokensTotal);
@@ -280,6 +282,69 @@ const (
 	ExtraGenThroughputGauge = "gen_throughput_gauge"
 )
 
+// Servers as they are now (issue 28): vLLM's admission limit, deferred
+// queue, sleep state, engine steps and KV offload connector; TGI's token
+// budget, batch time, entry count and speculated tokens. Extra keys all:
+// no other server publishes them with these meanings.
+const (
+	// ExtraAdmissionRejections is a counter of requests vLLM refused with
+	// 503 before queueing (--max-num-queued-reqs, --max-num-queued-tokens):
+	// they reach neither the queue gauges nor the finished count; requests.
+	ExtraAdmissionRejections = "admission_rejections_total"
+	// ExtraAdmissionRejectionsBy prefixes a counter of those refusals by
+	// vLLM's reason label; they sum to ExtraAdmissionRejections; requests.
+	ExtraAdmissionRejectionsBy = "admission_rejections:"
+	// ExtraWaitingDeferred is a gauge of waiting requests vLLM defers for a
+	// transient constraint (a LoRA adapter budget, a KV transfer, a blocked
+	// status), not for want of batch room: among RequestsDeferred; requests.
+	ExtraWaitingDeferred = "requests_waiting_deferred"
+	// ExtraSleepState prefixes a gauge of vLLM engines in each sleep state
+	// (awake, weights_offloaded: level 1, discard_all: level 2), the sum of
+	// engine_sleep_state's 0/1 series; engines.
+	ExtraSleepState = "engine_sleep_state:"
+	// ExtraStepTokens is a counter of the tokens vLLM's engine steps
+	// carried as its frontend counts them (iteration_tokens_total's _sum:
+	// prompt tokens of prefills that ended in the step, every chunk at
+	// once, plus tokens generated); tokens.
+	ExtraStepTokens = "engine_step_tokens_total"
+	// ExtraEngineSteps is a counter of the engine steps that emitted a
+	// token (iteration_tokens_total's _count; steps that only advanced a
+	// chunked prefill are not among them); steps.
+	ExtraEngineSteps = "engine_steps_total"
+	// ExtraKVOffloadLoadSeconds is a counter of the time vLLM's offloading
+	// connector spent loading KV from its offload medium to the GPU;
+	// seconds.
+	ExtraKVOffloadLoadSeconds = "kv_offload_load_seconds_total"
+	// ExtraKVOffloadStoreSeconds is a counter of the time it spent storing
+	// KV from the GPU to the offload medium; seconds.
+	ExtraKVOffloadStoreSeconds = "kv_offload_store_seconds_total"
+	// ExtraEngineBusyByPhase prefixes a counter of the engine's busy time
+	// by phase (TGI's batch calls by method: prefill, decode); they sum to
+	// EngineBusySecondsTotal; seconds.
+	ExtraEngineBusyByPhase = "engine_busy_seconds_by_phase:"
+	// ExtraTokenBudgetReserved is a gauge of the tokens TGI's running
+	// batch reserved (its KV blocks for each request's prompt and
+	// max_new_tokens, shared prefix blocks once per request): a
+	// reservation, not KV in use; tokens.
+	ExtraTokenBudgetReserved = "token_budget_reserved_tokens"
+	// ExtraTokenBudgetMax is a gauge of TGI's token budget
+	// (--max-batch-total-tokens, or what warmup found room for); tokens.
+	ExtraTokenBudgetMax = "token_budget_max_tokens"
+	// ExtraRequestCount is a counter of TGI's tgi_request_count: calls into
+	// its generation routes, failures included, an OpenAI-API request
+	// counted at its route and again at each generation it starts;
+	// requests.
+	ExtraRequestCount = "request_count_total"
+	// ExtraSpeculatedTokens is a counter of tokens TGI emitted beyond the
+	// first of a request's step (tgi_request_skipped_tokens' _sum:
+	// speculated tokens the model accepted); tokens.
+	ExtraSpeculatedTokens = "speculated_tokens_total"
+	// ExtraSpeculationSteps is a counter of the request-steps those were
+	// counted over (its _count: one per request per prefill or decode
+	// step); steps.
+	ExtraSpeculationSteps = "speculated_token_steps_total"
+)
+
 // Kind is what a canonical name holds.
 type Kind uint8
 
@@ -343,6 +408,13 @@ var declaredExtra = map[string]Kind{
 	ExtraSpecDecodeDrafts: Counter, ExtraAcceptedPerPosition: Counter, ExtraBusySlotsPerDecode: Gauge,
 	ExtraDecodeCalls: Counter, ExtraLargestSequence: Counter, ExtraSlotPrefillSpeed: Gauge,
 	ExtraSlotDecodeSpeed: Gauge, ExtraCacheHitRateGauge: Gauge, ExtraGenThroughputGauge: Gauge,
+
+	// Servers as they are now (issue 28).
+	ExtraAdmissionRejections: Counter, ExtraAdmissionRejectionsBy: Counter, ExtraWaitingDeferred: Gauge,
+	ExtraSleepState: Gauge, ExtraStepTokens: Counter, ExtraEngineSteps: Counter,
+	ExtraKVOffloadLoadSeconds: Counter, ExtraKVOffloadStoreSeconds: Counter, ExtraEngineBusyByPhase: Counter,
+	ExtraTokenBudgetReserved: Gauge, ExtraTokenBudgetMax: Gauge, ExtraRequestCount: Counter,
+	ExtraSpeculatedTokens: Counter, ExtraSpeculationSteps: Counter,
 }
 
 // Name is what a canonical name is declared as.

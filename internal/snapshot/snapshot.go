@@ -16,7 +16,7 @@ import (
 // Snapshot is one scrape in canonical form.
 type Snapshot struct {
 	Source    string    // URL, file path or "-" for stdin
-	Dialect   string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi"
+	Dialect   string    // "tabbyapi", "vllm", "aphrodite", "llamacpp", "sglang", "tgi"
 	ScrapedAt time.Time // when the scrape completed (or the time saved with a file)
 	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
 	// TimeMtime (a file's modification time, taken as the scrape time),
@@ -216,4 +216,17 @@ type Advice struct {
 	// RecurrentBudget names the setting that sizes the recurrent
 	// checkpoint cache ("sysmem_recurrent_cache").
 	RecurrentBudget string
+	// AdmissionLimit names the settings that refuse requests before they
+	// queue, and what each caps (vLLM's --max-num-queued-reqs and
+	// --max-num-queued-tokens).
+	AdmissionLimit string
+	// QueueDeferred says what a queue deferred rather than waiting for
+	// capacity waits on, and what shortens it (vLLM's LoRA budget, KV
+	// transfers).
+	QueueDeferred string
+	// EngineBusy says what the engine's busy time measures ("GPU execution
+	// time"); empty is SGLang's wording.
+	EngineBusy string
+	// Wake says how a sleeping engine is woken (vLLM's POST /wake_up).
+	Wake string
 }
