@@ -70,7 +70,12 @@ var alertDefs = []alertDef{
 		summary: "the queue outgrows what runs",
 		clause:  "requests spend longer waiting than the batch can absorb, and time to first token grows with the queue",
 		describe: func(a snapshot.Advice, _ string) string {
-			return count + " requests queued, at least twice those running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue" + knob(a.QueueFix)
+			deferred := ""
+			if a.QueueDeferred != "" {
+				// The note tells the two apart; the alert cannot.
+				deferred = "; where most of the queue is deferred (num_requests_waiting_by_reason{reason=\"deferred\"}), not waiting for capacity: " + a.QueueDeferred
+			}
+			return count + " requests queued, at least twice those running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue" + knob(a.QueueFix) + deferred
 		}},
 	{id: "kv_offload_over_capacity", name: "KVOffloadOverCapacity", hold: "5m",
 		summary: "KV offload gauges out of step",
@@ -131,6 +136,14 @@ var alertDefs = []alertDef{
 		clause:  "of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less",
 		describe: func(_ snapshot.Advice, w string) string {
 			return "only " + percent + " of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less (last " + w + ")"
+		}},
+
+	{id: "requests_refused", name: "RequestsRefused",
+		summary: "requests refused before queueing",
+		clause:  "refused with 503 at admission, before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load",
+		describe: func(a snapshot.Advice, w string) string {
+			return count + " requests were refused with 503 at admission in the last " + w + ", before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load" +
+				knob(a.AdmissionLimit) + "; raise the limit where the latency it protects allows, or add replicas"
 		}},
 
 	{id: "admission_stalled", name: "AdmissionStalled", severity: "critical", hold: "5m",

@@ -225,7 +225,10 @@ func TestAlertsPerDialect(t *testing.T) {
 		"tabbyapi": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "kv_offload_over_capacity", "kv_offload_cold_allocs",
 			"kv_offload_thrashing", "recurrent_over_budget", "recurrent_live_kv_evictions", "recurrent_raise_budget", "draft_acceptance_low",
 			"admission_stalled", "queue_time_high", "target_down"},
-		"vllm": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low",
+		"vllm": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low", "requests_refused",
+			"admission_stalled", "queue_time_high", "requests_aborted", "target_down"},
+		// vLLM's names before the admission limit.
+		"aphrodite": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low",
 			"admission_stalled", "queue_time_high", "requests_aborted", "target_down"},
 		"llamacpp": {"queue_pressure", "draft_acceptance_low", "admission_stalled", "target_down"},
 		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions",

@@ -100,6 +100,11 @@ var examples = map[string][2]example{
 		{perMin: map[string]float64{snapshot.SpecDecodeNumAcceptedTokensTotal: 40, snapshot.SpecDecodeNumDraftTokensTotal: 100}, value: 0.4},
 		{perMin: map[string]float64{snapshot.SpecDecodeNumAcceptedTokensTotal: 80, snapshot.SpecDecodeNumDraftTokensTotal: 100}},
 	},
+	"requests_refused": {
+		// 6 refused a minute: 30 in the 5-minute window.
+		{perMin: map[string]float64{snapshot.ExtraAdmissionRejections: 6}, value: 30},
+		{perMin: map[string]float64{snapshot.ExtraAdmissionRejections: 0}},
+	},
 	"admission_stalled": {
 		{gauges: map[string]float64{snapshot.RequestsDeferred: 5, snapshot.RequestsProcessing: 0}, value: 5},
 		{gauges: map[string]float64{snapshot.RequestsDeferred: 5, snapshot.RequestsProcessing: 2}},

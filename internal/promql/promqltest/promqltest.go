@@ -304,4 +304,5 @@ var noteValues = map[string]func(*Oracle) float64{
 	"preemptions":                 gauge(snapshot.ExtraPreemptions),
 	"requests_errored":            gauge(snapshot.ExtraFinishedReason + "error"),
 	"draft_acceptance_low":        figure("spec_decode/draft_acceptance"),
+	"requests_refused":            gauge(snapshot.ExtraAdmissionRejections),
 }
