@@ -80,6 +80,10 @@ var tableNeeds = []string{
 	snapshot.RecurrentCacheLiveKVEvictionsTotal, snapshot.RecurrentCappedTokensTotal, snapshot.RecurrentCacheEvictionsTotal,
 	snapshot.RecurrentCacheBytes, snapshot.RecurrentCacheMaxBytes,
 	snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeRequestsTotal,
+	// vLLM's refusals at admission (a note on what happened), and what the
+	// queue and state notes say: a queue deferred, an engine asleep.
+	snapshot.ExtraAdmissionRejections, snapshot.ExtraWaitingDeferred,
+	snapshot.ExtraSleepState + "awake", snapshot.ExtraSleepState + "weights_offloaded", snapshot.ExtraSleepState + "discard_all",
 }
 
 // pushdown reads the fleet's instances shape by shape, once discovery has
