@@ -62,7 +62,6 @@ func TestServersNowInAStore(t *testing.T) {
 			instance, row string
 			want          float64
 		}{
-			{"now/vllm-032", "refused", 312 * 0.25 / 300},                  // in the pushdown's table too
 			{"now/vllm-032", "refused", 312 * 0.25 / 300},                  // 78 refused in 300 s
 			{"now/vllm-032", "step_tokens", 2930000.0 / 45000},             // a ratio: the same in any window
 			{"now/vllm-032", "offload_read", 120000 * 147456 * 0.25 / 300}, // bytes a second
