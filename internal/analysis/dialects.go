@@ -38,14 +38,10 @@ func stepExtras(x map[string]float64) []report.Row {
 				Note: "mean over " + units.Count(steps) + " steps that emitted a token; a prefill's tokens count when it ends, so not a share of the step budget"})
 		}
 	}
-	if spec, ok := x[snapshot.ExtraSpeculatedTokens]; ok && !math.IsNaN(spec) {
-		steps := x[snapshot.ExtraSpeculationSteps]
-		row := report.Row{ID: "speculated", Label: "speculated tokens", Value: "none", Note: "no speculation, or no speculated token accepted"}
-		if spec > 0 && steps > 0 {
-			row.Value = units.Count(spec) + " accepted"
-			row.Note = strconv.FormatFloat(1+spec/steps, 'f', 2, 64) + " tokens per request-step (" + units.Count(steps) + " steps)"
-		}
-		rows = append(rows, row)
+	// None accepted is what every server without speculation says: no row.
+	if spec, steps := x[snapshot.ExtraSpeculatedTokens], x[snapshot.ExtraSpeculationSteps]; spec > 0 && steps > 0 {
+		rows = append(rows, report.Row{ID: "speculated", Label: "speculated tokens", Value: units.Count(spec) + " accepted",
+			Note: strconv.FormatFloat(1+spec/steps, 'f', 2, 64) + " tokens per request-step (" + units.Count(steps) + " steps)"})
 	}
 	return rows
 }
