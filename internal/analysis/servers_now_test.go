@@ -83,6 +83,15 @@ func TestLiveStateNow(t *testing.T) {
 			noteID: "queue_pressure", noteText: "but 12 of them are deferred, not waiting for capacity: deferred requests wait on a LoRA adapter slot",
 		},
 		{
+			// vLLM #53130's stuck scheduler at 12:10: 4 running, 487
+			// waiting, 468 of them deferred.
+			name: "vllm 53130",
+			s: withExtra(snap(map[string]float64{"requests_processing": 4, "requests_deferred": 487}),
+				map[string]float64{snapshot.ExtraWaitingDeferred: 468}),
+			row: "state", value: "4 generating, 487 queued", rowNote: "468 of the queue deferred", colour: report.Warn,
+			noteID: "queue_pressure", noteText: "487 requests queued against 4 running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue; but 468 of them are deferred",
+		},
+		{
 			// 2 of 16 deferred: the queue is capacity's, the advice too.
 			name: "queue mostly capacity",
 			s: withExtra(snap(map[string]float64{"requests_processing": 4, "requests_deferred": 16}),
