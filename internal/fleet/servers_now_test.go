@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope/internal/fixtures"
+	"github.com/inferscope/inferscope/internal/promql"
 	"github.com/inferscope/inferscope/internal/promql/promtool"
 	"github.com/inferscope/inferscope/internal/storetest"
 )
@@ -48,7 +52,26 @@ func TestServersNowInAStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*storetest.Store{storetest.Prometheus(t, storetest.Config{Backfill: path}), storetest.VictoriaMetrics(t, storetest.Config{Backfill: path})} {
-		push, whole := both(t, client(t, s), Options{From: end.Add(-DefaultWindow), To: end})
+		api := client(t, s)
+		push, whole := both(t, api, Options{From: end.Add(-DefaultWindow), To: end})
+		// The alert's own expression, as inferscope rules writes it from
+		// vLLM's newest names, over the store: it holds for the vLLM at its
+		// limit alone.
+		l, err := promql.Newest("vllm", promql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := l.Condition("requests_refused")
+		if !ok {
+			t.Fatal("no requests_refused condition for vLLM")
+		}
+		v, err := api.Query(context.Background(), c.Expr, end)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Kind, err)
+		}
+		if vec, _ := v.(model.Vector); len(vec) != 1 || vec[0].Metric["instance"] != "vllm-032" || !(vec[0].Value > 0) {
+			t.Errorf("%s: %s = %v, want vllm-032 alone", s.Kind, c.Expr, v)
+		}
 		// The table's figures from the pushdown; the rest as --json and
 		// --instance read them, whole.
 		byID, wholeID := map[string]*Instance{}, map[string]*Instance{}
