@@ -41,6 +41,7 @@ package discover
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -282,10 +283,12 @@ func containsAny(s, chars string) bool {
 }
 
 // Probe asks every port of host at once what answers there, within
-// o.Timeout, and returns every port's answer in the order of the table. It
-// fails only on a host it cannot probe, or when ctx ends before the bound
-// (the caller's Ctrl-C): the bound passing is a result, the ports still
-// silent said so.
+// o.Timeout, and returns every port's answer in the order of the table
+// (an answer that arrived within the bound is read whole, however long
+// its parse takes: the bound is on waiting for servers). It
+// fails only on a host it cannot probe, or when ctx is canceled (the
+// caller's Ctrl-C): a deadline passing, the bound's or ctx's, is a result,
+// the ports still silent said so.
 func Probe(ctx context.Context, host string, o Options) (*Result, error) {
 	if err := CheckHost(host); err != nil {
 		return nil, err
@@ -299,14 +302,14 @@ func Probe(ctx context.Context, host string, o Options) (*Result, error) {
 	}
 	bounded, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	p := &prober{host: trimBrackets(host), o: o, client: &http.Client{Transport: tr}}
+	p := &prober{host: trimBrackets(host), o: o, client: &http.Client{Transport: tr}, caller: ctx}
 	out := &Result{Host: host, Timeout: o.Timeout, Ports: make([]Server, len(o.Ports))}
 	var wg sync.WaitGroup
 	for i, port := range o.Ports {
 		wg.Go(func() { out.Ports[i] = p.probe(bounded, port) })
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	return out, nil

@@ -26,6 +26,9 @@ type prober struct {
 	host   string
 	o      Options
 	client *http.Client
+	// caller is the caller's context, without the probe's bound: an
+	// answer that arrived is parsed within it.
+	caller context.Context
 }
 
 // probe says what answers on one port. It never fails: what went wrong
@@ -100,7 +103,7 @@ func (p *prober) fromMetrics(ctx context.Context, s *Server, at string, res *scr
 		}
 		return
 	}
-	fams, err := exposition.ParseContext(ctx, res.Body, f)
+	fams, err := exposition.ParseContext(p.caller, res.Body, f)
 	if err != nil {
 		s.Kind, s.Why = Other, "/metrics cannot be read: "+termsafe.Line(err.Error(), 100)
 		return
@@ -207,7 +210,7 @@ func (p *prober) withoutMetrics(ctx context.Context, s *Server) {
 	if body, ok := p.get(ctx, base.JoinPath("api", "version")); ok {
 		if v := parseVersion(body); v != "" {
 			s.Kind, s.Name, s.Version = NoMetrics, "Ollama", v
-			s.Why = "Ollama publishes no metrics"
+			s.Why = "publishes no metrics"
 			if body, ok := p.get(ctx, base.JoinPath("api", "ps")); ok {
 				s.Models = parseOllamaPS(body)
 			}
@@ -217,7 +220,7 @@ func (p *prober) withoutMetrics(ctx context.Context, s *Server) {
 	if body, ok := p.get(ctx, base.JoinPath("v1", "models")); ok {
 		if models, ok := parseModels(body); ok {
 			s.Kind, s.Name, s.Models = NoMetrics, "OpenAI-compatible API", models
-			s.Why = fmt.Sprintf("an API without /metrics (HTTP %d)", s.Status)
+			s.Why = fmt.Sprintf("no /metrics (HTTP %d)", s.Status)
 			return
 		}
 	}

@@ -65,10 +65,10 @@ func RouterURL(u *url.URL, model string) *url.URL {
 	return &c
 }
 
-// modelsURL is the /v1/models endpoint of the server whose /metrics is at
+// ModelsURL is the /v1/models endpoint of the server whose /metrics is at
 // metrics: the same scheme, host and path prefix (an --api-prefix), its
 // query and user info dropped.
-func modelsURL(metrics *url.URL) *url.URL {
+func ModelsURL(metrics *url.URL) *url.URL {
 	u := *metrics
 	u.User, u.RawQuery, u.Fragment, u.RawPath = nil, "", "", ""
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/metrics") + "/v1/models"
@@ -81,7 +81,7 @@ func modelsURL(metrics *url.URL) *url.URL {
 // ctx.
 func RouterModels(ctx context.Context, metrics *url.URL, o Options) ([]Model, error) {
 	o = o.withDefaults()
-	u := modelsURL(metrics)
+	u := ModelsURL(metrics)
 	origin := *u
 	origin.User = metrics.User
 	tr := o.Transport
