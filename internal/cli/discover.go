@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -407,8 +408,14 @@ func (o *inspectOptions) locate(ctx context.Context, io *iostreams.IO, so scrape
 	case 0:
 		return noneFound(res)
 	case 1:
-		o.target = targetOf(found[0])
-		o.header = append([]string{foundLine(found[0], res)}, o.header...)
+		s := found[0]
+		o.target = targetOf(s)
+		if s.Kind == discover.Router && o.model == "" {
+			metrics, _ := url.Parse(s.MetricsURL)
+			return &usageError{msg: "no target given; found a llama.cpp router at " + s.Address + ": its /metrics is one model's, and --model names which",
+				hints: routerHints(o.target, metrics, s.Models, len(s.Models) > 0)}
+		}
+		o.header = append([]string{foundLine(s, res)}, o.header...)
 		return nil
 	}
 	if err := writeListing(io.Out, res, o.json); err != nil {

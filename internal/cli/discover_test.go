@@ -341,3 +341,31 @@ func TestDiscoverSendsHeader(t *testing.T) {
 		}
 	}
 }
+
+// The one server found is a llama.cpp router: without --model, the error
+// says it was found and lists its models from the probe; with --model,
+// that model is read, its header saying the router was found.
+func TestNoTargetRouter(t *testing.T) {
+	_, router := routerServer(t)
+	var m machine
+	m.add("tabbyapi", discovertest.ClosedPort(t), "tabbyAPI")
+	m.add("router", router, "llama.cpp", "TGI")
+	out, errOut, code := runPorts(t, m.ports, loadedBound)
+	if code != ExitError || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	golden.Check(t, "discover/router-found.txt", m.normal(errOut))
+	out, errOut, code = runPorts(t, m.ports, loadedBound, "--model", "qwen2.5-0.5b", "-o", "json")
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Header []string `json:"header"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Header) < 2 || !strings.HasPrefix(m.normal(rep.Header[0]), "found at 127.0.0.1:PORT_router, not given") || rep.Header[1] != "model qwen2.5-0.5b" {
+		t.Errorf("header %q", rep.Header)
+	}
+}

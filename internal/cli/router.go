@@ -50,16 +50,28 @@ func routerError(ctx context.Context, target string, metrics *url.URL, so scrape
 		msg = fmt.Sprintf("the llama.cpp router at %s has no metrics for --model %s: it answered %q", shown, termsafe.ShellQuote(model), said)
 	}
 	models, err := discover.RouterModels(ctx, metrics, discover.Options{Headers: so.Headers, MaxBytes: so.MaxBytes, UserAgent: so.UserAgent, Transport: transportOf(so)})
+	hints := routerHints(target, metrics, models, err == nil)
+	if said == "model is not loaded" {
+		hints = append(hints, "inferscope never loads a model to read it (it asks with autoload=false): a request to the model loads it")
+	}
+	return &usageError{msg: msg, hints: hints}
+}
+
+// routerHints are the commands that read each model a router serves
+// (listed: whether its list of models could be read).
+func routerHints(target string, metrics *url.URL, models []discover.Model, listed bool) []string {
+	shown := termsafe.ShellQuote(target)
+	list := termsafe.ShellQuote(httpsafe.Redact(discover.ModelsURL(metrics)))
 	var hints []string
 	switch {
-	case err != nil:
-		hints = append(hints, "list its models: curl -s "+termsafe.ShellQuote(httpsafe.Redact(discover.ModelsURL(metrics))))
+	case !listed:
+		hints = append(hints, "list its models: curl -s "+list)
 	case len(models) == 0:
 		hints = append(hints, "it lists no models: start it with --models-dir or --models-preset, or add a model to its cache")
 	}
 	for i, m := range models {
 		if i == maxRouterHints {
-			hints = append(hints, fmt.Sprintf("and %d more: curl -s %s", len(models)-maxRouterHints, termsafe.ShellQuote(httpsafe.Redact(discover.ModelsURL(metrics)))))
+			hints = append(hints, fmt.Sprintf("and %d more: curl -s %s", len(models)-maxRouterHints, list))
 			break
 		}
 		h := "inferscope --model " + termsafe.ShellQuote(m.ID) + " " + shown
@@ -72,10 +84,7 @@ func routerError(ctx context.Context, target string, metrics *url.URL, so scrape
 		}
 		hints = append(hints, h)
 	}
-	if said == "model is not loaded" {
-		hints = append(hints, "inferscope never loads a model to read it (it asks with autoload=false): a request to the model loads it")
-	}
-	return &usageError{msg: msg, hints: hints}
+	return hints
 }
 
 // maxRouterHints is how many of a router's models the error lists.

@@ -90,7 +90,7 @@ func TestProbeTellsEachServer(t *testing.T) {
 		w.Write([]byte(`{"error":{"code":501,"message":"This server does not support metrics endpoint. Start it with ` + "`--metrics`" + `","type":"not_supported_error"}}`))
 	})
 	noMetrics.HandleFunc("GET /props", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"model_alias":"tiny-llama","build_info":"b10309-82bb4850","endpoint_metrics":false}`))
+		w.Write([]byte(`{"model_alias":"tiny-llama","build_info":"b10309-82bb48500","endpoint_metrics":false}`))
 	})
 	noMetricsSrv := discovertest.Serve(t, noMetrics)
 	silent, _ := discovertest.SilentPort(t)
@@ -111,12 +111,12 @@ func TestProbeTellsEachServer(t *testing.T) {
 		{kind: discover.Metrics, dialect: "vllm", name: "vLLM", version: "0.11.1", metricsPath: "/metrics",
 			models: []discover.Model{{ID: "Qwen/Qwen3-Next-80B-A3B-Instruct"}, {ID: "meta-llama/Llama-3.3-70B-Instruct"}}},
 		{kind: discover.NoMetrics, name: "Ollama", version: "0.12.3", models: []discover.Model{{ID: "llama3.2:3b", Status: "loaded"}}},
-		{kind: discover.Router, dialect: "llamacpp", name: "llama.cpp router", version: "b10309-82bb4850", metricsPath: "/metrics",
+		{kind: discover.Router, dialect: "llamacpp", name: "llama.cpp router", version: "b10309-82bb48500", metricsPath: "/metrics",
 			models: []discover.Model{{ID: "qwen2.5-0.5b", Status: "loaded"}, {ID: "tiny-llama", Status: "unloaded"}}},
 		{kind: discover.Unread, metricsPath: "/metrics", prefixesHaveNames: []string{"nv_"}},
 		{kind: discover.Metrics, dialect: "vllm", name: "vLLM", metricsPath: "/prometheus/metrics",
 			models: []discover.Model{{ID: "Qwen/Qwen3-30B-A3B"}}},
-		{kind: discover.NoMetrics, dialect: "llamacpp", name: "llama.cpp", version: "b10309-82bb4850",
+		{kind: discover.NoMetrics, dialect: "llamacpp", name: "llama.cpp", version: "b10309-82bb48500",
 			models: []discover.Model{{ID: "tiny-llama"}}, why: "started without --metrics"},
 		{kind: discover.Closed},
 		{kind: discover.Silent},
@@ -124,7 +124,7 @@ func TestProbeTellsEachServer(t *testing.T) {
 	// A bound of seconds: what is tested is how each is told, not how
 	// fast a loaded machine parses (TestProbeBoundedOverSilentPort holds
 	// the default bound).
-	res, err := discover.Probe(context.Background(), "127.0.0.1", discover.Options{Ports: ports, Timeout: 3 * time.Second})
+	res, err := discover.Probe(context.Background(), "127.0.0.1", discover.Options{Ports: ports, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

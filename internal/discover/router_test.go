@@ -1,11 +1,15 @@
 package discover_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/discover/discovertest"
@@ -62,5 +66,84 @@ func TestRouterURL(t *testing.T) {
 	}
 	if u.RawQuery != "x=1" {
 		t.Error("the URL given was changed")
+	}
+}
+
+// recorded is testdata/real/llama-server-router: a real llama-server
+// b10309 in router mode, its answers replayed byte for byte with their
+// statuses (README.md there says how they were taken).
+const recorded = "../../testdata/real/llama-server-router/"
+
+// The router's recorded answers are told as the fake's are: what
+// NeedsModel, RouterSaid, RouterModels and Probe know of a router is what
+// the real one says, and the fake answers the same words.
+func TestRecordedRouter(t *testing.T) {
+	files := map[string]struct {
+		file   string
+		status int
+	}{
+		"/metrics":                             {"metrics-no-model.json", 400},
+		"/slots":                               {"slots-no-model.json", 400},
+		"/metrics?autoload=false&model=tiny-b": {"metrics-not-loaded.json", 400},
+		"/metrics?autoload=false&model=nope":   {"metrics-unknown-model.json", 400},
+		"/v1/models":                           {"models.json", 200},
+		"/props":                               {"props.json", 200},
+		"/slots?autoload=false&model=tiny-a":   {"slots-tiny-a.json", 200},
+		"/metrics?autoload=false&model=tiny-a": {"../llama.cpp-b10309-tiny.prom", 200},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		f, ok := files[r.URL.RequestURI()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(f.status)
+		w.Write(read(t, recorded+f.file))
+	})
+	srv := discovertest.Serve(t, mux)
+	metrics, _ := url.Parse(srv.URL + "/metrics")
+	ctx := context.Background()
+
+	_, err := scrape.Fetch(ctx, metrics.String(), scrape.Options{})
+	if !discover.NeedsModel(err) {
+		t.Errorf("the recorded 400 not told as a router's: %v", err)
+	}
+	for model, said := range map[string]string{"tiny-b": "model is not loaded", "nope": "model 'nope' not found"} {
+		_, err := scrape.Fetch(ctx, discover.RouterURL(metrics, model).String(), scrape.Options{})
+		if got := discover.RouterSaid(err); got != said {
+			t.Errorf("%s: %q, want %q", model, got, said)
+		}
+	}
+	models, err := discover.RouterModels(ctx, metrics, discover.Options{})
+	if want := []discover.Model{{ID: "tiny-a", Status: "loaded"}, {ID: "tiny-b", Status: "unloaded"}}; err != nil || !reflect.DeepEqual(models, want) {
+		t.Errorf("models %v (%v), want %v", models, err, want)
+	}
+	res, err := discover.Probe(ctx, "127.0.0.1", discover.Options{Ports: []discover.Port{{Number: discovertest.Port(t, srv)}}, Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Ports[0]; got.Kind != discover.Router || got.Version != "b10309-82bb48500" || !reflect.DeepEqual(got.Models, models) {
+		t.Errorf("probed as %s %q %v", got.Kind, got.Version, got.Models)
+	}
+
+	// The fake says the same words, in the same JSON.
+	fake := (&discovertest.Router{Models: []discovertest.RouterModel{{ID: "tiny-b", Status: "unloaded"}}}).Serve(t)
+	for uri, file := range map[string]string{
+		"/metrics":                             "metrics-no-model.json",
+		"/slots":                               "slots-no-model.json",
+		"/metrics?autoload=false&model=tiny-b": "metrics-not-loaded.json",
+		"/metrics?autoload=false&model=nope":   "metrics-unknown-model.json",
+	} {
+		resp, err := http.Get(fake.URL + uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !bytes.Equal(bytes.TrimSpace(body), bytes.TrimSpace(read(t, recorded+file))) {
+			t.Errorf("fake %s: %d %s, the router answered %s", uri, resp.StatusCode, body, read(t, recorded+file))
+		}
 	}
 }

@@ -144,7 +144,7 @@ func (r *Router) Serve(t testing.TB) *httptest.Server {
 	mux.HandleFunc("GET /props", func(w http.ResponseWriter, q *http.Request) {
 		r.log(q)
 		if q.URL.Query().Get("model") != "" {
-			r.proxyGet(w, q, "application/json; charset=utf-8", []byte(`{"build_info":"b10309-82bb4850"}`))
+			r.proxyGet(w, q, "application/json; charset=utf-8", []byte(`{"build_info":"b10309-82bb48500"}`))
 			return
 		}
 		// get_router_props: the router's own, with a placeholder model.
@@ -152,7 +152,7 @@ func (r *Router) Serve(t testing.TB) *httptest.Server {
 			"role": "router", "max_instances": 4, "models_autoload": true,
 			"model_alias": "llama-server", "model_path": "none",
 			"default_generation_settings": map[string]any{"params": map[string]any{}, "n_ctx": 0},
-			"build_info":                  "b10309-82bb4850",
+			"build_info":                  "b10309-82bb48500",
 		})
 	})
 	models := func(w http.ResponseWriter, q *http.Request) {
