@@ -49,7 +49,8 @@ const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributio
 strips, u each unit (slots, engines), space pause, +/- interval, r reset history,
 arrows and PgUp/PgDn scroll.`
 
-const rootExample = `  inferscope gpu-box:5000                      one report
+const rootExample = `  inferscope                                   this machine's server, found on its default ports
+  inferscope gpu-box:5000                      one report
   inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
   inferscope --save before.prom gpu-box:5000   a report, and the raw scrape kept
   inferscope --since before.prom gpu-box:5000  every rate between then and now
