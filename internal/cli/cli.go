@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 func newRoot(io *iostreams.IO, args []string) *cobra.Command {
 	root := newInspectCmd(io, args)
 	root.AddCommand(newDemoCmd(io), newFleetCmd(io), newProxyCmd(io), newRulesCmd(io), newDashboardCmd(io),
-		newVersionCmd(), newCompletionCmd())
+		newDiscoverCmd(io), newVersionCmd(), newCompletionCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
 	root.SetHelpCommand(newHelpCmd(args))

@@ -24,6 +24,9 @@ const (
 	ExitOK     = 0 // report printed
 	ExitFailOn = 1 // --fail-on tripped
 	ExitError  = 2 // could not produce a report
+	// ExitSeveral is a run given no target where several servers answer:
+	// each is listed, none read.
+	ExitSeveral = 3
 	// ExitInterrupted is Ctrl-C (SIGINT, or the key in the watch view), as
 	// a shell reports a command that SIGINT ended: 128 + 2.
 	ExitInterrupted = 130
@@ -44,6 +47,8 @@ const (
 //     --fail-on's severity: ExitFailOn, and one line naming the notes
 //     (id, severity, and the instance in a fleet); a watch stopped by it
 //     ([*watch.TrippedError]) says which note, when, and its text.
+//   - [*severalError], no target given and several servers found (listed
+//     on stdout): ExitSeveral, and one line saying so.
 //   - anything else: ExitError, with one `inferscope: error:` line and
 //     the `inferscope: hint:` lines of [printError].
 func exitCode(ctx context.Context, stderr io.Writer, err error) int {
@@ -51,6 +56,7 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 		failed  *failOnError
 		tripped *watch.TrippedError
 		werr    *watch.WriteError
+		several *severalError
 	)
 	switch {
 	case errors.Is(err, errStopped):
@@ -68,6 +74,9 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 		return ExitFailOn
 	case errors.As(err, &werr):
 		err = writeError(werr.Err)
+	case errors.As(err, &several):
+		fmt.Fprintf(stderr, "inferscope: %s\n", several.Error())
+		return ExitSeveral
 	}
 	printError(stderr, err)
 	return ExitError

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/scrape"
@@ -114,7 +115,7 @@ var (
 
 	// Reading: what one report may take, and what it sends.
 	flagTimeout = flagDef{name: "timeout", noFiles: true, usage: "give one report at most `D`: every request, the parse and the analysis in it " +
-		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval)"}
+		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval; for discover, " + units.Duration(discover.DefaultTimeout) + ")"}
 	flagMaxBytes = flagDef{name: "max-bytes", noFiles: true, usage: "accept a body of at most `N` bytes, or with k, M or G (x1024), up to " +
 		spellSize(MaxMaxBytes)}
 	flagHeader = flagDef{name: "header", noFiles: true, usage: "send the HTTP header `'K: V'` with every request (repeatable); " +

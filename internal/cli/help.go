@@ -59,6 +59,7 @@ func newCommand(s commandSpec) *cobra.Command {
 	} else {
 		exits = append(exits, exitSignals...)
 	}
+	slices.SortStableFunc(exits, func(a, b exitStatus) int { return a.code - b.code })
 	ann := map[string]string{"exit": encodeExits(exits)}
 	for flag, instead := range s.moved {
 		ann["moved:"+flag] = instead

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
@@ -33,8 +35,12 @@ scrape and now (--since).
 
 TARGET is a URL, host:port (http:// and /metrics are filled in), a saved
 scrape (a file, such as one --save wrote), or - for stdin; it defaults to
-` + scrape.DefaultURL + ` (tabbyAPI). --watch re-reads its target
-and --since reads two: neither takes stdin twice.
+` + scrape.DefaultURL + ` (tabbyAPI) or, where nothing listens
+there, the one server found on this machine's default ports (inferscope
+discover lists them; several are listed, and none read). --watch re-reads
+its target and --since reads two: neither takes stdin twice. A llama.cpp
+router (one llama-server serving several models) is read one model at a
+time: --model NAME.
 
 ` + watchKeys
 
@@ -43,7 +49,8 @@ const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributio
 strips, u each unit (slots, engines), space pause, +/- interval, r reset history,
 arrows and PgUp/PgDn scroll.`
 
-const rootExample = `  inferscope gpu-box:5000                      one report
+const rootExample = `  inferscope                                   this machine's server, found on its default ports
+  inferscope gpu-box:5000                      one report
   inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
   inferscope --save before.prom gpu-box:5000   a report, and the raw scrape kept
   inferscope --since before.prom gpu-box:5000  every rate between then and now
@@ -95,6 +102,7 @@ func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
 		exits: []exitStatus{
 			{ExitOK, "a report written (with --watch: the view closed with q)"},
 			exitFailOnTripped,
+			{ExitSeveral, "no target given, and several servers answer on this machine's default ports: each listed on stdout with its command, none read"},
 		},
 		args: cobra.ArbitraryArgs,
 		moved: map[string]string{
@@ -307,6 +315,9 @@ func (o *inspectOptions) run(ctx context.Context, io *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
+	if err := o.locate(ctx, io, so); err != nil {
+		return err
+	}
 	switch {
 	case o.watch > 0:
 		return o.runWatch(ctx, io, so)
@@ -370,7 +381,13 @@ func (o *inspectOptions) readSlots(ctx context.Context, snap *snapshot.Snapshot,
 	if maxBytes <= 0 {
 		maxBytes = scrape.DefaultMaxBytes
 	}
-	snap.Slots = slots.Read(ctx, t.URL, slots.Options{Headers: so.Headers, MaxBytes: maxBytes, Transport: tr, UserAgent: so.UserAgent, Now: so.Now})
+	var query url.Values
+	if o.model != "" {
+		// A llama.cpp snapshot with --model is a router's model (one
+		// server's refuses --model): its /slots is asked for the same.
+		query = discover.RouterQuery(o.model)
+	}
+	snap.Slots = slots.Read(ctx, t.URL, slots.Options{Headers: so.Headers, MaxBytes: maxBytes, Transport: tr, UserAgent: so.UserAgent, Now: so.Now, Query: query})
 }
 
 func (o *inspectOptions) dialectOptions() dialect.Options {
@@ -417,9 +434,12 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 // load scrapes a target and reads it into a canonical snapshot; a non-zero
 // at is the scrape's time as the user gave it (--at).
 func load(ctx context.Context, target string, so scrape.Options, do dialect.Options, at time.Time) (*snapshot.Snapshot, *scrape.Result, error) {
-	res, err := scrape.Fetch(ctx, target, so)
+	res, routed, err := fetch(ctx, target, so, do.Model)
 	if err != nil {
 		return nil, nil, err
+	}
+	if routed != "" {
+		do.Model = "" // a router's child labels nothing: its series are the model's
 	}
 	if !at.IsZero() {
 		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
@@ -431,6 +451,9 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 			return nil, res, err
 		}
 		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
+	}
+	if routed != "" {
+		snap.Models = []string{routed}
 	}
 	return snap, res, nil
 }

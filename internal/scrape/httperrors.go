@@ -244,6 +244,7 @@ func statusError(t Target, o Options, resp *http.Response) *Error {
 			msg += ": " + s
 		}
 		e = newError(HTTPStatus, nil, msg)
+		e.Said = s
 		if code == http.StatusMethodNotAllowed || code == http.StatusGone {
 			e.Hints = append(e.Hints, pathHints(t)...)
 		}

@@ -286,6 +286,10 @@ func dotted(host string) bool {
 	return net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") || strings.Contains(h, ".")
 }
 
+// ValidHost reports whether h can be a host: a DNS-style name or an IP
+// literal (without brackets or a port).
+func ValidHost(h string) bool { return validHost(h) }
+
 // validHost accepts DNS-style names (letters, digits, '-', '_' for container
 // names, dots between non-empty labels) and IP literals.
 func validHost(h string) bool {
