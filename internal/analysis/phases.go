@@ -29,6 +29,7 @@ func (a *analyzer) phases() {
 	var rows []report.Row
 	if busy, ok := a.s.Scalar(snapshot.EngineBusySecondsTotal); ok && busy >= 0 {
 		rows = append(rows, a.engineBusyRow(busy))
+		rows = append(rows, a.enginePhaseRows(busy)...)
 	}
 	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
@@ -85,6 +86,42 @@ func (a *analyzer) engineBusyRow(busy float64) report.Row {
 		row.Bar, row.Note = bar(util), units.Percent(util)+" utilization (GPU execution time)"
 	}
 	return row
+}
+
+// enginePhaseRows split the engine's busy time into its prefill and
+// decode passes (SGLang's forward modes) and the rest: passes of neither
+// alone (mixed batches, idle data-parallel ranks, a drafter's own). Each
+// is a share of the busy time, which the phases' times are parts of; a
+// phase the server does not time is left out.
+func (a *analyzer) enginePhaseRows(busy float64) []report.Row {
+	pre, okP := a.s.Scalar(snapshot.EnginePrefillSecondsTotal)
+	dec, okD := a.s.Scalar(snapshot.EngineDecodeSecondsTotal)
+	if !(busy > 0) || (!okP && !okD) {
+		return nil
+	}
+	var rows []report.Row
+	rest := busy
+	for _, ph := range []struct {
+		id, label string
+		v         float64
+		ok        bool
+	}{{"engine_prefill", "engine prefill", pre, okP}, {"engine_decode", "engine decode", dec, okD}} {
+		if !ph.ok || ph.v < 0 {
+			continue
+		}
+		share := ph.v / busy
+		rest -= ph.v
+		rows = append(rows, report.Row{ID: ph.id, Label: ph.label, Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(ph.v) + " of engine time"})
+	}
+	// Other modes: what the two phases leave of the busy time (nothing
+	// where they are the whole of it; below zero only from rounding).
+	if okP && okD && rest > busy*1e-9 {
+		share := rest / busy
+		rows = append(rows, report.Row{ID: "engine_other", Label: "engine, other", Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(rest) + ": mixed batches, idle data-parallel ranks, the drafter"})
+	}
+	return rows
 }
 
 // requestTimeRow is the summed request time and, over the uptime, the mean

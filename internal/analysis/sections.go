@@ -32,14 +32,15 @@ func AllSections() Sections { return Sections{SpecDecode: true, KVOffload: true,
 
 // SectionsOf judges from one scrape which optional sections apply: the
 // speculative-decode section once a drafter has served (requests with it,
-// or tokens drafted), the KV offload section with offload capacity
+// tokens drafted, or passes verified), the KV offload section with offload capacity
 // (tokens or bytes), the recurrent section with a checkpoint budget or
 // prompt tokens it capped.
 func SectionsOf(s *snapshot.Snapshot) Sections {
 	return Sections{
-		SpecDecode: s.Get(snapshot.SpecDecodeRequestsTotal) > 0 || s.Get(snapshot.SpecDecodeNumDraftTokensTotal) > 0,
-		KVOffload:  s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0,
-		Recurrent:  s.Get(snapshot.RecurrentCacheMaxBytes) > 0 || s.Get(snapshot.RecurrentCappedTokensTotal) > 0,
+		SpecDecode: s.Get(snapshot.SpecDecodeRequestsTotal) > 0 || s.Get(snapshot.SpecDecodeNumDraftTokensTotal) > 0 ||
+			s.Extra[snapshot.ExtraSpecVerifyCalls] > 0,
+		KVOffload: s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0,
+		Recurrent: s.Get(snapshot.RecurrentCacheMaxBytes) > 0 || s.Get(snapshot.RecurrentCappedTokensTotal) > 0,
 	}
 }
 

@@ -200,6 +200,11 @@ var sglangNewScalars = map[string]float64{
 	// gpu_execution_seconds_total: each DP scheduler's forward modes
 	// added, the two schedulers averaged (issue 18).
 	"engine_busy_seconds_total": ((2210.5 + 8800.25) + (2150.75 + 9010.5)) / 2,
+	// forward_extend and forward_decode on their own, averaged alike.
+	"engine_prefill_seconds_total": (2210.5 + 2150.75) / 2,
+	"engine_decode_seconds_total":  (8800.25 + 9010.5) / 2,
+	"kv_cache_evictable_tokens":    120756 + 122232,
+	"kv_cache_free_tokens":         190010 + 171002,
 }
 
 var sglangNewHists = map[string]float64{
@@ -218,6 +223,9 @@ var sglangNewExtra = map[string]float64{
 	"num_preemptions_total":      3 + 5, // num_retracted_requests_total
 	"kv_block_size":              1,
 	"kv_num_blocks":              412000 + 412000,
+	// num_retracted_{input,output}_tokens_total
+	"retracted_prompt_tokens_total":    24576 + 40960,
+	"retracted_generated_tokens_total": 1510 + 2766,
 }
 
 // vLLM with prefix caching off: computed = vllm:prompt_tokens_total.
@@ -828,7 +836,9 @@ sglang:gpu_execution_seconds_total{category="forward_decode",engine_type="unifie
 		"kv_cache_usage_ratio": 0.5,
 		// One scheduler's busy time, read by both its ranks: each mode's
 		// larger reading, added (30 + 90.5), never the ranks' sum.
-		"engine_busy_seconds_total": 120.5,
+		"engine_busy_seconds_total":    120.5,
+		"engine_prefill_seconds_total": 30,
+		"engine_decode_seconds_total":  90.5,
 	})
 	if h := s.Histograms["request_queue_time_seconds"]; h == nil || h.Count != 10 || h.Sum != 4.5 {
 		t.Errorf("queue histogram = %+v, want the fuller replica (10 observations, sum 4.5)", h)

@@ -522,7 +522,7 @@ func (r *run) library(g *group, pts []point) (*promql.Library, *snapshot.Snapsho
 	case err != nil:
 		return nil, nil, "its series make nothing the store can sum"
 	case lib.ReadByValue():
-		return nil, nil, "vLLM's prefix counters told blocks from tokens by their size"
+		return nil, nil, "which of its series to read rested on their values (vLLM's prefix counters in blocks or tokens, the pools of a hybrid SGLang model)"
 	}
 	return lib, s, ""
 }

@@ -280,6 +280,95 @@ const (
 	ExtraGenThroughputGauge = "gen_throughput_gauge"
 )
 
+// SGLang as it is in 2026 (issue 28): the engine's time by phase, the KV
+// pool's parts, prefix-cache hits by tier, work thrown away by
+// retractions, speculative verify calls, and the live state's breakdown
+// by priority. Kept in one block (declared by sglang2026Kinds below) so
+// that other servers' names can be added beside it without conflict.
+const (
+	// EnginePrefillSecondsTotal is a counter of the engine's own busy time
+	// in prefill forward passes (SGLang's forward_execution_seconds_total
+	// {category="extend"}), averaged over data-parallel schedulers as
+	// EngineBusySecondsTotal is, so that its rate is a share of the wall
+	// clock; seconds.
+	EnginePrefillSecondsTotal = "engine_prefill_seconds_total"
+	// EngineDecodeSecondsTotal is a counter of the engine's own busy time
+	// in decode forward passes (category "decode", and "target_verify"
+	// under speculative decoding), averaged as EnginePrefillSecondsTotal;
+	// seconds.
+	EngineDecodeSecondsTotal = "engine_decode_seconds_total"
+	// KVCacheEvictableTokens is a gauge of KV cache holding cached
+	// prefixes that no running request references, freed for new requests
+	// on demand (SGLang's kv_evictable_tokens); tokens.
+	KVCacheEvictableTokens = "kv_cache_evictable_tokens"
+	// KVCacheFreeTokens is a gauge of KV cache holding nothing (SGLang's
+	// kv_available_tokens); tokens.
+	KVCacheFreeTokens = "kv_cache_free_tokens"
+	// PrefixCacheHostHits is a counter of prompt tokens the prefix cache
+	// had in host memory, not on the device (SGLang's hierarchical cache),
+	// among PrefixCacheHits; tokens.
+	PrefixCacheHostHits = "prefix_cache_host_hits"
+	// PrefixCacheStorageHits is a counter of prompt tokens the prefix
+	// cache had in its storage tier, among PrefixCacheHits; tokens.
+	PrefixCacheStorageHits = "prefix_cache_storage_hits"
+
+	// ExtraRetractedPromptTokens is a counter of prompt tokens of requests
+	// retracted (preempted) while they ran, whose KV was dropped and is
+	// computed again when they resume (SGLang's
+	// num_retracted_input_tokens_total); tokens.
+	ExtraRetractedPromptTokens = "retracted_prompt_tokens_total"
+	// ExtraRetractedGeneratedTokens is a counter of generated tokens of
+	// retracted requests, whose KV is computed again as prompt when they
+	// resume (num_retracted_output_tokens_total); tokens.
+	ExtraRetractedGeneratedTokens = "retracted_generated_tokens_total"
+	// ExtraSpecVerifyCalls is a counter of speculative decoding's verify
+	// forward passes, summed over finished requests (SGLang's
+	// spec_verify_calls_total): generated tokens over it is SGLang's
+	// acceptance length, the bonus token included; passes.
+	ExtraSpecVerifyCalls = "spec_decode_verify_calls_total"
+	// ExtraPausedRequests is a gauge of requests SGLang paused for a
+	// weight update (num_paused_reqs), as its last log interval counted
+	// them; requests.
+	ExtraPausedRequests = "paused_requests"
+	// ExtraContextLength is a gauge of the most tokens one request may
+	// hold, prompt and generation together (SGLang's context_len); tokens.
+	ExtraContextLength = "context_length"
+	// ExtraRunningByPriority prefixes a gauge of requests running at one
+	// priority (SGLang with --enable-priority-scheduling); part of
+	// RequestsProcessing, never added to it; requests.
+	ExtraRunningByPriority = "running_priority:"
+	// ExtraQueuedByPriority prefixes a gauge of requests waiting at one
+	// priority, part of RequestsDeferred; requests.
+	ExtraQueuedByPriority = "queued_priority:"
+	// ExtraKVPoolUsage prefixes a gauge of a hybrid model's other KV pool
+	// in use over its size ("swa", "mamba"), beside the full-attention
+	// pool the KV cache figures are; a fraction 0..1.
+	ExtraKVPoolUsage = "kv_pool_usage:"
+)
+
+// sglang2026Kinds are the kinds of the block above, merged into the
+// tables at init.
+var sglang2026Kinds = map[string]Kind{
+	EnginePrefillSecondsTotal: Counter, EngineDecodeSecondsTotal: Counter,
+	KVCacheEvictableTokens: Gauge, KVCacheFreeTokens: Gauge,
+	PrefixCacheHostHits: Counter, PrefixCacheStorageHits: Counter,
+}
+
+var sglang2026ExtraKinds = map[string]Kind{
+	ExtraRetractedPromptTokens: Counter, ExtraRetractedGeneratedTokens: Counter, ExtraSpecVerifyCalls: Counter,
+	ExtraPausedRequests: Gauge, ExtraContextLength: Gauge,
+	ExtraRunningByPriority: Gauge, ExtraQueuedByPriority: Gauge, ExtraKVPoolUsage: Gauge,
+}
+
+func init() {
+	for k, v := range sglang2026Kinds {
+		declared[k] = v
+	}
+	for k, v := range sglang2026ExtraKinds {
+		declaredExtra[k] = v
+	}
+}
+
 // Kind is what a canonical name holds.
 type Kind uint8
 
