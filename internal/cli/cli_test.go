@@ -61,7 +61,7 @@ func TestGoldenReports(t *testing.T) {
 }
 
 var dialectFixtures = []string{
-	"vllm-0.8", "vllm-0.10", "vllm-new", "llamacpp-old", "llamacpp-new", "sglang-old", "sglang-new", "tgi",
+	"vllm-0.8", "vllm-0.10", "vllm-new", "llamacpp-old", "llamacpp-new", "sglang-old", "sglang-new", "sglang-44cedc2", "sglang-2026", "sglang-2026-spec", "tgi",
 }
 
 // Every dialect fixture as text and JSON, and vLLM's two models one at a time.

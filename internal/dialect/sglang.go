@@ -416,7 +416,7 @@ var (
 // (gpu_execution_seconds_total before): each scheduler's forward modes
 // added (one value per mode, the largest of its replicas'), averaged over
 // data-parallel schedulers; and the same of the prefill and decode modes,
-// each averaged over the schedulers that ran one.
+// each averaged over the schedulers that ran one (0 where none has).
 func sglangBusy(p rankMapper) {
 	mf := p.fam(append(sgCounter("forward_execution_seconds"), sgCounter("gpu_execution_seconds")...)...)
 	if mf == nil {
@@ -438,19 +438,21 @@ func sglangBusy(p rankMapper) {
 			decode[scheduler] += best
 		}
 	}
+	if len(busy) == 0 {
+		return
+	}
+	// A mode's series appears with its first pass: where no scheduler has
+	// one yet, that phase has taken 0 s.
 	for canon, per := range map[string]map[string]float64{
 		snapshot.EngineBusySecondsTotal:    busy,
 		snapshot.EnginePrefillSecondsTotal: prefill,
 		snapshot.EngineDecodeSecondsTotal:  decode,
 	} {
-		if len(per) == 0 {
-			continue
-		}
 		sum := 0.0
 		for _, v := range per {
 			sum += v
 		}
-		p.s.Scalars[canon] = sum / float64(len(per))
+		p.s.Scalars[canon] = sum / math.Max(float64(len(per)), 1)
 	}
 }
 

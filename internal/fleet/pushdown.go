@@ -75,6 +75,7 @@ var tableNeeds = []string{
 	// The notes on what happened (analysis.WindowedNotes) and on the
 	// state: preemptions, errors, offload and recurrent state, drafts.
 	snapshot.ExtraPreemptions, snapshot.ExtraFinishedReason + "error",
+	snapshot.ExtraRetractedPromptTokens, snapshot.ExtraRetractedGeneratedTokens,
 	snapshot.KVOffloadColdAllocsTotal, snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal, snapshot.KVOffloadEvictionsTotal,
 	snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens, snapshot.KVOffloadBytes, snapshot.KVOffloadMaxBytes,
 	snapshot.RecurrentCacheLiveKVEvictionsTotal, snapshot.RecurrentCappedTokensTotal, snapshot.RecurrentCacheEvictionsTotal,

@@ -131,9 +131,8 @@ func (l *Library) ReadByValue() bool { return l.byValue }
 // decidingLabels are the labels whose values decide how a library reads a
 // scrape (besides its names, HELP and the sizes ReadByValue says): which
 // finish reasons a vLLM counter has, which sources its prompt count is
-// split by, whether prefix caching is on, SGLang's token modes, forward
-// modes (category) and whether its queues are split by priority.
-var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode", "category", "priority"}
+// split by, whether prefix caching is on, SGLang's token modes.
+var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode"}
 
 // DecidingLabels lists the labels whose values decide how a library reads
 // a scrape: two servers publishing the same families with the same values

@@ -367,18 +367,16 @@ func readSGLang(sc scrape) sources {
 	counter(snapshot.TokensPredictedTotal, "generation_tokens")
 	counter(snapshot.RequestsTotal, "num_requests", "request_success")
 	// Under priority scheduling the total is the priority="" series, each
-	// priority's own beside it (which "" also matches where there is no
-	// priority label).
+	// priority's own beside it. priority="" also matches a series without
+	// the label (a store keeps an empty label as none), so it is asked
+	// whatever the scrape: rules written before priority scheduling is
+	// turned on stay right after.
 	for canon, bases := range map[string][]string{
 		snapshot.RequestsProcessing: {"num_running_reqs", "num_requests_running"},
 		snapshot.RequestsDeferred:   {"num_queue_reqs", "num_requests_waiting"},
 	} {
 		if gauge(canon, bases...) {
-			s := out[canon]
-			if _, f := sc.first(sgSpellings(bases[0])...); f.hasLabel("priority") {
-				s.terms[0].ref.match = []Matcher{{"priority", Equal, ""}}
-			}
-			out[canon] = s
+			out[canon].terms[0].ref.match = []Matcher{{"priority", Equal, ""}}
 		}
 	}
 	sglangKV(sc, out, gauge)
@@ -457,7 +455,7 @@ var (
 // a scheduler's replicas for each forward mode, the modes added, the
 // data-parallel schedulers averaged, so that its rate is the share of the
 // time a scheduler was busy; and the prefill and decode modes alike, each
-// averaged over the schedulers that ran one.
+// averaged over the schedulers that ran one (0 where none has).
 func sglangBusy(sc scrape, out sources, withRanks func(ref) ref) {
 	r, ok := sc.counter(append(sgCounter("forward_execution_seconds"), sgCounter("gpu_execution_seconds")...)...)
 	if !ok {
@@ -466,28 +464,12 @@ func sglangBusy(sc scrape, out sources, withRanks func(ref) ref) {
 	r = withRanks(r)
 	r.within = []string{"category"}
 	out[snapshot.EngineBusySecondsTotal] = source{kind: snapshot.Counter, terms: []term{{ref: r}}, mean: true}
-	_, f := sc.first(r.name)
 	for canon, modes := range map[string]string{snapshot.EnginePrefillSecondsTotal: sglangPrefill, snapshot.EngineDecodeSecondsTotal: sglangDecode} {
-		if !sglangHasMode(f, modes) {
-			continue
-		}
 		phase := r
 		phase.match = []Matcher{{"category", Match, modes}}
-		out[canon] = source{kind: snapshot.Counter, terms: []term{{ref: phase}}, mean: true}
+		// A mode's series appears with its first pass: none yet is 0.
+		out[canon] = source{kind: snapshot.Counter, terms: []term{{ref: phase, zeroWith: &r}}, mean: true}
 	}
-}
-
-// sglangHasMode reports whether a family carries a series of one of the
-// modes (a regular expression's alternatives), keeping each answer among
-// the library's facts.
-func sglangHasMode(f *family, modes string) bool {
-	has := false
-	for _, m := range strings.Split(modes, "|") {
-		if f.has("category", m) {
-			has = true
-		}
-	}
-	return has
 }
 
 // sglangPromptTokens reads computed and cached prompt tokens and the
