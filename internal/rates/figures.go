@@ -278,10 +278,13 @@ func (set rowSet) rows() []Row {
 	return out
 }
 
-// counted reports whether s holds name as a counter can be: a number not
-// below zero.
+// counted reports whether s holds name (a Scalars name or an Extra key)
+// as a counter can be: a number not below zero.
 func counted(s *snapshot.Snapshot, name string) bool {
 	v, ok := s.Scalar(name)
+	if !ok {
+		v, ok = s.Extra[name]
+	}
 	return ok && v >= 0
 }
 
