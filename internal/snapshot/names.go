@@ -39,9 +39,10 @@ const (
 	// request; seconds.
 	TokensPredictedSecondsTotal = "tokens_predicted_seconds_total"
 	// EngineBusySecondsTotal is a counter of the time the engine was busy
-	// executing work (SGLang's gpu_execution_seconds_total, with its
-	// device timer on): wall time, not summed per request, so its rate is
-	// a busy share 0..1; seconds.
+	// executing work (SGLang's forward_execution_seconds_total, before
+	// 2026 gpu_execution_seconds_total, with its device timer on): wall
+	// time, not summed per request, so its rate is a busy share 0..1;
+	// seconds.
 	EngineBusySecondsTotal = "engine_busy_seconds_total"
 	// RequestsTotal is a counter of finished requests; requests.
 	RequestsTotal = "requests_total"
