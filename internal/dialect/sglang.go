@@ -28,7 +28,8 @@ import (
 // Traps handled:
 //   - sglang:prompt_tokens_total is the whole prompt, cached tokens included,
 //     counted when a request finishes. Computed tokens are
-//     realtime_tokens_total{mode="prefill_compute"} where published (with
+//     prefill_effective_tokens_total{mode="input"} where published (below),
+//     else realtime_tokens_total{mode="prefill_compute"} (with
 //     mode="prefill_cache" as the cached ones), else prompt_tokens_total −
 //     cached_tokens_total. Either way queries = computed + cached and
 //     hits = cached: the lifetime hit rate from counters.
