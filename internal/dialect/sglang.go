@@ -245,7 +245,7 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	sglangBusy(p)
 	sglangPages(p, fams)
 
-	p.missing("prefill and decode time: SGLang publishes no per-phase time sums")
+	p.missing("prefill and decode time: SGLang publishes none per request (its device timer times the engine's passes)")
 	if !haveQueue {
 		p.missing("queue time: this SGLang publishes no queue-time histogram")
 	}
