@@ -281,11 +281,21 @@ func formatLE(v float64) string {
 
 func (a *analyzer) live() {
 	var rows []report.Row
-	for _, build := range []func() (report.Row, bool){a.state, a.refusedRow, a.kvCacheRow, a.tokenBudgetRow, a.offloadUsageRow} {
+	add := func(build func() (report.Row, bool)) {
 		if row, ok := build(); ok {
 			rows = append(rows, row)
 		}
 	}
+	add(a.state)
+	rows = append(rows, a.priorityRows()...)
+	add(a.pausedRow)
+	add(a.refusedRow)
+	add(a.kvCacheRow)
+	add(a.tokenBudgetRow)
+	add(a.kvCachedRow)
+	rows = append(rows, a.poolRows()...)
+	add(a.contextRow)
+	add(a.offloadUsageRow)
 	for _, p := range peakRows {
 		v, ok := a.s.Scalar(p.name)
 		if p.extra {
@@ -319,6 +329,10 @@ func (a *analyzer) kvCacheRow() (report.Row, bool) {
 	used, okU := a.s.Scalar(snapshot.KVCacheTokens)
 	if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
 		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+	}
+	if len(byPrefix(a.s.Extra, snapshot.ExtraKVPoolUsage)) > 0 {
+		// A hybrid model: say which of its pools this is.
+		note = strings.TrimPrefix(note+", full-attention pool", ", ")
 	}
 	row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
 	switch b := kvBand(ratio); b {
@@ -633,7 +647,12 @@ func (a *analyzer) specDecode() {
 	var rows []report.Row
 	drafted, accepted := a.get(snapshot.SpecDecodeNumDraftTokensTotal), a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	_, hasAccepted := a.s.Scalar(snapshot.SpecDecodeNumAcceptedTokensTotal)
+	_, hasDrafted := a.s.Scalar(snapshot.SpecDecodeNumDraftTokensTotal)
+	verified, hasVerified := a.s.Extra[snapshot.ExtraSpecVerifyCalls]
 	switch {
+	case hasVerified && !hasDrafted:
+		// SGLang counts verify passes, not drafted tokens: no acceptance
+		// rate, only how many tokens a pass emits.
 	case drafted > 0 && !hasAccepted:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
 	case drafted > 0:
@@ -649,6 +668,10 @@ func (a *analyzer) specDecode() {
 		rows = append(rows, row)
 	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
+	}
+	if gen, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok && hasVerified && verified > 0 {
+		rows = append(rows, report.Row{ID: "tokens_per_verify", Label: "tokens / verify", Value: strconv.FormatFloat(gen/verified, 'f', 2, 64),
+			Note: "generated tokens per verify pass, the target's own included (" + units.Count(verified) + " passes)"})
 	}
 	steps, hasSteps := a.s.Scalar(snapshot.SpecDecodeNumDecodeStepsTotal)
 	if hasSteps && steps > 0 && hasAccepted {
@@ -693,10 +716,40 @@ func (a *analyzer) prefixCache() {
 		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
 	a.judge(&hit, hitRateBand(ratio), "")
 	rows := []report.Row{hit}
+	rows = append(rows, a.tierRows(q, hits)...)
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
 		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
+}
+
+// tierRows split the hit rate by where the hits were (SGLang's
+// hierarchical cache: the device, host memory, storage), each a share of
+// the tokens queried, where any hit came from beyond the device.
+func (a *analyzer) tierRows(q, hits float64) []report.Row {
+	host, okH := a.s.Scalar(snapshot.PrefixCacheHostHits)
+	storage, okS := a.s.Scalar(snapshot.PrefixCacheStorageHits)
+	if !okH && !okS || !(host+storage > 0) || host+storage > hits {
+		return nil
+	}
+	var rows []report.Row
+	for _, t := range []struct {
+		id, label, note string
+		v               float64
+		ok              bool
+	}{
+		{"hit_device", "from the device", "tokens already in GPU memory", hits - host - storage, true},
+		{"hit_host", "from host memory", "tokens loaded back from host memory", host, okH},
+		{"hit_storage", "from storage", "tokens read from the storage tier", storage, okS},
+	} {
+		if !t.ok {
+			continue
+		}
+		share := t.v / q
+		rows = append(rows, report.Row{ID: t.id, Label: t.label, Value: units.Percent(share), Bar: bar(share),
+			Note: units.Count(t.v) + " " + t.note})
+	}
+	return rows
 }
 
 // --- KV offload ------------------------------------------------------------

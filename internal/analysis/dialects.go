@@ -103,6 +103,9 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	if n, ok := x[snapshot.ExtraPreemptions]; ok {
 		rows = append(rows, a.preemptionsRow(n))
 	}
+	if row, ok := a.retractedWorkRow(x); ok {
+		rows = append(rows, row)
+	}
 	rows = append(rows, a.finishedRows(x)...)
 	var fails []string
 	for k, v := range x {
@@ -152,6 +155,46 @@ func (a *analyzer) preemptionsRow(n float64) report.Row {
 	}
 	a.judge(&row, preemptions, "%s", text)
 	return row
+}
+
+// retractedWorkRow is the work retractions threw away (SGLang): the prompt
+// and generated tokens of requests retracted while they ran, whose KV was
+// dropped and is computed again as prompt when they resume; judged as a
+// share of the prompt tokens computed.
+func (a *analyzer) retractedWorkRow(x map[string]float64) (report.Row, bool) {
+	in, okIn := x[snapshot.ExtraRetractedPromptTokens]
+	out, okOut := x[snapshot.ExtraRetractedGeneratedTokens]
+	if !okIn && !okOut {
+		return report.Row{}, false
+	}
+	wasted := in + out
+	row := report.Row{ID: "retracted_work", Label: "retracted work", Value: units.Count(wasted) + " tokens",
+		Note: units.Count(in) + " prompt + " + units.Count(out) + " generated, computed again on resuming"}
+	if !okIn || !okOut {
+		// Half the waste is no waste figure.
+		which := "generated"
+		if okIn {
+			which = "prompt"
+		}
+		row.Value, row.Note = units.Missing, "the server counts only the "+which+" tokens of retracted requests"
+		row.Severity = report.Dim
+		return row, true
+	}
+	computed, ok := a.s.Scalar(snapshot.PromptTokensTotal)
+	if !ok || !(computed > 0) || !(wasted > 0) {
+		return row, true
+	}
+	share := wasted / computed
+	row.Note += ": " + units.Percent(share) + " of the prompt tokens computed"
+	if share >= retractedWorkShare {
+		fix := ""
+		if a.s.Advice.PreemptFix != "" {
+			fix = "; " + a.s.Advice.PreemptFix
+		}
+		a.judge(&row, retractedWork, "retracted requests threw away %s tokens (%s prompt, %s generated), %s of the prompt tokens computed: that work is done again when they resume%s",
+			units.Count(wasted), units.Count(in), units.Count(out), units.Percent(share), fix)
+	}
+	return row, true
 }
 
 // finishedRows are the shares of finished requests by finish reason, most

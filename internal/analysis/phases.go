@@ -29,9 +29,7 @@ func (a *analyzer) phases() {
 	var rows []report.Row
 	if busy, ok := a.s.Scalar(snapshot.EngineBusySecondsTotal); ok && busy >= 0 {
 		rows = append(rows, a.engineBusyRow(busy))
-		if row, ok := a.engineSplitRow(busy); ok {
-			rows = append(rows, row)
-		}
+		rows = append(rows, a.enginePhaseRows(busy)...)
 	}
 	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
@@ -91,17 +89,40 @@ func (a *analyzer) engineBusyRow(busy float64) report.Row {
 	return row
 }
 
-// engineSplitRow is the engine's busy time by phase (TGI's prefill and
-// decode batch calls), where the server splits it.
-func (a *analyzer) engineSplitRow(busy float64) (report.Row, bool) {
-	pre, okP := a.s.Extra[snapshot.ExtraEngineBusyByPhase+"prefill"]
-	dec, okD := a.s.Extra[snapshot.ExtraEngineBusyByPhase+"decode"]
-	if !okP || !okD || !(pre+dec > 0) || pre < 0 || dec < 0 {
-		return report.Row{}, false
+// enginePhaseRows split the engine's busy time into its prefill and
+// decode passes (SGLang's forward modes) and the rest: passes of neither
+// alone (mixed batches, idle data-parallel ranks, a drafter's own). Each
+// is a share of the busy time, which the phases' times are parts of; a
+// phase the server does not time is left out.
+func (a *analyzer) enginePhaseRows(busy float64) []report.Row {
+	pre, okP := a.s.Scalar(snapshot.EnginePrefillSecondsTotal)
+	dec, okD := a.s.Scalar(snapshot.EngineDecodeSecondsTotal)
+	if !(busy > 0) || (!okP && !okD) {
+		return nil
 	}
-	ps := pre / (pre + dec)
-	return report.Row{ID: "engine_split", Label: "engine prefill", Value: units.Percent(ps), Bar: bar(ps),
-		Note: units.Seconds(pre) + " prefill, " + units.Seconds(dec) + " decode of its busy time"}, true
+	var rows []report.Row
+	rest := busy
+	for _, ph := range []struct {
+		id, label string
+		v         float64
+		ok        bool
+	}{{"engine_prefill", "engine prefill", pre, okP}, {"engine_decode", "engine decode", dec, okD}} {
+		if !ph.ok || ph.v < 0 {
+			continue
+		}
+		share := ph.v / busy
+		rest -= ph.v
+		rows = append(rows, report.Row{ID: ph.id, Label: ph.label, Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(ph.v) + " of engine time"})
+	}
+	// Other modes: what the two phases leave of the busy time (nothing
+	// where they are the whole of it; below zero only from rounding).
+	if okP && okD && rest > busy*1e-9 {
+		share := rest / busy
+		rows = append(rows, report.Row{ID: "engine_other", Label: "engine, other", Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(rest) + ": mixed batches, idle data-parallel ranks, the drafter"})
+	}
+	return rows
 }
 
 // requestTimeRow is the summed request time and, over the uptime, the mean

@@ -208,11 +208,13 @@ func TestStepsTimeAndTransfers(t *testing.T) {
 		"requests_total": 1000, "tokens_predicted_total": 380000,
 		// Busy 224.7 s of a 3,600 s uptime: 6.2%.
 		"engine_busy_seconds_total": 224.7, "process_start_time_seconds": float64(scrapedAt.Unix() - 3600),
+		// 44.7 s of prefill calls and 180 s of decode calls: 19.9% and 80.1%
+		// of the busy time, nothing else.
+		"engine_prefill_seconds_total": 44.7, "engine_decode_seconds_total": 180,
 		"kv_offload_read_bytes_total": 12e9, "kv_offload_written_bytes_total": 48e9,
 	}), map[string]float64{
 		snapshot.ExtraStepTokens: 2930000, snapshot.ExtraEngineSteps: 45000, // 65.1 a step
 		snapshot.ExtraSpeculatedTokens: 12000, snapshot.ExtraSpeculationSteps: 30000, // 1.40 a request-step
-		snapshot.ExtraEngineBusyByPhase + "prefill": 44.7, snapshot.ExtraEngineBusyByPhase + "decode": 180, // 19.9% prefill
 		snapshot.ExtraRequestCount:          205,
 		snapshot.ExtraKVOffloadLoadSeconds:  1, // 12 GB/s
 		snapshot.ExtraKVOffloadStoreSeconds: 4, // 12 GB/s
@@ -224,7 +226,8 @@ func TestStepsTimeAndTransfers(t *testing.T) {
 		{"throughput", "step_tokens", "65.1", "mean over 45.0K steps"},
 		{"throughput", "speculated", "12.0K accepted", "1.40 tokens per request-step"},
 		{"phases", "engine_busy", "3.7 min of 1.0 h up", "6.2% utilization (time in batch prefill and decode calls)"},
-		{"phases", "engine_split", "19.9%", "44.7 s prefill, 3.0 min decode"},
+		{"phases", "engine_prefill", "19.9%", "44.7 s of engine time"},
+		{"phases", "engine_decode", "80.1%", "3.0 min of engine time"},
 		{"requests", "entry_calls", "205", "not requests received"},
 		{"kv_offload", "traffic", "11.2 GiB read · 44.7 GiB written", "0.25 read back"},
 		{"kv_offload", "speed", "load 11.2 GiB/s, store 11.2 GiB/s", "while transferring"},

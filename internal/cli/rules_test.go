@@ -105,7 +105,7 @@ func TestRulesCommand(t *testing.T) {
 				}
 			}},
 		{[]string{"rules", "--dialect", "tgi", "--by", "pod", "--runbook-base", "https://wiki.example/llm"}, "",
-			"inferscope: 27 recording rules, 5 alerts for tgi, its newest series names\n",
+			"inferscope: 28 recording rules, 5 alerts for tgi, its newest series names\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				if !strings.Contains(out, "runbook_url: https://wiki.example/llm#queue_pressure") || !strings.Contains(out, "sum by (pod)") {

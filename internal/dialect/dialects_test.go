@@ -212,6 +212,11 @@ var sglangNewScalars = map[string]float64{
 	// gpu_execution_seconds_total: each DP scheduler's forward modes
 	// added, the two schedulers averaged (issue 18).
 	"engine_busy_seconds_total": ((2210.5 + 8800.25) + (2150.75 + 9010.5)) / 2,
+	// forward_extend and forward_decode on their own, averaged alike.
+	"engine_prefill_seconds_total": (2210.5 + 2150.75) / 2,
+	"engine_decode_seconds_total":  (8800.25 + 9010.5) / 2,
+	"kv_cache_evictable_tokens":    120756 + 122232,
+	"kv_cache_free_tokens":         190010 + 171002,
 }
 
 var sglangNewHists = map[string]float64{
@@ -230,6 +235,9 @@ var sglangNewExtra = map[string]float64{
 	"num_preemptions_total":      3 + 5, // num_retracted_requests_total
 	"kv_block_size":              1,
 	"kv_num_blocks":              412000 + 412000,
+	// num_retracted_{input,output}_tokens_total
+	"retracted_prompt_tokens_total":    24576 + 40960,
+	"retracted_generated_tokens_total": 1510 + 2766,
 }
 
 // vLLM with prefix caching off: computed = vllm:prompt_tokens_total.
@@ -343,6 +351,9 @@ var tgi33Scalars = map[string]float64{
 	// 149 prefill calls of 0.3 s + 9,000 decode calls of 0.02 s, one after
 	// another
 	"engine_busy_seconds_total": 149*0.3 + 9000*0.02, // 224.7
+	// each method's calls: 149 prefills of 0.3 s, 9,000 decodes of 0.02 s
+	"engine_prefill_seconds_total": 149 * 0.3,
+	"engine_decode_seconds_total":  9000 * 0.02,
 }
 
 var tgi33Hists = map[string]float64{
@@ -354,12 +365,10 @@ var tgi33Hists = map[string]float64{
 }
 
 var tgi33Extra = map[string]float64{
-	"failed_reason:validation":             1,
-	"failed_reason:generation":             1,
-	"request_count_total":                  200 + 2 + 3, // finished, failed and running, all through /generate
-	"token_budget_reserved_tokens":         6144,
-	"engine_busy_seconds_by_phase:prefill": 149 * 0.3,
-	"engine_busy_seconds_by_phase:decode":  9000 * 0.02,
+	"failed_reason:validation":     1,
+	"failed_reason:generation":     1,
+	"request_count_total":          200 + 2 + 3, // finished, failed and running, all through /generate
+	"token_budget_reserved_tokens": 6144,
 	// the summary's _sum over its _count: 12,000 speculated tokens in
 	// 30,000 request-steps
 	"speculated_tokens_total":      12000,
@@ -849,7 +858,9 @@ var fixtureCases = []fixtureCase{
 			"tokens_predicted_total": 1433600, // tgi_request_generated_tokens_sum
 			// tgi_batch_inference_duration_sum, decode + prefill: one
 			// batching task runs the calls one at a time
-			"engine_busy_seconds_total": 16410.2 + 1301.6, // 17,711.8
+			"engine_busy_seconds_total":    16410.2 + 1301.6, // 17,711.8
+			"engine_prefill_seconds_total": 1301.6,
+			"engine_decode_seconds_total":  16410.2,
 		},
 		hists: map[string]float64{
 			"e2e_request_latency_seconds": 5120,
@@ -864,10 +875,8 @@ var fixtureCases = []fixtureCase{
 			"failed_reason:overloaded": 35,
 			"failed_reason:validation": 61,
 			// entries into the generation routes, failures included
-			"request_count_total":                  5230,
-			"token_budget_reserved_tokens":         98304, // tgi_batch_current_max_tokens
-			"engine_busy_seconds_by_phase:decode":  16410.2,
-			"engine_busy_seconds_by_phase:prefill": 1301.6,
+			"request_count_total":          5230,
+			"token_budget_reserved_tokens": 98304, // tgi_batch_current_max_tokens
 		},
 		missing: []string{"token budget", "time to first token", "prefill and decode time per request", "prompt tokens computed", "KV-cache usage",
 			"prefix cache", "inter-token latency", "largest prompt and generation", "uptime"},
@@ -1045,7 +1054,9 @@ sglang:gpu_execution_seconds_total{category="forward_decode",engine_type="unifie
 		"kv_cache_usage_ratio": 0.5,
 		// One scheduler's busy time, read by both its ranks: each mode's
 		// larger reading, added (30 + 90.5), never the ranks' sum.
-		"engine_busy_seconds_total": 120.5,
+		"engine_busy_seconds_total":    120.5,
+		"engine_prefill_seconds_total": 30,
+		"engine_decode_seconds_total":  90.5,
 	})
 	if h := s.Histograms["request_queue_time_seconds"]; h == nil || h.Count != 10 || h.Sum != 4.5 {
 		t.Errorf("queue histogram = %+v, want the fuller replica (10 observations, sum 4.5)", h)

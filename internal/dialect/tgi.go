@@ -120,9 +120,9 @@ func tgiBatchTime(p *mapper) {
 	if h := Hist(mf, nil); h != nil && !h.NoSum {
 		p.s.Scalars[snapshot.EngineBusySecondsTotal] = h.Sum
 	}
-	for _, method := range []string{"prefill", "decode"} {
+	for method, canon := range map[string]string{"prefill": snapshot.EnginePrefillSecondsTotal, "decode": snapshot.EngineDecodeSecondsTotal} {
 		if h := Hist(mf, withLabel("method", method)); h != nil && !h.NoSum {
-			p.extra(snapshot.ExtraEngineBusyByPhase+method, h.Sum)
+			p.s.Scalars[canon] = h.Sum
 		}
 	}
 }

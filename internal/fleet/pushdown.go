@@ -75,6 +75,7 @@ var tableNeeds = []string{
 	// The notes on what happened (analysis.WindowedNotes) and on the
 	// state: preemptions, errors, offload and recurrent state, drafts.
 	snapshot.ExtraPreemptions, snapshot.ExtraFinishedReason + "error",
+	snapshot.ExtraRetractedPromptTokens, snapshot.ExtraRetractedGeneratedTokens,
 	snapshot.KVOffloadColdAllocsTotal, snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal, snapshot.KVOffloadEvictionsTotal,
 	snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens, snapshot.KVOffloadBytes, snapshot.KVOffloadMaxBytes,
 	snapshot.RecurrentCacheLiveKVEvictionsTotal, snapshot.RecurrentCappedTokensTotal, snapshot.RecurrentCacheEvictionsTotal,
@@ -526,7 +527,7 @@ func (r *run) library(g *group, pts []point) (*promql.Library, *snapshot.Snapsho
 	case err != nil:
 		return nil, nil, "its series make nothing the store can sum"
 	case lib.ReadByValue():
-		return nil, nil, "vLLM's prefix counters told blocks from tokens by their size"
+		return nil, nil, "which of its series to read rested on their values (vLLM's prefix counters in blocks or tokens, the pools of a hybrid SGLang model)"
 	}
 	return lib, s, ""
 }

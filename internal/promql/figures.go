@@ -198,16 +198,20 @@ var figureDefs = func() []figureDef {
 		{"throughput/step_tokens", "tokens per engine step that emitted a token (a prefill's tokens when it ends: not a share of the step budget)", "inferscope_engine_step_tokens", Factor, "ratio_rate$w", ratioOf(snapshot.ExtraStepTokens, snapshot.ExtraEngineSteps)},
 
 		{"phases/engine_busy", "engine busy: the share of the time a scheduler executed on the GPU (SGLang's device timer) or was in a batch call (TGI's), a utilization", "inferscope_engine_utilization", Ratio, "rate$w", rateOf(snapshot.EngineBusySecondsTotal)},
-		{"phases/engine_split", "prefill share of the engine's busy time", "inferscope_engine_prefill_share", Ratio, "ratio_rate$w", ratioOf(snapshot.ExtraEngineBusyByPhase+"prefill", snapshot.EngineBusySecondsTotal)},
+		{"phases/engine_prefill", "engine prefill: the share of the time a scheduler executed prefill passes (SGLang's device timer) or prefill batch calls (TGI's)", "inferscope_engine_prefill_utilization", Ratio, "rate$w", rateOf(snapshot.EnginePrefillSecondsTotal)},
+		{"phases/engine_decode", "engine decode: the share of the time a scheduler executed decode passes (SGLang's device timer) or decode batch calls (TGI's)", "inferscope_engine_decode_utilization", Ratio, "rate$w", rateOf(snapshot.EngineDecodeSecondsTotal)},
 		{"phases/mean_in_flight", "requests in flight, in prefill or decode, on average: summed request time per second (not a busy share: requests overlap)", "inferscope_mean_in_flight", Factor, "rate$w", (*Library).inFlight},
 		{"phases/prefill_share", "prefill share of request time", "inferscope_prefill_share", Ratio, "ratio_rate$w", ratioOf(snapshot.PromptSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
 		{"phases/decode_share", "decode share of request time", "inferscope_decode_share", Ratio, "ratio_rate$w", ratioOf(snapshot.TokensPredictedSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
 
 		{"spec_decode/draft_acceptance", "drafted tokens accepted", "inferscope_draft_acceptance", Ratio, "ratio_rate$w", ratioOf(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal)},
 		{"spec_decode/tokens_per_step", "tokens per decode step with the drafter", "inferscope_tokens_per_step", Factor, "ratio_rate$w", onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDecodeStepsTotal)},
+		{"spec_decode/tokens_per_verify", "generated tokens per verify pass, the target's own included (SGLang's accept length)", "inferscope_tokens_per_verify", Factor, "ratio_rate$w", ratioOf(snapshot.TokensPredictedTotal, snapshot.ExtraSpecVerifyCalls)},
 		{"spec_decode/mean_acceptance_length", "mean acceptance length (1 + accepted / drafts)", "inferscope_mean_acceptance_length", Factor, "ratio_rate$w", onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.ExtraSpecDecodeDrafts)},
 
 		{"prefix_cache/hit_rate", "prefix-cache hit rate (tokens)", "inferscope_prefix_cache_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries)},
+		{"prefix_cache/hit_host", "prefix-cache hits from host memory, per token queried", "inferscope_prefix_cache_host_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheHostHits, snapshot.PrefixCacheQueries)},
+		{"prefix_cache/hit_storage", "prefix-cache hits from storage, per token queried", "inferscope_prefix_cache_storage_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheStorageHits, snapshot.PrefixCacheQueries)},
 
 		{"kv_offload/hit_share", "share of cache hits restored from RAM", "inferscope_kv_offload_restored_per_hits", Ratio, "ratio_rate$w", ratioOf(snapshot.KVOffloadRestoredTokensTotal, snapshot.PrefixCacheHits)},
 		{"kv_offload/traffic", "offload bytes read back per byte written", "inferscope_kv_offload_read_per_written", Ratio, "ratio_rate$w", ratioOf(snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal)},
@@ -223,6 +227,11 @@ var figureDefs = func() []figureDef {
 		{"recurrent/live_kv_evictions", "checkpoints dropped with their K/V still cached", "inferscope_recurrent_live_kv_evictions", PerSec, "rate$w", rateOf(snapshot.RecurrentCacheLiveKVEvictionsTotal)},
 
 		{"requests/preemptions", "requests preempted", "inferscope_preemptions", PerSec, "rate$w", rateOf(snapshot.ExtraPreemptions)},
+		{"requests/retracted_work", "tokens retracted requests threw away, prompt and generated, computed again on resuming", "inferscope_retracted_tokens", TokensPerSec, "rate$w", func(l *Library) (string, bool) {
+			in, ok1 := l.rate(snapshot.ExtraRetractedPromptTokens)
+			out, ok2 := l.rate(snapshot.ExtraRetractedGeneratedTokens)
+			return in + " + " + out, ok1 && ok2
+		}},
 		{"requests/finished_error", "finished requests that ended in an error", "inferscope_requests_error_share", Ratio, "ratio_rate$w", share("error")},
 		{"requests/finished_abort", "finished requests aborted", "inferscope_requests_abort_share", Ratio, "ratio_rate$w", share("abort")},
 		{"requests/failed", "requests failed", "inferscope_requests_failed", RequestsPerSec, "rate$w", rateOf(failedTotal)},

@@ -81,8 +81,9 @@ var unread = map[string]string{
 	snapshot.KVCacheMaxTokens:              "vLLM's is a label of cache_config_info",
 	snapshot.LiveStateAgeSeconds:           "the exporter's own health",
 	snapshot.LiveStateFailuresTotal:        "the exporter's own health",
-	snapshot.ExtraKVBlockSize:              "a label of cache_config_info",
-	snapshot.ExtraKVNumBlocks:              "a label of cache_config_info",
+	snapshot.ExtraKVBlockSize:              "configuration (a label of cache_config_info, or SGLang's page_size), which the one-shot shows",
+	snapshot.ExtraKVNumBlocks:              "configuration (a label of cache_config_info, or SGLang's num_pages), which the one-shot shows",
+	snapshot.ExtraContextLength:            "configuration, which the one-shot shows",
 	snapshot.ExtraLargestSequence:          "a lifetime peak",
 	snapshot.ExtraSlotPrefillSpeed:         "a lifetime ratio",
 	snapshot.ExtraSlotDecodeSpeed:          "a lifetime ratio",
@@ -100,6 +101,11 @@ func unreadReason(name string) (string, bool) {
 	for _, p := range []string{snapshot.ExtraFinishedReason, snapshot.ExtraFailedReason, snapshot.ExtraAcceptedPerPosition, snapshot.ExtraAdmissionRejectionsBy} {
 		if strings.HasPrefix(name, p) {
 			return "a reason or position the figures do not name", true
+		}
+	}
+	for _, p := range []string{snapshot.ExtraRunningByPriority, snapshot.ExtraQueuedByPriority, snapshot.ExtraKVPoolUsage} {
+		if strings.HasPrefix(name, p) {
+			return "a part of the live state beside the totals the figures read (a priority's, a hybrid model's other pool)", true
 		}
 	}
 	return "", false

@@ -126,6 +126,12 @@ var conditionDefs = []conditionDef{
 		p, ok := l.increase(snapshot.ExtraPreemptions)
 		return p + " > " + num(lim[0]), ok
 	}},
+	{"retracted_work", true, "tokens retractions threw away per prompt token computed", Ratio, func(l *Library, lim []float64) (string, bool) {
+		in, ok1 := l.increase(snapshot.ExtraRetractedPromptTokens)
+		out, ok2 := l.increase(snapshot.ExtraRetractedGeneratedTokens)
+		c, ok3 := l.increase(snapshot.PromptTokensTotal)
+		return "(" + in + " + " + out + ") / (" + c + " > 0) >= " + num(lim[0]), all(ok1, ok2, ok3)
+	}},
 	{"requests_errored", true, "requests that ended in an error in the window", Count, func(l *Library, lim []float64) (string, bool) {
 		e, ok := l.increase(snapshot.ExtraFinishedReason + "error")
 		return e + " > " + num(lim[0]), ok

@@ -57,6 +57,12 @@ func state(r *rand.Rand) (start, end promql.Values) {
 	inc[snapshot.ExtraFinishedReason+"error"] = math.Min(inc[snapshot.RequestsTotal], pick(0, 0, 1))
 	inc[snapshot.ExtraFinishedReason+"abort"] = math.Min(inc[snapshot.RequestsTotal]-inc[snapshot.ExtraFinishedReason+"error"], pick(0, 1, 20))
 	inc[snapshot.ExtraFailedReason+"*"] = pick(0, 1, 10)
+	// SGLang's tiers of hits and the work its retractions threw away,
+	// near 5% of the prompt tokens computed.
+	inc[snapshot.PrefixCacheHostHits] = math.Min(inc[snapshot.CachedTokensTotal], pick(0, 10))
+	inc[snapshot.PrefixCacheStorageHits] = 0
+	inc[snapshot.ExtraRetractedPromptTokens] = pick(0, 0, 40, 240)
+	inc[snapshot.ExtraRetractedGeneratedTokens] = pick(0, 10)
 
 	start = promql.Values{Scalars: map[string]float64{}, Hists: map[string]histogram.Histogram{}}
 	end = promql.Values{Scalars: map[string]float64{}, Hists: map[string]histogram.Histogram{}}

@@ -131,7 +131,7 @@ func (l *Library) ReadByValue() bool { return l.byValue }
 // decidingLabels are the labels whose values decide how a library reads a
 // scrape (besides its names, HELP and the sizes ReadByValue says): which
 // finish reasons a vLLM counter has, which sources its prompt count is
-// split by, whether prefix caching is on, SGLang's realtime modes, whether
+// split by, whether prefix caching is on, SGLang's token modes, whether
 // vLLM publishes a deferred queue and which sleep states, TGI's batch
 // methods.
 var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode",

@@ -99,8 +99,8 @@ var readBackExceptions = map[string]string{
 	"aphrodite " + snapshot.ExtraStepTokens:              fromSumCount,
 	"aphrodite " + snapshot.ExtraEngineSteps:             fromSumCount,
 	"tgi " + snapshot.EngineBusySecondsTotal:             fromSumCount,
-	"tgi " + snapshot.ExtraEngineBusyByPhase + "prefill": fromSumCount,
-	"tgi " + snapshot.ExtraEngineBusyByPhase + "decode":  fromSumCount,
+	"tgi " + snapshot.EnginePrefillSecondsTotal: fromSumCount,
+	"tgi " + snapshot.EngineDecodeSecondsTotal:  fromSumCount,
 	"tgi " + snapshot.ExtraSpeculatedTokens:              fromSumCount,
 	"tgi " + snapshot.ExtraSpeculationSteps:              fromSumCount,
 }

@@ -459,15 +459,20 @@ func readSGLang(sc scrape) sources {
 	sglangPromptTokens(sc, out, withRanks)
 	counter(snapshot.TokensPredictedTotal, "generation_tokens")
 	counter(snapshot.RequestsTotal, "num_requests", "request_success")
-	gauge(snapshot.RequestsProcessing, "num_running_reqs", "num_requests_running")
-	gauge(snapshot.RequestsDeferred, "num_queue_reqs", "num_requests_waiting")
-	if gauge(snapshot.KVCacheUsageRatio, "token_usage") {
-		s := out[snapshot.KVCacheUsageRatio]
-		s.mean = true
-		out[snapshot.KVCacheUsageRatio] = s
+	// Under priority scheduling the total is the priority="" series, each
+	// priority's own beside it. priority="" also matches a series without
+	// the label (a store keeps an empty label as none), so it is asked
+	// whatever the scrape: rules written before priority scheduling is
+	// turned on stay right after.
+	for canon, bases := range map[string][]string{
+		snapshot.RequestsProcessing: {"num_running_reqs", "num_requests_running"},
+		snapshot.RequestsDeferred:   {"num_queue_reqs", "num_requests_waiting"},
+	} {
+		if gauge(canon, bases...) {
+			out[canon].terms[0].ref.match = []Matcher{{"priority", Equal, ""}}
+		}
 	}
-	gauge(snapshot.KVCacheTokens, "num_used_tokens")
-	gauge(snapshot.KVCacheMaxTokens, "max_total_num_tokens")
+	sglangKV(sc, out, gauge)
 
 	hist(snapshot.TimeToFirstTokenSeconds, "time_to_first_token_seconds")
 	hist(snapshot.E2ERequestLatencySeconds, "e2e_request_latency_seconds")
@@ -485,31 +490,92 @@ func readSGLang(sc scrape) sources {
 			out[snapshot.ExtraPreemptions] = one(snapshot.Counter, withRanks(r))
 		}
 	}
+	counter(snapshot.ExtraRetractedPromptTokens, "num_retracted_input_tokens")
+	counter(snapshot.ExtraRetractedGeneratedTokens, "num_retracted_output_tokens")
+	counter(snapshot.ExtraSpecVerifyCalls, "spec_verify_calls")
+	gauge(snapshot.ExtraPausedRequests, "num_paused_reqs")
 	return out
 }
 
-// sglangBusy reads the GPU's own busy time (gpu_execution_seconds_total,
-// with SGLANG_ENABLE_METRICS_DEVICE_TIMER=1) as the dialect does: the
-// largest of a scheduler's replicas for each forward mode, the modes
-// added, the data-parallel schedulers averaged, so that its rate is the
-// share of the time a scheduler was busy.
+// sglangKV reads the KV cache figures as the dialect does: the
+// full-attention pool's (full_token_usage, else token_usage, averaged over
+// ranks; kv_used_tokens, else num_used_tokens where there is no SWA pool
+// whose use it may be), the cached prefixes that can be freed, the free
+// tokens and the capacity. A hybrid model's other pools are the scrape's
+// own rows, not read here.
+func sglangKV(sc scrape, out sources, gauge func(string, ...string) bool) {
+	if !gauge(snapshot.KVCacheUsageRatio, "full_token_usage") {
+		gauge(snapshot.KVCacheUsageRatio, "token_usage")
+	}
+	if s, ok := out[snapshot.KVCacheUsageRatio]; ok {
+		s.mean = true
+		out[snapshot.KVCacheUsageRatio] = s
+	}
+	if !gauge(snapshot.KVCacheTokens, "kv_used_tokens") && !sglangSWAPool(sc) {
+		gauge(snapshot.KVCacheTokens, "num_used_tokens")
+	}
+	gauge(snapshot.KVCacheEvictableTokens, "kv_evictable_tokens")
+	gauge(snapshot.KVCacheFreeTokens, "kv_available_tokens")
+	gauge(snapshot.KVCacheMaxTokens, "max_total_num_tokens")
+}
+
+// sglangSWAPool reports a hybrid model's SWA pool as the dialect finds it:
+// its capacity published, or its use above 0. Only the second rests on
+// the scrape's values (Library.ReadByValue), in versions that publish
+// num_used_tokens but not kv_used_tokens.
+func sglangSWAPool(sc scrape) bool {
+	if _, f := sc.first(sgSpellings("max_total_num_tokens_swa")...); f != nil {
+		return true
+	}
+	_, f := sc.first(sgSpellings("swa_token_usage")...)
+	if f == nil {
+		return false
+	}
+	f.bySize = true
+	return f.sum > 0
+}
+
+// sglangPrefill and sglangDecode are the forward modes of the engine's
+// prefill and decode passes, as the dialect reads them.
+var (
+	sglangPrefill = "extend|split_prefill|forward_extend|forward_prefill|forward_split_prefill"
+	sglangDecode  = "decode|target_verify|forward_decode|forward_target_verify"
+)
+
+// sglangBusy reads the GPU's own busy time (forward_execution_seconds_total,
+// before 2026 gpu_execution_seconds_total, with
+// SGLANG_ENABLE_METRICS_DEVICE_TIMER=1) as the dialect does: the largest of
+// a scheduler's replicas for each forward mode, the modes added, the
+// data-parallel schedulers averaged, so that its rate is the share of the
+// time a scheduler was busy; and the prefill and decode modes alike, each
+// averaged over the schedulers that ran one (0 where none has).
 func sglangBusy(sc scrape, out sources, withRanks func(ref) ref) {
-	r, ok := sc.counter(sgCounter("gpu_execution_seconds")...)
+	r, ok := sc.counter(append(sgCounter("forward_execution_seconds"), sgCounter("gpu_execution_seconds")...)...)
 	if !ok {
 		return
 	}
 	r = withRanks(r)
 	r.within = []string{"category"}
 	out[snapshot.EngineBusySecondsTotal] = source{kind: snapshot.Counter, terms: []term{{ref: r}}, mean: true}
+	for canon, modes := range map[string]string{snapshot.EnginePrefillSecondsTotal: sglangPrefill, snapshot.EngineDecodeSecondsTotal: sglangDecode} {
+		phase := r
+		phase.match = []Matcher{{"category", Match, modes}}
+		// A mode's series appears with its first pass: none yet is 0.
+		out[canon] = source{kind: snapshot.Counter, terms: []term{{ref: phase, zeroWith: &r}}, mean: true}
+	}
 }
 
 // sglangPromptTokens reads computed and cached prompt tokens and the
 // prefix-cache queries and hits from one source, as the dialect does:
-// realtime_tokens_total by mode where published (prefill_cache appearing
+// prefill_effective_tokens_total by mode where published (every mode from
+// the start), realtime_tokens_total by mode next (prefill_cache appearing
 // with the first hit), else prompt_tokens_total − cached_tokens_total,
 // the cached counter being 0 until the first hit only where the scrape
 // shows a version that adds it lazily.
 func sglangPromptTokens(sc scrape, out sources, withRanks func(ref) ref) {
+	if sglangEffectiveTokens(sc, out, withRanks) {
+		return
+	}
 	if rtName, rt := sc.first(sgCounter("realtime_tokens")...); rt.has("mode", "prefill_compute") {
 		base, _ := sc.counter(rtName)
 		base = withRanks(base)
@@ -568,6 +634,43 @@ func sglangLazy(sc scrape) bool {
 	return false
 }
 
+// sglangEffectiveTokens reads prompt tokens, queries and hits from
+// prefill_effective_tokens_total (2026) as the dialect does: "input"
+// computed, the *_hit modes cached, a hit mode absent beside "input" 0,
+// and the host and storage tiers where their series are. false where the
+// scrape has no such series.
+func sglangEffectiveTokens(sc scrape, out sources, withRanks func(ref) ref) bool {
+	name, f := sc.first(sgCounter("prefill_effective_tokens")...)
+	if !f.has("mode", "input") {
+		return false
+	}
+	base, _ := sc.counter(name)
+	base = withRanks(base)
+	mode := func(m string) ref {
+		r := base
+		r.match = []Matcher{{"mode", Equal, m}}
+		return r
+	}
+	input := mode("input")
+	all := base
+	all.match = []Matcher{{"mode", Match, "input|device_hit|host_hit|storage_hit"}}
+	// The tiers' hits, each its own term (so that each can be written
+	// back on its own); the device's is 0 where absent beside "input".
+	hits := []term{{ref: mode("device_hit"), zeroWith: &input}}
+	for canon, m := range map[string]string{snapshot.PrefixCacheHostHits: "host_hit", snapshot.PrefixCacheStorageHits: "storage_hit"} {
+		if f.has("mode", m) {
+			out[canon] = one(snapshot.Counter, mode(m))
+			hits = append(hits, term{ref: mode(m)})
+		}
+	}
+	slices.SortFunc(hits[1:], func(a, b term) int { return strings.Compare(a.ref.match[0].Value, b.ref.match[0].Value) })
+	out[snapshot.PromptTokensTotal] = one(snapshot.Counter, input)
+	out[snapshot.CachedTokensTotal] = source{kind: snapshot.Counter, terms: hits}
+	out[snapshot.PrefixCacheQueries] = one(snapshot.Counter, all)
+	out[snapshot.PrefixCacheHits] = source{kind: snapshot.Counter, terms: hits}
+	return true
+}
+
 // --- TGI ---------------------------------------------------------------------
 
 // readTGI reads text-generation-inference's router names: counters without
@@ -606,9 +709,9 @@ func readTGI(sc scrape) sources {
 	// engine's busy time, every method's together (one router, summed).
 	if f := sc["tgi_batch_inference_duration"]; f != nil && f.typ == dto.MetricType_HISTOGRAM {
 		out[snapshot.EngineBusySecondsTotal] = one(snapshot.Counter, ref{name: "tgi_batch_inference_duration_sum"})
-		for _, method := range []string{"prefill", "decode"} {
+		for method, canon := range map[string]string{"prefill": snapshot.EnginePrefillSecondsTotal, "decode": snapshot.EngineDecodeSecondsTotal} {
 			if f.has("method", method) {
-				out[snapshot.ExtraEngineBusyByPhase+method] = one(snapshot.Counter,
+				out[canon] = one(snapshot.Counter,
 					ref{name: "tgi_batch_inference_duration_sum", match: []Matcher{{"method", Equal, method}}})
 			}
 		}

@@ -125,6 +125,12 @@ var alertDefs = []alertDef{
 		describe: func(a snapshot.Advice, w string) string {
 			return count + " requests were " + or(a.Preempted, "preempted") + " in the last " + w + ": the KV cache ran out while they ran, and their work is recomputed" + knob(a.PreemptFix)
 		}},
+	{id: "retracted_work", name: "RetractedWork",
+		summary: "retractions throwing work away",
+		clause:  "of the prompt tokens computed: that work is done again when they resume",
+		describe: func(a snapshot.Advice, w string) string {
+			return "retracted requests threw away " + percent + " of the prompt tokens computed: that work is done again when they resume (last " + w + ")" + knob(a.PreemptFix)
+		}},
 	{id: "requests_errored", name: "RequestsErrored",
 		summary: "requests ending in an engine error",
 		clause:  "ended in an error",

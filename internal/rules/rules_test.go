@@ -231,7 +231,7 @@ func TestAlertsPerDialect(t *testing.T) {
 		"aphrodite": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low",
 			"admission_stalled", "queue_time_high", "requests_aborted", "target_down"},
 		"llamacpp": {"queue_pressure", "draft_acceptance_low", "admission_stalled", "target_down"},
-		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions",
+		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions", "retracted_work",
 			"admission_stalled", "queue_time_high", "target_down"},
 		"tgi": {"queue_pressure", "admission_stalled", "queue_time_high", "requests_failed", "target_down"},
 	}

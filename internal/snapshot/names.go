@@ -39,10 +39,11 @@ const (
 	// request; seconds.
 	TokensPredictedSecondsTotal = "tokens_predicted_seconds_total"
 	// EngineBusySecondsTotal is a counter of the time the engine was busy
-	// executing work (SGLang's gpu_execution_seconds_total, with its
-	// device timer on; TGI's batch prefill and decode calls, which one
-	// task runs one at a time): wall time, not summed per request, so its
-	// rate is a busy share 0..1; seconds.
+	// executing work (SGLang's forward_execution_seconds_total, before
+	// 2026 gpu_execution_seconds_total, with its device timer on; TGI's
+	// batch prefill and decode calls, which one task runs one at a time):
+	// wall time, not summed per request, so its rate is a busy share 0..1;
+	// seconds.
 	EngineBusySecondsTotal = "engine_busy_seconds_total"
 	// RequestsTotal is a counter of finished requests; requests.
 	RequestsTotal = "requests_total"
@@ -318,10 +319,6 @@ const (
 	// ExtraKVOffloadStoreSeconds is a counter of the time it spent storing
 	// KV from the GPU to the offload medium; seconds.
 	ExtraKVOffloadStoreSeconds = "kv_offload_store_seconds_total"
-	// ExtraEngineBusyByPhase prefixes a counter of the engine's busy time
-	// by phase (TGI's batch calls by method: prefill, decode); they sum to
-	// EngineBusySecondsTotal; seconds.
-	ExtraEngineBusyByPhase = "engine_busy_seconds_by_phase:"
 	// ExtraTokenBudgetReserved is a gauge of the tokens TGI's running
 	// batch reserved (its KV blocks for each request's prompt and
 	// max_new_tokens, shared prefix blocks once per request): a
@@ -344,6 +341,95 @@ const (
 	// step); steps.
 	ExtraSpeculationSteps = "speculated_token_steps_total"
 )
+
+// SGLang as it is in 2026 (issue 28): the engine's time by phase, the KV
+// pool's parts, prefix-cache hits by tier, work thrown away by
+// retractions, speculative verify calls, and the live state's breakdown
+// by priority. Kept in one block (declared by sglang2026Kinds below) so
+// that other servers' names can be added beside it without conflict.
+const (
+	// EnginePrefillSecondsTotal is a counter of the engine's own busy time
+	// in prefill forward passes (SGLang's forward_execution_seconds_total
+	// {category="extend"}, averaged over data-parallel schedulers as
+	// EngineBusySecondsTotal is; TGI's prefill batch calls), so that its
+	// rate is a share of the wall clock; seconds.
+	EnginePrefillSecondsTotal = "engine_prefill_seconds_total"
+	// EngineDecodeSecondsTotal is a counter of the engine's own busy time
+	// in decode forward passes (category "decode", and "target_verify"
+	// under speculative decoding; TGI's decode batch calls), averaged as
+	// EnginePrefillSecondsTotal; seconds.
+	EngineDecodeSecondsTotal = "engine_decode_seconds_total"
+	// KVCacheEvictableTokens is a gauge of KV cache holding cached
+	// prefixes that no running request references, freed for new requests
+	// on demand (SGLang's kv_evictable_tokens); tokens.
+	KVCacheEvictableTokens = "kv_cache_evictable_tokens"
+	// KVCacheFreeTokens is a gauge of KV cache holding nothing (SGLang's
+	// kv_available_tokens); tokens.
+	KVCacheFreeTokens = "kv_cache_free_tokens"
+	// PrefixCacheHostHits is a counter of prompt tokens the prefix cache
+	// had in host memory, not on the device (SGLang's hierarchical cache),
+	// among PrefixCacheHits; tokens.
+	PrefixCacheHostHits = "prefix_cache_host_hits"
+	// PrefixCacheStorageHits is a counter of prompt tokens the prefix
+	// cache had in its storage tier, among PrefixCacheHits; tokens.
+	PrefixCacheStorageHits = "prefix_cache_storage_hits"
+
+	// ExtraRetractedPromptTokens is a counter of prompt tokens of requests
+	// retracted (preempted) while they ran, whose KV was dropped and is
+	// computed again when they resume (SGLang's
+	// num_retracted_input_tokens_total); tokens.
+	ExtraRetractedPromptTokens = "retracted_prompt_tokens_total"
+	// ExtraRetractedGeneratedTokens is a counter of generated tokens of
+	// retracted requests, whose KV is computed again as prompt when they
+	// resume (num_retracted_output_tokens_total); tokens.
+	ExtraRetractedGeneratedTokens = "retracted_generated_tokens_total"
+	// ExtraSpecVerifyCalls is a counter of speculative decoding's verify
+	// forward passes, summed over finished requests (SGLang's
+	// spec_verify_calls_total): generated tokens over it is SGLang's
+	// acceptance length, the bonus token included; passes.
+	ExtraSpecVerifyCalls = "spec_decode_verify_calls_total"
+	// ExtraPausedRequests is a gauge of requests SGLang paused for a
+	// weight update (num_paused_reqs), as its last log interval counted
+	// them; requests.
+	ExtraPausedRequests = "paused_requests"
+	// ExtraContextLength is a gauge of the most tokens one request may
+	// hold, prompt and generation together (SGLang's context_len); tokens.
+	ExtraContextLength = "context_length"
+	// ExtraRunningByPriority prefixes a gauge of requests running at one
+	// priority (SGLang with --enable-priority-scheduling); part of
+	// RequestsProcessing, never added to it; requests.
+	ExtraRunningByPriority = "running_priority:"
+	// ExtraQueuedByPriority prefixes a gauge of requests waiting at one
+	// priority, part of RequestsDeferred; requests.
+	ExtraQueuedByPriority = "queued_priority:"
+	// ExtraKVPoolUsage prefixes a gauge of a hybrid model's other KV pool
+	// in use over its size ("swa", "mamba"), beside the full-attention
+	// pool the KV cache figures are; a fraction 0..1.
+	ExtraKVPoolUsage = "kv_pool_usage:"
+)
+
+// sglang2026Kinds are the kinds of the block above, merged into the
+// tables at init.
+var sglang2026Kinds = map[string]Kind{
+	EnginePrefillSecondsTotal: Counter, EngineDecodeSecondsTotal: Counter,
+	KVCacheEvictableTokens: Gauge, KVCacheFreeTokens: Gauge,
+	PrefixCacheHostHits: Counter, PrefixCacheStorageHits: Counter,
+}
+
+var sglang2026ExtraKinds = map[string]Kind{
+	ExtraRetractedPromptTokens: Counter, ExtraRetractedGeneratedTokens: Counter, ExtraSpecVerifyCalls: Counter,
+	ExtraPausedRequests: Gauge, ExtraContextLength: Gauge,
+	ExtraRunningByPriority: Gauge, ExtraQueuedByPriority: Gauge, ExtraKVPoolUsage: Gauge,
+}
+
+func init() {
+	for k, v := range sglang2026Kinds {
+		declared[k] = v
+	}
+	for k, v := range sglang2026ExtraKinds {
+		declaredExtra[k] = v
+	}
+}
 
 // Kind is what a canonical name holds.
 type Kind uint8
@@ -412,7 +498,7 @@ var declaredExtra = map[string]Kind{
 	// Servers as they are now (issue 28).
 	ExtraAdmissionRejections: Counter, ExtraAdmissionRejectionsBy: Counter, ExtraWaitingDeferred: Gauge,
 	ExtraSleepState: Gauge, ExtraStepTokens: Counter, ExtraEngineSteps: Counter,
-	ExtraKVOffloadLoadSeconds: Counter, ExtraKVOffloadStoreSeconds: Counter, ExtraEngineBusyByPhase: Counter,
+	ExtraKVOffloadLoadSeconds: Counter, ExtraKVOffloadStoreSeconds: Counter,
 	ExtraTokenBudgetReserved: Gauge, ExtraTokenBudgetMax: Gauge, ExtraRequestCount: Counter,
 	ExtraSpeculatedTokens: Counter, ExtraSpeculationSteps: Counter,
 }
