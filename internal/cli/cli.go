@@ -118,8 +118,10 @@ func newHelpCmd(args []string) *cobra.Command {
 		run: func(cmd *cobra.Command, topic []string) error {
 			target, rest, err := cmd.Root().Find(topic)
 			if err != nil || target == nil || len(rest) > 0 {
-				if err := commandTypo(cmd.Root(), topic); err != nil {
-					return err
+				// A topic is never a host: a misspelt one gets the command
+				// it may have meant, not commandTypo's hint about hosts.
+				if s := cmd.Root().SuggestionsFor(topic[len(topic)-1]); len(topic) == 1 && len(s) > 0 {
+					return usagef("inferscope help "+s[0]+" is its help", "no command %q; did you mean %s?", topic[0], whole(strings.Join(s, " or ")))
 				}
 				return usagef("inferscope --help lists the commands", "no command %q", strings.Join(topic, " "))
 			}

@@ -199,10 +199,13 @@ func (f *outputFlags) check(set map[string]bool) error {
 		return usagef("give one of them: -o json (or --json), or -o text", "--json and --output %s disagree", f.output)
 	}
 	f.json = f.output == "json" || f.jsonAlias
-	if f.columns < 0 || f.columns > MaxColumns {
+	// 0 is what the layout takes for "not given", never a value to give.
+	if f.columns < 0 || f.columns > MaxColumns || set["columns"] && f.columns == 0 {
 		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", f.columns)
 	}
 	switch {
+	case set["width"] && f.width == 0:
+		return usagef(fmt.Sprintf("use --width %d to %d, or leave it out to follow the terminal", MinWidth, MaxWidth), "--width 0 is too narrow for a report")
 	case f.width < 0, f.width != 0 && f.width < MinWidth:
 		return usagef(fmt.Sprintf("use --width %d or more", MinWidth), "--width %d is too narrow for a report", f.width)
 	case f.width > MaxWidth:
@@ -494,6 +497,9 @@ func parseTime(name, s string, now time.Time) (time.Time, error) {
 		if _, err := time.Parse("2006-01-02T15:04", strings.TrimSpace(s)); err == nil {
 			return time.Time{}, usagef("add Z for UTC or an offset such as +01:00: "+strings.TrimSpace(s)+"Z", "--%s %q has no time zone", name, s)
 		}
+		if off := zoneOffset(strings.TrimSpace(s)); off != "" && badOffset(off) {
+			return time.Time{}, usagef("write the offset as -23:59 to +23:59, such as +01:00, or Z for UTC", "--%s %q has the offset %s, outside RFC 3339's -23:59 to +23:59", name, s, off)
+		}
 		return time.Time{}, usagef(timeHint, "--%s %q is not a time", name, s)
 	}
 	switch {
@@ -509,11 +515,32 @@ func parseTime(name, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// readTime reads a time in one of timeLayouts or Unix seconds (unix).
+// zoneOffset is the numeric offset that ends s ("+01:00"), "" if none.
+func zoneOffset(s string) string {
+	if n := len(s); n >= 6 && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':' {
+		return s[n-6:]
+	}
+	return ""
+}
+
+// badOffset reports an offset ("+24:00") outside RFC 3339's: hours 00 to
+// 23, minutes 00 to 59.
+func badOffset(off string) bool {
+	if off == "" {
+		return false
+	}
+	h, errH := strconv.Atoi(off[1:3])
+	m, errM := strconv.Atoi(off[4:6])
+	return errH != nil || errM != nil || h > 23 || m > 59
+}
+
+// readTime reads a time in one of timeLayouts or Unix seconds (unix). An
+// offset RFC 3339 does not allow (+24:00, +23:60) is no time, though Go
+// reads it, and would write it back.
 func readTime(s string) (t time.Time, unix, ok bool) {
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {
-			return t, false, true
+			return t, false, !badOffset(zoneOffset(s))
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)

@@ -464,7 +464,7 @@ func (o *fleetOptions) tripping(f *fleet.Fleet) []firedNote {
 // notOne is --instance matching none, or several, instances.
 func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 	if len(f.Instances) == 0 {
-		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", termsafe.Line(o.instance, 120), o.model)
+		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", o.instance, o.model)
 	}
 	ids := make([]string, 0, len(f.Instances))
 	for i, in := range f.Instances {
@@ -475,7 +475,7 @@ func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 		ids = append(ids, in.ID)
 	}
 	return usagef("add labels until one is left, such as --instance namespace=llm,pod=vllm-7, or group with --by",
-		"--instance %s matches %d instances: %s", termsafe.Line(o.instance, 120), len(f.Instances), strings.Join(ids, ", "))
+		"--instance %s matches %d instances: %s", o.instance, len(f.Instances), whole(strings.Join(ids, ", ")))
 }
 
 // runWatch redraws the fleet every --watch, as the single-server watch

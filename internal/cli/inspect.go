@@ -242,7 +242,7 @@ func (o *inspectOptions) checkAt() error {
 	}
 	if t, err := scrape.Resolve(o.target); err == nil && t.URL != nil {
 		return usagef("leave out --at, or give a saved file or - for stdin",
-			"--at gives the time of a file or stdin; a live scrape of %s has its own", termsafe.ShellQuote(t.URL.Redacted()))
+			"--at gives the time of a file or stdin; a live scrape of %s has its own", t.URL.Redacted())
 	}
 	return nil
 }
@@ -406,7 +406,7 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 		if err := saveScrape(o.save, got.res); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", termsafe.Text(o.save))
+		notice(io.Err, "saved the scrape to %s", o.save)
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)
@@ -452,9 +452,9 @@ func (e *readError) lookHint() string {
 	case e.source == "-":
 		return "check what was piped in: inferscope reads a Prometheus exposition on stdin"
 	case e.fromFile:
-		return "check the file: head " + termsafe.ShellQuote(e.source)
+		return "check the file: head " + termsafe.ShellEcho(e.source)
 	}
-	return "check what the endpoint sends: curl -s " + termsafe.ShellQuote(e.source) + " | head"
+	return "check what the endpoint sends: curl -s " + termsafe.ShellEcho(e.source) + " | head"
 }
 
 // parse reads a scrape result's body into a snapshot; the parse stops when

@@ -233,7 +233,7 @@ func (o *proxyOptions) check(set map[string]bool) (*url.URL, error) {
 	if err != nil {
 		var ue *proxy.UpstreamError
 		if errors.As(err, &ue) {
-			return nil, usagef(ue.Hint, "%s", ue.Msg)
+			return nil, usagef(ue.Hint, "%s", whole(ue.Msg))
 		}
 		return nil, err
 	}

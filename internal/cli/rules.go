@@ -279,14 +279,14 @@ func (o *rulesOptions) run(ctx context.Context, io *iostreams.IO, lo promql.Opti
 		if err := rules.Encode(&b, file); err != nil {
 			return err
 		}
-		what = fmt.Sprintf("promtool tests for %s, loading %s", plural(len(set.Alerts), "alert"), o.rulesFile)
+		what = fmt.Sprintf("promtool tests for %s, loading %s", plural(len(set.Alerts), "alert"), termsafe.Echo(o.rulesFile))
 	} else if err := set.Write(&b, rules.Format(o.format)); err != nil {
 		return err
 	}
 	if _, err := io.Out.Write(b.Bytes()); err != nil {
 		return writeError(err)
 	}
-	fmt.Fprintf(io.Err, "inferscope: %s for %s, %s\n", what, src.lib.Dialect(), src.names())
+	notice(io.Err, "%s for %s, %s", whole(what), src.lib.Dialect(), whole(src.names()))
 	return nil
 }
 

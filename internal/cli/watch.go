@@ -79,7 +79,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		do := o.dialectOptions()
 		before, _, err := load(ctx, o.since, so, do, time.Time{})
 		if err != nil {
-			return nil, fmt.Errorf("--since %s: %w", termsafe.Text(o.since), err)
+			return nil, fmt.Errorf("--since %s: %w", termsafe.Echo(o.since), err)
 		}
 		after, res, err := load(ctx, o.target, so, do, time.Time{})
 		if err != nil {
@@ -88,7 +88,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		o.readSlots(ctx, after, res, so)
 		if !after.ScrapedAt.After(before.ScrapedAt) {
 			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
-				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
+				o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
 		}
 		// The rates first, as in the watch view (the window is what
 		// --since is run for), and the notes judged on the window.

@@ -263,7 +263,7 @@ func readFile(t Target, o Options) (*Result, error) {
 		}
 		return nil, newError(Read, err, fmt.Sprintf("cannot read %s: %s", src, pathReason(err)), lsHint(t))
 	}
-	r, err := fromBytes(src, wire, o, "check it with: gzip -t "+termsafe.ShellQuote(t.Path))
+	r, err := fromBytes(src, wire, o, "check it with: gzip -t "+termsafe.ShellEcho(t.Path))
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func openError(t Target, src string, err error) *Error {
 	}
 	e := newError(Read, err, fmt.Sprintf("cannot open %s: %s", src, pathReason(err)))
 	if errors.Is(err, fs.ErrPermission) {
-		e.Hints = append(e.Hints, "you may not read it: check its permissions with ls -l "+termsafe.ShellQuote(t.Path))
+		e.Hints = append(e.Hints, "you may not read it: check its permissions with ls -l "+termsafe.ShellEcho(t.Path))
 	} else {
 		e.Hints = append(e.Hints, lsHint(t))
 	}
@@ -340,7 +340,7 @@ func openError(t Target, src string, err error) *Error {
 }
 
 func lsHint(t Target) string {
-	return "check the file: ls -l " + termsafe.ShellQuote(t.Path)
+	return "check the file: ls -l " + termsafe.ShellEcho(t.Path)
 }
 
 // pathReason is the operating system's reason without the path it repeats.
