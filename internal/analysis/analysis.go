@@ -144,6 +144,9 @@ func (a *analyzer) header() {
 		}
 		a.r.Header = append(a.r.Header, by+": the API's counts and timings, no engine state")
 	}
+	if a.s.TimeUnknown != "" {
+		a.r.Header = append(a.r.Header, "scrape time unknown: "+a.s.TimeUnknown+" (--at TIME gives it)")
+	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))

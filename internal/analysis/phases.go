@@ -46,8 +46,11 @@ func (a *analyzer) phases() {
 // cannot be this process's.
 func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	start, why := a.s.Start()
-	if start <= 0 {
+	switch {
+	case start <= 0:
 		return 0, false, why
+	case a.o.Now.IsZero():
+		return 0, false, noScrapeTime
 	}
 	up = float64(a.o.Now.UnixNano())/1e9 - start
 	if up <= 0 {
@@ -56,8 +59,15 @@ func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	return up, true, ""
 }
 
+// noScrapeTime is why there is no uptime where the start is known but the
+// scrape's time is not (a file that claimed a time in the future).
+const noScrapeTime = "scrape time unknown"
+
 // noUptime says why a figure over the uptime cannot be given.
 func noUptime(why string) string {
+	if why == noScrapeTime {
+		return why
+	}
 	if why != "" {
 		return "start time unknown (" + why + ")"
 	}

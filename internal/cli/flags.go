@@ -490,7 +490,7 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-
 
 // parseTime reads the time flag --name was given: a time with its zone (or
 // Z), or Unix seconds; after 2000 (older than any inference server) and not
-// in the future (now is the clock, a minute's skew allowed).
+// in the future (now is the clock, scrape.Skew allowed, as for a file's time).
 func parseTime(name, s string, now time.Time) (time.Time, error) {
 	t, unix, ok := readTime(strings.TrimSpace(s))
 	if !ok {
@@ -505,7 +505,7 @@ func parseTime(name, s string, now time.Time) (time.Time, error) {
 	switch {
 	case t.Year() < 2000:
 		return time.Time{}, usagef(timeHint, "--%s %s is before 2000, older than any inference server", name, t.UTC().Format(time.RFC3339))
-	case t.After(now.Add(time.Minute)):
+	case t.After(now.Add(scrape.Skew)):
 		hint := timeHint
 		if unix && t.Sub(now) > 100*365*24*time.Hour {
 			hint = "that reads as Unix milliseconds or finer; --" + name + " takes seconds"

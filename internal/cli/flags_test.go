@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,43 @@ func TestParseAt(t *testing.T) {
 		if err != nil || !got.Equal(tt.want) {
 			t.Errorf("parseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// A scrape time in the future (a file's first line, its modification
+// time) is believed nowhere: the report says the time is unknown and what
+// the file claimed, gives no uptime figure from it, and --since and --save
+// refuse it, each saying how to give the time; --at gives it.
+func TestFutureScrapeTime(t *testing.T) {
+	dir := t.TempDir()
+	body := readFile(t, fixtures+"idle.prom")
+	plain := body[strings.IndexByte(string(body), '\n')+1:]
+	future := filepath.Join(dir, "future.prom")
+	if err := os.WriteFile(future, append([]byte("# inferscope: scraped_at=2999-01-01T00:00:00Z source=x\n"), plain...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const claimed = "its first line says it was scraped 2999-01-01 00:00:00 UTC, in the future"
+	out, errOut, code := runCLI(t, "", "--width", "200", future)
+	if lines := strings.SplitN(out, "\n", 3); code != ExitOK || strings.Contains(lines[0], "2999") || !strings.Contains(lines[1], "scrape time unknown: "+claimed) {
+		t.Errorf("exit %d, the report's head:\n%.400s%s", code, out, errOut)
+	}
+	if regexp.MustCompile(`mean [0-9.]+ in flight`).MatchString(out) || !strings.Contains(out, "scrape time unknown: no mean in flight") {
+		t.Errorf("a figure over an uptime from an unknown time:\n%s", out)
+	}
+	out, _, _ = runCLI(t, "", "--json", future)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["scraped_at"] != nil || doc["time_source"] != nil {
+		t.Errorf("JSON scraped_at %v, time_source %v (%v)", doc["scraped_at"], doc["time_source"], err)
+	}
+	for _, args := range [][]string{{"--since", future, fixtures + "idle.prom"}, {"--since", fixtures + "idle.prom", future}} {
+		out, errOut, code := runCLI(t, "", args...)
+		checkError(t, code, out, errOut, []string{"has no scrape time to take a window from: " + claimed, "hint: give it its time first (inferscope --at TIME --save dated.prom FILE)"})
+	}
+	out, errOut, code = runCLI(t, "", "--save", filepath.Join(dir, "x.prom"), future)
+	checkError(t, code, out, errOut, []string{"cannot save the scrape without its time: " + claimed, "hint: give it its time with --at TIME"})
+	if out, errOut, code := runCLI(t, "", "--width", "200", "--at", "2026-11-30T12:00:00Z", future); code != ExitOK ||
+		!strings.HasSuffix(strings.SplitN(out, "\n", 2)[0], "scraped 2026-11-30 12:00:00 UTC") || strings.Contains(out, "unknown: its first line") {
+		t.Errorf("--at: exit %d %s\n%.300s", code, errOut, out)
 	}
 }
 

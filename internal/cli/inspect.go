@@ -422,7 +422,7 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 		return nil, nil, err
 	}
 	if !at.IsZero() {
-		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
+		res.ScrapedAt, res.TimeSource, res.TimeUnknown = at, scrape.TimeGiven, ""
 	}
 	snap, err := parse(ctx, res, do)
 	if err != nil {
@@ -476,12 +476,16 @@ func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapsh
 	snap.Source = res.Source
 	snap.ScrapedAt = res.ScrapedAt
 	snap.TimeSource = res.TimeSource
+	snap.TimeUnknown = res.TimeUnknown
 	snap.ScrapeSeconds = res.Waited.Seconds()
 	snap.StartToken = res.StartToken
 	return snap, nil
 }
 
 func saveScrape(path string, res *scrape.Result) error {
+	if res.ScrapedAt.IsZero() {
+		return usagef("give it its time with --at TIME", "cannot save the scrape without its time: %s", whole(res.TimeUnknown))
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return usagef("check that the folder exists and is writable", "cannot save the scrape: %v", termsafe.Text(err.Error()))

@@ -86,6 +86,16 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 			return nil, err
 		}
 		o.readSlots(ctx, after, res, so)
+		for _, s := range []struct {
+			flag string
+			snap *snapshot.Snapshot
+		}{{"--since " + termsafe.Echo(o.since), before}, {termsafe.Echo(o.target), after}} {
+			// No window from a time that cannot be the scrape's.
+			if s.snap.ScrapedAt.IsZero() {
+				return nil, usagef("give it its time first (inferscope --at TIME --save dated.prom FILE), then compare with --since",
+					"%s has no scrape time to take a window from: %s", whole(s.flag), whole(s.snap.TimeUnknown))
+			}
+		}
 		if !after.ScrapedAt.After(before.ScrapedAt) {
 			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
 				o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))

@@ -275,6 +275,7 @@ func readFile(t Target, o Options) (*Result, error) {
 			r.ScrapedAt, r.TimeSource = fi.ModTime(), TimeMtime
 		}
 	}
+	r.unlessFuture(o.Now())
 	return r, nil
 }
 
@@ -299,7 +300,26 @@ func readStdin(t Target, o Options) (*Result, error) {
 	if r.TimeSource == "" {
 		r.ScrapedAt, r.TimeSource = o.Now(), TimeNow
 	}
+	r.unlessFuture(o.Now())
 	return r, nil
+}
+
+// unlessFuture leaves the scrape time unknown where the file claims one
+// after now, beyond Skew: no scrape was taken in the future (a hand-edited
+// first line, a clock that was wrong), and the window of --since would be
+// computed from it.
+func (r *Result) unlessFuture(now time.Time) {
+	if !r.ScrapedAt.After(now.Add(Skew)) {
+		return
+	}
+	claimed := "the time " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	switch r.TimeSource {
+	case TimeSaved:
+		claimed = "its first line says it was scraped " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	case TimeMtime:
+		claimed = "it was modified " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	r.ScrapedAt, r.TimeSource, r.TimeUnknown = time.Time{}, "", claimed+", in the future"
 }
 
 // fromBytes decompresses a file's bytes and reads a saved-scrape line; the
