@@ -202,7 +202,19 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if w := o.end.Sub(o.start); w > maxWindow {
+	if w := o.end.Sub(o.start); w < fleet.MinWindow {
+		// A store reads ranges in whole milliseconds: less is [0ms],
+		// which it refuses, in words that would blame --selector.
+		said, example := "--window "+units.Duration(w), "--window 5m"
+		switch {
+		case set["last"]:
+			said, example = "--last "+units.Duration(w), "--last 1h"
+		case set["from"]:
+			said, example = "the range --from to --to ("+units.Duration(w)+")", "--from T --to T+1h"
+		}
+		return usagef("give a window of at least "+units.Duration(fleet.MinWindow)+", such as "+example,
+			"%s is shorter than the shortest range a store reads (%s)", whole(said), units.Duration(fleet.MinWindow))
+	} else if w > maxWindow {
 		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
 	}
 	return nil

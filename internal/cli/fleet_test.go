@@ -51,6 +51,11 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "--from", "2999-01-01T03:00Z"}, "in the future", "RFC 3339"},
 		{[]string{"--prometheus", "p:9090", "--last", "90d"}, "longer than inferscope reads", "--last 7d"},
 		{[]string{"--prometheus", "p:9090", "--last", "1h", "--window", "1m"}, "--window sets the window", "leave out --window"},
+		// A window the store cannot take ([0ms]) is the flag's fault, not --selector's.
+		{[]string{"--prometheus", "p:9090", "--last", "1ns"}, "--last 1ns is shorter than the shortest range a store reads (1ms)", "at least 1ms, such as --last 1h"},
+		{[]string{"--prometheus", "p:9090", "--window", "1ns"}, "--window 1ns is shorter than the shortest range", "such as --window 5m"},
+		{[]string{"--prometheus", "p:9090", "--window", "999us"}, "--window 999µs is shorter", "at least 1ms"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00:00.0000001Z", "--to", "2026-01-01T02:00:00.0000002Z"}, "the range --from to --to (100ns) is shorter", "at least 1ms"},
 		{[]string{"--prometheus", "p:9090", "--selector", `up{job="x"}`}, "not a query or a metric name", "inside braces"},
 		{[]string{"--prometheus", "p:9090", "--instance", "vllm-7"}, "expected label=value", "--instance pod=vllm-7"},
 		{[]string{"--prometheus", "p:9090", "--by", "name space"}, "is not a label name", "--by namespace,pod"},

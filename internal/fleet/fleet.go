@@ -203,6 +203,10 @@ type Instance struct {
 	bornAt time.Time
 }
 
+// MinWindow is the shortest window a store reads: PromQL writes a range in
+// whole milliseconds, and [0ms] is refused.
+const MinWindow = time.Millisecond
+
 // NoSeriesError is a store (within the selector) holding no series of any
 // dialect.
 type NoSeriesError struct {
@@ -229,6 +233,9 @@ func (e *NoSeriesError) Error() string {
 func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if !o.To.After(o.From) {
 		return nil, fmt.Errorf("the window must end after it starts (%s to %s)", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
+	}
+	if w := o.To.Sub(o.From); w < MinWindow {
+		return nil, fmt.Errorf("the window of %s is shorter than a store reads (%s)", w, MinWindow)
 	}
 	if o.By == nil {
 		o.By = DefaultBy()
