@@ -568,9 +568,15 @@ func limitHint(le *fleet.LimitError) string {
 }
 
 func noSeriesHint(ns *fleet.NoSeriesError, o *fleetOptions) string {
+	past := o.last > 0 || o.from != "" || o.at != ""
 	switch {
 	case o.one:
 		return "check --instance against the table of inferscope fleet --prometheus URL without it"
+	case past && len(ns.Prefixes) == 0 && len(ns.Selector) > 0:
+		// Nothing at all then: the range is as likely wrong as the selector.
+		return "check the range (within the store's retention, after the servers were first scraped) and --selector: without it, does the store hold series then?"
+	case past && len(ns.Prefixes) == 0:
+		return "check the range: the store holds nothing then; is it within the store's retention, and after the servers were first scraped?"
 	case len(ns.Selector) > 0:
 		return "check --selector: without it, does the store hold the servers' series?"
 	}

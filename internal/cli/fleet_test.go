@@ -408,3 +408,30 @@ func TestFleetHostileStore(t *testing.T) {
 		t.Errorf("the other host was sent %d requests", n)
 	}
 }
+
+// A store with nothing in the window says so with the window, and a past
+// range is pointed at as the likely mistake (and the selector with it),
+// not the store's scraping.
+func TestFleetNoSeriesInRange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	s := storetest.Prometheus(t, storetest.Config{})
+	for _, tc := range []struct {
+		args      []string
+		err, hint string
+	}{
+		{[]string{"--from", "2026-11-01T00:00Z", "--to", "2026-11-01T01:00Z"},
+			"no series at all in the window, 2026-11-01T00:00:00Z to 2026-11-01T01:00:00Z", "hint: check the range: the store holds nothing then"},
+		{[]string{"--at", "2026-11-01T00:00Z", "--selector", `{namespace="llm"}`},
+			`matching {namespace="llm"} (and no series at all in the window, 2026-10-31T23:55:00Z to 2026-11-01T00:00:00Z)`, "hint: check the range (within the store's retention, after the servers were first scraped) and --selector"},
+		{nil, "no series at all in the window", "is the store scraping the servers' /metrics?"},
+	} {
+		io, _, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"fleet", "--prometheus", s.URL}, tc.args...), io)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != ExitError || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+			t.Errorf("%q: exit %d\n%s\nwant error with %q, hint with %q", tc.args, code, errb, tc.err, tc.hint)
+		}
+	}
+}

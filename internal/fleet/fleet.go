@@ -214,6 +214,8 @@ type NoSeriesError struct {
 	// Prefixes are the name prefixes the store does have (within the
 	// selector), at most 20.
 	Prefixes []string
+	// From and To are the window looked in.
+	From, To time.Time
 }
 
 func (e *NoSeriesError) Error() string {
@@ -222,7 +224,7 @@ func (e *NoSeriesError) Error() string {
 		what += " matching " + e.Selector.Short()
 	}
 	if len(e.Prefixes) == 0 {
-		return what + " (and no series at all in the window)"
+		return what + " (and no series at all in the window, " + e.From.UTC().Format(time.RFC3339) + " to " + e.To.UTC().Format(time.RFC3339) + ")"
 	}
 	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 }
@@ -350,7 +352,7 @@ func noSeries(ctx context.Context, q *querier, o Options) error {
 	if len(ps) > 20 {
 		ps = append(ps[:20], fmt.Sprintf("and %d more", len(ps)-20))
 	}
-	return &NoSeriesError{Selector: o.Selector, Prefixes: ps}
+	return &NoSeriesError{Selector: o.Selector, Prefixes: ps, From: o.From, To: o.To}
 }
 
 // run is one report's work.

@@ -26,9 +26,9 @@ func unsafeInWord(r rune) bool {
 	return !strings.ContainsRune("-_./:@%+=,", r)
 }
 
-// EchoRunes is how much of a value the user gave a message repeats: a long
-// path or URL whole, and a 100 kB argument still one line, not pages.
-const EchoRunes = 200
+// EchoRunes is how much of a value the user gave a message repeats: enough
+// to know it by, and a 100 kB argument still makes one line, not pages.
+const EchoRunes = 120
 
 // Echo is a value the user gave (a flag's argument, a path, a word taken
 // for a command) as a message repeats it in its prose: [Line], cut to
