@@ -116,7 +116,7 @@ var (
 	flagTimeout = flagDef{name: "timeout", noFiles: true, usage: "give one report at most `D`: every request, the parse and the analysis in it " +
 		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval)"}
 	flagMaxBytes = flagDef{name: "max-bytes", noFiles: true, usage: "accept a body of at most `N` bytes, or with k, M or G (x1024), up to " +
-		spellSize(MaxMaxBytes)}
+		units.Size(MaxMaxBytes)}
 	flagHeader = flagDef{name: "header", noFiles: true, usage: "send the HTTP header `'K: V'` with every request (repeatable); " +
 		"INFERSCOPE_BEARER_TOKEN sends Authorization: Bearer"}
 	flagFailOn = flagDef{name: "fail-on", choices: fixed("warn", "bad"), usage: "exit 1 when a note of `SEVERITY` (warn or bad) or worse fires " +
@@ -408,7 +408,7 @@ func (f sizeValue) String() string {
 	if f.n == nil || *f.n == 0 {
 		return ""
 	}
-	return spellSize(*f.n)
+	return units.Size(*f.n)
 }
 
 func (f sizeValue) Set(s string) error {
@@ -448,20 +448,6 @@ func parseSize(s string) (int64, error) {
 		return math.MaxInt64, nil // refused as too large by the caller, in its words
 	}
 	return int64(math.Round(v)), nil
-}
-
-// spellSize writes a byte count the way --max-bytes takes it: "64M", "1G",
-// "1536k", or bytes when no unit divides it.
-func spellSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		n int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"k", 1 << 10}} {
-		if n >= u.n && n%u.n == 0 {
-			return strconv.FormatInt(n/u.n, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // listValue collects a repeated flag (--header, --replica-label).

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,11 +57,6 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
 		}
 	}
-	for n, want := range map[int64]string{64 << 20: "64M", 1 << 30: "1G", 1536: "1536", 3 << 10: "3k", 100: "100"} {
-		if got := spellSize(n); got != want {
-			t.Errorf("spellSize(%d) = %q, want %q", n, got, want)
-		}
-	}
 }
 
 // --max-bytes with a unit is the cap a body meets: a 32 KiB cap takes the
@@ -77,6 +75,31 @@ func TestMaxBytesUnits(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "", "--max-bytes", "16KiB", file); code != ExitError || !strings.Contains(errOut, "16.0 KiB") {
 		t.Errorf("16KiB: exit %d: %s", code, errOut)
+	}
+}
+
+// A body too large for --max-bytes whose size is known (a plain file, an
+// answer's Content-Length) is met with a cap that holds it: taking the
+// hint's value reads it at the first try.
+func TestMaxBytesHintHolds(t *testing.T) {
+	file := fixtures + "idle.prom"
+	body := readFile(t, file)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	}))
+	defer srv.Close()
+	suggested := regexp.MustCompile(`--max-bytes ([0-9]+k)$`)
+	for _, target := range []string{file, srv.URL + "/metrics"} {
+		_, errOut, code := runCLI(t, "", "--max-bytes", "1k", target)
+		hint := strings.TrimSpace(errOut[strings.LastIndex(errOut, "inferscope: hint: "):])
+		m := suggested.FindStringSubmatch(hint)
+		if code != ExitError || m == nil {
+			t.Fatalf("%s: exit %d, no cap suggested: %s", target, code, errOut)
+		}
+		if _, errOut, code := runCLI(t, "", "--max-bytes", m[1], target); code != ExitOK {
+			t.Errorf("%s: the suggested --max-bytes %s: exit %d: %s", target, m[1], code, errOut)
+		}
 	}
 }
 

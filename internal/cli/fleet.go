@@ -172,8 +172,8 @@ func (o *fleetOptions) checkBounds() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 256M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("the default is "+spellSize(scrape.DefaultMaxBytes)+"; read less with a narrower --selector",
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+		return usagef("the default is "+units.Size(scrape.DefaultMaxBytes)+"; read less with a narrower --selector",
+			"--max-bytes %s is more than inferscope reads (at most %s)", units.Size(o.maxBytes), units.Size(MaxMaxBytes))
 	case o.maxInst <= 0:
 		return usagef("use a positive count such as --max-instances 2000", "--max-instances must be positive")
 	case o.maxInst > maxMaxInstances:
@@ -615,7 +615,7 @@ func (o *fleetOptions) storeHint(e *promapi.Error) string {
 		if o.maxBytes >= MaxMaxBytes {
 			return "read less: a narrower --selector, a shorter window"
 		}
-		return fmt.Sprintf("read less (a narrower --selector, a shorter window), or raise the cap: --max-bytes %s", spellSize(min(2*o.maxBytes, MaxMaxBytes)))
+		return fmt.Sprintf("read less (a narrower --selector, a shorter window), or raise the cap: --max-bytes %s", units.Size(min(2*o.maxBytes, MaxMaxBytes)))
 	}
 	return "inferscope fleet --show-queries writes every query sent; check --selector"
 }

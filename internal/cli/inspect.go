@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/inferscope/internal/slots"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -176,8 +177,8 @@ func (o *inspectOptions) checkLimits() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+units.Size(defaultOptions().maxBytes),
+			"--max-bytes %s is more than inferscope reads (at most %s)", units.Size(o.maxBytes), units.Size(MaxMaxBytes))
 	}
 	return nil
 }

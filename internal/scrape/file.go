@@ -250,7 +250,7 @@ func readFile(t Target, o Options) (*Result, error) {
 	}
 	regular := fi.Mode().IsRegular()
 	if regular && fi.Size() > o.MaxBytes {
-		return nil, tooLarge(src, o.MaxBytes, false)
+		return nil, tooLarge(src, o.MaxBytes, plainSize(f, fi.Size()), false)
 	}
 	size := int64(0)
 	if regular {
@@ -259,7 +259,7 @@ func readFile(t Target, o Options) (*Result, error) {
 	wire, err := httpsafe.ReadAll(f, o.MaxBytes, size)
 	if err != nil {
 		if errors.Is(err, errCap) {
-			return nil, tooLarge(src, o.MaxBytes, false)
+			return nil, tooLarge(src, o.MaxBytes, 0, false)
 		}
 		return nil, newError(Read, err, fmt.Sprintf("cannot read %s: %s", src, pathReason(err)), lsHint(t))
 	}
@@ -279,6 +279,17 @@ func readFile(t Target, o Options) (*Result, error) {
 	return r, nil
 }
 
+// plainSize is the body's size a file of size bytes holds, where it can be
+// known before reading it: size for plain text, 0 for gzip (whose body is
+// larger than the file).
+func plainSize(f *os.File, size int64) int64 {
+	magic := make([]byte, 2)
+	if n, _ := f.ReadAt(magic, 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		return 0
+	}
+	return size
+}
+
 func readStdin(t Target, o Options) (*Result, error) {
 	if o.Stdin == nil {
 		return nil, newError(Read, nil, "no standard input to read for -",
@@ -287,7 +298,7 @@ func readStdin(t Target, o Options) (*Result, error) {
 	wire, err := httpsafe.ReadAll(o.Stdin, o.MaxBytes, 0)
 	if err != nil {
 		if errors.Is(err, errCap) {
-			return nil, tooLarge("stdin", o.MaxBytes, false)
+			return nil, tooLarge("stdin", o.MaxBytes, 0, false)
 		}
 		return nil, newError(Read, err, "cannot read stdin: "+clean(err.Error(), 120),
 			"pipe a scrape in, or give the file or URL instead of -")

@@ -234,6 +234,33 @@ func Duration(d time.Duration) string {
 	return b.String()
 }
 
+// Size writes a byte count as the size flags (--max-bytes) take it, in the
+// largest of k, M and G (x1024) that divides it ("64M", "1G", "3k"), else
+// in bytes ("1536"). It is for settings; a measured size is [Bytes].
+func Size(n int64) string {
+	for _, u := range []struct {
+		s string
+		n int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"k", 1 << 10}} {
+		if n >= u.n && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// SizeHolding is the least size that holds n bytes in whole units of the
+// largest of k, M and G below n, spelled as [Size] spells it: a cap to
+// suggest for a body of n bytes (18,997 bytes: "19k").
+func SizeHolding(n int64) string {
+	for _, u := range []int64{1 << 30, 1 << 20, 1 << 10} {
+		if n > u {
+			return Size((n + u - 1) / u * u)
+		}
+	}
+	return Size(max(n, 1))
+}
+
 // days are the PromQL units longer than Go's hour.
 var days = map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour, "y": 365 * 24 * time.Hour}
 

@@ -177,3 +177,17 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{64 << 20: "64M", 1 << 30: "1G", 1536: "1536", 3 << 10: "3k", 100: "100"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+	// The least size in whole units that holds n: a cap to suggest.
+	for n, want := range map[int64]string{18997: "19k", 1024: "1k", 1025: "2k", 100: "100", 0: "1", 1 << 20: "1M", 70_000_000: "67M", 1<<30 + 1: "2G"} {
+		if got := SizeHolding(n); got != want {
+			t.Errorf("SizeHolding(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
