@@ -379,12 +379,12 @@ func (a *analyzer) state() (report.Row, bool) {
 	switch b, _ := queueBand(run, wait); b {
 	case queueStalled:
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.judge(&row, b, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+		a.judge(&row, b, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", units.Plural(wait, "request")+" waiting")
 	case queuePressure:
 		// Many times what runs is waiting: the queue, not the engine, sets
 		// the latency requests see.
 		a.judge(&row, b, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
-			plural(wait, "request")+" queued", units.Integer(run), fix)
+			units.Plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
 }

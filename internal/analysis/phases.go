@@ -117,7 +117,7 @@ func (a *analyzer) requestTimeRow(e float64) report.Row {
 		// busy server look idle. No figure from that.
 		row.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
 		a.judge(&row, fileTimeNotScrapeTime, "requests in flight would average %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-			inFlight(mean), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
+			inFlight(mean), units.Plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 		return row
 	}
 	f.MeanInFlight = num(mean)

@@ -562,7 +562,7 @@ func limitHint(le *fleet.LimitError) string {
 		if i == 0 {
 			sel = "--selector " + sel
 		}
-		ways = append(ways, fmt.Sprintf("%s (%d instances)", sel, n.Instances))
+		ways = append(ways, fmt.Sprintf("%s (%s)", sel, units.Plural(float64(n.Instances), "instance")))
 	}
 	return "narrow with " + strings.Join(ways, " or ") + "; " + raise
 }

@@ -213,10 +213,10 @@ func drain(ctx context.Context, srv *proxy.Server, p *proxy.Proxy, timeout time.
 		cancel()
 	}()
 	if n := p.InFlight(); n > 0 {
-		fmt.Fprintf(io.Err, "inferscope: proxy: draining: %d requests in flight may take up to %s to finish; a second signal stops at once\n", n, units.Duration(timeout))
+		fmt.Fprintf(io.Err, "inferscope: proxy: draining: %s in flight may take up to %s to finish; a second signal stops at once\n", units.Plural(float64(n), "request"), units.Duration(timeout))
 	}
 	if cut := srv.Drain(dctx); cut > 0 {
-		fmt.Fprintf(io.Err, "inferscope: proxy: stopped with %d requests still in flight, cut\n", cut)
+		fmt.Fprintf(io.Err, "inferscope: proxy: stopped with %s still in flight, cut\n", units.Plural(float64(cut), "request"))
 	}
 }
 

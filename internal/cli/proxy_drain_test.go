@@ -86,7 +86,7 @@ func TestProxyDrains(t *testing.T) {
 			if code, sig := p.wait(t, 30*time.Second); code != c.code {
 				t.Errorf("exit %d (signal %v), want %d; stderr %s", code, sig, c.code, p.err)
 			}
-			if !strings.Contains(p.err.String(), "draining: 1 requests in flight") {
+			if !strings.Contains(p.err.String(), "draining: 1 request in flight") {
 				t.Errorf("stderr does not say it drains: %s", p.err)
 			}
 		})
@@ -104,7 +104,7 @@ func TestProxyDrains(t *testing.T) {
 		if _, err := io.ReadAll(br); err == nil {
 			t.Error("the stream ended cleanly, though the drain timed out")
 		}
-		if !strings.Contains(p.err.String(), "stopped with 1 requests still in flight") {
+		if !strings.Contains(p.err.String(), "stopped with 1 request still in flight") {
 			t.Errorf("stderr does not say what it cut: %s", p.err)
 		}
 	})

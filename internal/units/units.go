@@ -5,7 +5,8 @@
 // watch table and error messages: durations with [Seconds] ("850 ms",
 // "1.20 s", "4.1 min"), counts and rates with [Count] ("950", "1.2K"),
 // sizes with [Bytes] ("1.5 KiB"), shares with [Percent], multipliers with
-// [Factor], exact counts with [Integer]. A missing figure is [Missing].
+// [Factor], exact counts with [Integer], a count's noun with [Noun] (or
+// both at once, [Plural]). A missing figure is [Missing].
 //
 // A duration has a second spelling when it is a setting rather than a
 // measurement: a flag's value, a rate window's label, a limit the user
@@ -198,6 +199,30 @@ func Integer(v float64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// Noun is the noun one in agreement with the count n: one where n is 1,
+// else its plural: many where given (a noun whose plural is not one+"s":
+// "series"; "instance's histograms"), else one+"s". A number spelled any
+// way ([Count], [Integer]) takes its noun from here, so that no line says
+// "1 requests".
+func Noun(n float64, one string, many ...string) string {
+	switch {
+	case n == 1:
+		return one
+	case len(many) > 0:
+		return many[0]
+	}
+	return one + "s"
+}
+
+// Plural writes an exact count and its noun in agreement ([Noun]) with the
+// count as written: "1 request", "0 requests", "1,204 requests".
+func Plural(n float64, one string, many ...string) string {
+	if !bad(n) {
+		n = math.Round(n)
+	}
+	return Integer(n) + " " + Noun(n, one, many...)
 }
 
 // Duration writes d as the duration flags take it and PromQL writes it, in

@@ -191,3 +191,24 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    float64
+		one  string
+		many []string
+		want string
+	}{
+		{1, "request", nil, "1 request"},
+		{0, "request", nil, "0 requests"},
+		{2, "request", nil, "2 requests"},
+		{1234, "request", nil, "1,234 requests"},
+		{0.6, "token", nil, "1 token"}, // the noun agrees with the count as written
+		{1, "series", []string{"series"}, "1 series"},
+		{3, "instance's histograms", []string{"instances' histograms"}, "3 instances' histograms"},
+	} {
+		if got := Plural(c.n, c.one, c.many...); got != c.want {
+			t.Errorf("Plural(%v, %q) = %q, want %q", c.n, c.one, got, c.want)
+		}
+	}
+}
