@@ -56,7 +56,8 @@ func (p *proc) wait(t *testing.T, within time.Duration) (code int, killedBy sysc
 
 // TestProxyDrains: SIGTERM with a stream in flight turns /readyz unready
 // at once, lets the stream finish to its [DONE], and exits 0; Ctrl-C does
-// the same and exits 130 as every mode does; a stream that outlasts
+// the same, and exits 0 too (a service stopped as asked: docs/limits.md,
+// docs/proxy.md and proxy --help say so); a stream that outlasts
 // --drain-timeout is cut and the process still exits; a second signal
 // ends it at once.
 func TestProxyDrains(t *testing.T) {
