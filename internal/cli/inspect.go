@@ -73,6 +73,11 @@ type inspectOptions struct {
 	// withRates says the report is shown under windowed rates (a watch
 	// view, --since).
 	withRates bool
+	// clock, when set, is the target's own clock, which each scrape is
+	// read by (the demo's simulated server, whose clock runs --speed times
+	// the wall clock): its start time, uptime and request times are all
+	// on it.
+	clock func() time.Time
 }
 
 // defaultOptions are the defaults of inferscope's flags, for every command

@@ -21,6 +21,9 @@ import (
 // the command adds (the demo says it runs faster than the wall clock), and
 // the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
+	if o.clock != nil {
+		now = s.ScrapedAt // the target's clock, not the view's
+	}
 	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json, WithRates: o.withRates})
 	r.Version = version.String()
 	r.Header = append(o.header, r.Header...)
@@ -55,6 +58,9 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 				s, res, err := load(ctx, target, so, do, time.Time{})
 				if err == nil {
 					o.readSlots(ctx, s, res, so)
+					if o.clock != nil {
+						s.ScrapedAt = o.clock()
+					}
 				}
 				return s, err
 			})
