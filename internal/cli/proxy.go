@@ -132,7 +132,7 @@ func (o *proxyOptions) run(ctx context.Context, io *iostreams.IO, up *url.URL) e
 	signal.Notify(term, syscall.SIGTERM)
 	defer signal.Stop(term)
 	p, err := proxy.New(proxy.Options{Upstream: up, InjectUsage: o.inject, UpstreamHeaderTimeout: o.headerTimeout,
-		Notice: func(s string) { fmt.Fprintf(io.Err, "inferscope: proxy: %s\n", s) }})
+		Notice: func(s string) { notice(io.Err, "proxy: %s", whole(s)) }})
 	if err != nil {
 		return usagef("give the server's base URL, such as --upstream http://127.0.0.1:11434", "%v", err)
 	}
