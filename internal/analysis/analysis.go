@@ -295,7 +295,7 @@ func (a *analyzer) live() {
 			v, ok = a.s.Extra[p.name]
 		}
 		if ok && v > 0 {
-			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " tokens", Note: p.note})
+			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " " + units.Noun(v, "token"), Note: p.note})
 		}
 	}
 	a.section("live", "Live", rows)
@@ -321,7 +321,7 @@ func (a *analyzer) kvCacheRow() (report.Row, bool) {
 	note := ""
 	used, okU := a.s.Scalar(snapshot.KVCacheTokens)
 	if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
-		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+		note = units.Count(used) + " / " + units.Count(mx) + " " + units.Noun(mx, "token")
 	}
 	row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
 	switch b := kvBand(ratio); b {
@@ -489,7 +489,7 @@ func (a *analyzer) promptAllNote() string {
 		}
 		return "cache hits included; this server does not say how many"
 	}
-	return "includes the prefix cache's " + units.Count(h) + " hits: ≈" + units.Count(q-h) + " computed (looked up − hit)"
+	return "includes the prefix cache's " + units.Count(h) + " " + units.Noun(h, "hit") + ": ≈" + units.Count(q-h) + " computed (looked up − hit)"
 }
 
 // --- Speculative decode ----------------------------------------------------
@@ -552,18 +552,18 @@ func (a *analyzer) prefixCache() {
 	}
 	if hits > q || hits < 0 {
 		a.section("prefix_cache", "Prefix cache", []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Missing,
-			Note: units.Count(hits) + " hits of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
+			Note: units.Count(hits) + " " + units.Noun(hits, "hit") + " of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
 		return
 	}
 	ratio := hits / q
 	a.r.Figures.PrefixCacheHitRatio = num(ratio)
 	// A low hit rate is the workload's: nothing to act on, so no colour.
 	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
-		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
+		Note: units.Count(hits) + " / " + units.Count(q) + " " + units.Noun(q, "token")}
 	a.judge(&hit, hitRateBand(ratio), "")
 	rows := []report.Row{hit}
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
-		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
+		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " " + units.Noun(v, "token"), Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
 }
@@ -617,7 +617,7 @@ func (a *analyzer) offloadRAMRow() report.Row {
 		a.offloadOverCapacity(&ram, ram.Value)
 	}
 	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
-		ram.Note = units.Integer(cold) + " stores pinned synchronously"
+		ram.Note = units.Plural(cold, "store") + " pinned synchronously"
 		cost := ""
 		if a.s.Advice.ColdAlloc != "" {
 			cost = " (" + a.s.Advice.ColdAlloc + ")"
@@ -729,7 +729,7 @@ func (a *analyzer) recurrentCacheRow(budget float64) (usage float64, row report.
 // judged for its cause: the recurrent budget, the KV cache, or neither.
 func (a *analyzer) cappedRow(capped, usage float64, loss checkpointLoss) report.Row {
 	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
-	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
+	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " " + units.Noun(capped, "token")}
 	if !okHits || !a.has(snapshot.RecurrentCappedTokensTotal) || !(capped+hits > 0) {
 		return wasted
 	}

@@ -193,7 +193,7 @@ func (a *analyzer) drafts(x map[string]float64) {
 	accepted := a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	mal := 1 + accepted/drafts
 	rows := []report.Row{{ID: "mean_acceptance_length", Label: "mean acceptance length", Value: strconv.FormatFloat(mal, 'f', 2, 64),
-		Note: "1 + accepted / drafts (" + units.Count(drafts) + " drafts)"}}
+		Note: "1 + accepted / drafts (" + units.Count(drafts) + " " + units.Noun(drafts, "draft") + ")"}}
 	var pos []int
 	for k := range x {
 		if p, ok := strings.CutPrefix(k, snapshot.ExtraAcceptedPerPosition); ok {
