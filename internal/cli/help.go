@@ -281,11 +281,13 @@ func unknownFlag(c *cobra.Command, ne *pflag.NotExistError, help string, args []
 	switch {
 	case group != "":
 		spelled = "-" + name
-		if long := singleDash(c, args, group); long != "" {
+		long := singleDash(c, args, group)
+		if long != "" {
 			// -json: pflag read -j (-hist: -h, then -i), but what was
 			// typed, and meant, is said first.
 			return usagef(help, "unknown flag -%s: a long flag takes two dashes, --%s", long, long)
-		} else if name == "v" && c.HasParent() {
+		}
+		if name == "v" && c.HasParent() {
 			hints = append(hints, "inferscope --version prints the version")
 		}
 	case c.Annotations["moved:"+name] != "":
