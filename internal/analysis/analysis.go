@@ -144,6 +144,9 @@ func (a *analyzer) header() {
 		}
 		a.r.Header = append(a.r.Header, by+": the API's counts and timings, no engine state")
 	}
+	if a.s.TimeUnknown != "" {
+		a.r.Header = append(a.r.Header, "scrape time unknown: "+a.s.TimeUnknown+" (--at TIME gives it)")
+	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
@@ -302,7 +305,7 @@ func (a *analyzer) live() {
 			v, ok = a.s.Extra[p.name]
 		}
 		if ok && v > 0 {
-			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " tokens", Note: p.note})
+			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " " + units.Noun(v, "token"), Note: p.note})
 		}
 	}
 	a.section("live", "Live", rows)
@@ -328,7 +331,7 @@ func (a *analyzer) kvCacheRow() (report.Row, bool) {
 	note := ""
 	used, okU := a.s.Scalar(snapshot.KVCacheTokens)
 	if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
-		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+		note = units.Count(used) + " / " + units.Count(mx) + " " + units.Noun(mx, "token")
 	}
 	if len(byPrefix(a.s.Extra, snapshot.ExtraKVPoolUsage)) > 0 {
 		// A hybrid model: say which of its pools this is.
@@ -392,7 +395,7 @@ func (a *analyzer) state() (report.Row, bool) {
 			row.Value += ", " + units.Integer(wait) + " queued"
 		}
 	case sl.some > 0:
-		row.Note = plural(sl.some, "engine") + " asleep: " + sl.what
+		row.Note = units.Plural(sl.some, "engine") + " asleep: " + sl.what
 	}
 	deferred, okD := a.s.Extra[snapshot.ExtraWaitingDeferred]
 	if okD && deferred > 0 && okW && wait > 0 {
@@ -425,12 +428,12 @@ func (a *analyzer) state() (report.Row, bool) {
 			why = "they are deferred, not waiting for capacity: " + a.s.Advice.QueueDeferred
 		}
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.judge(&row, b, "%s and none running: %s", plural(wait, "request")+" waiting", why)
+		a.judge(&row, b, "%s and none running: %s", units.Plural(wait, "request")+" waiting", why)
 	case queuePressure:
 		// Many times what runs is waiting: the queue, not the engine, sets
 		// the latency requests see.
 		a.judge(&row, b, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
-			plural(wait, "request")+" queued", units.Integer(run), fix)
+			units.Plural(wait, "request")+" queued", units.Integer(run), fix)
 	}
 	return row, true
 }
@@ -488,7 +491,7 @@ func (a *analyzer) refusedRow() (report.Row, bool) {
 	if !ok || math.IsNaN(n) {
 		return report.Row{}, false
 	}
-	row := report.Row{ID: "refused", Label: "refused at admission", Value: plural(n, "request"), Note: "none"}
+	row := report.Row{ID: "refused", Label: "refused at admission", Value: units.Plural(n, "request"), Note: "none"}
 	if !(n > 0) {
 		return row, true
 	}
@@ -512,7 +515,7 @@ func (a *analyzer) refusedRow() (report.Row, bool) {
 		limit = "; " + a.s.Advice.AdmissionLimit
 	}
 	a.judge(&row, requestsRefused, "%s refused with 503 at admission, before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load%s; raise the limit where the latency it protects allows, or add replicas",
-		plural(n, "request was"), limit)
+		units.Plural(n, "request was", "requests were"), limit)
 	return row, true
 }
 
@@ -634,7 +637,7 @@ func (a *analyzer) promptAllNote() string {
 		}
 		return "cache hits included; this server does not say how many"
 	}
-	return "includes the prefix cache's " + units.Count(h) + " hits: ≈" + units.Count(q-h) + " computed (looked up − hit)"
+	return "includes the prefix cache's " + units.Count(h) + " " + units.Noun(h, "hit") + ": ≈" + units.Count(q-h) + " computed (looked up − hit)"
 }
 
 // --- Speculative decode ----------------------------------------------------
@@ -706,19 +709,19 @@ func (a *analyzer) prefixCache() {
 	}
 	if hits > q || hits < 0 {
 		a.section("prefix_cache", "Prefix cache", []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Missing,
-			Note: units.Count(hits) + " hits of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
+			Note: units.Count(hits) + " " + units.Noun(hits, "hit") + " of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
 		return
 	}
 	ratio := hits / q
 	a.r.Figures.PrefixCacheHitRatio = num(ratio)
 	// A low hit rate is the workload's: nothing to act on, so no colour.
 	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
-		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
+		Note: units.Count(hits) + " / " + units.Count(q) + " " + units.Noun(q, "token")}
 	a.judge(&hit, hitRateBand(ratio), "")
 	rows := []report.Row{hit}
 	rows = append(rows, a.tierRows(q, hits)...)
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
-		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
+		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " " + units.Noun(v, "token"), Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
 }
@@ -831,7 +834,7 @@ func (a *analyzer) offloadRAMRow() report.Row {
 		a.offloadOverCapacity(&ram, ram.Value)
 	}
 	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
-		ram.Note = units.Integer(cold) + " stores pinned synchronously"
+		ram.Note = units.Plural(cold, "store") + " pinned synchronously"
 		cost := ""
 		if a.s.Advice.ColdAlloc != "" {
 			cost = " (" + a.s.Advice.ColdAlloc + ")"
@@ -943,7 +946,7 @@ func (a *analyzer) recurrentCacheRow(budget float64) (usage float64, row report.
 // judged for its cause: the recurrent budget, the KV cache, or neither.
 func (a *analyzer) cappedRow(capped, usage float64, loss checkpointLoss) report.Row {
 	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
-	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
+	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " " + units.Noun(capped, "token")}
 	if !okHits || !a.has(snapshot.RecurrentCappedTokensTotal) || !(capped+hits > 0) {
 		return wasted
 	}

@@ -52,7 +52,7 @@ func (a *analyzer) prefixCacheExtras(x map[string]float64) []report.Row {
 	var rows []report.Row
 	// With prefix caching off nothing is reused whatever the block size.
 	if bs, ok := x[snapshot.ExtraKVBlockSize]; ok && bs > 0 && a.s.PrefixCaching != "off" {
-		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
+		row := report.Row{ID: "block_size", Label: "KV block size", Value: units.Plural(bs, "token")}
 		if bs > 1 {
 			row.Note = "prefixes shorter than a block are never reused"
 		}
@@ -149,7 +149,7 @@ func (a *analyzer) preemptionsRow(n float64) report.Row {
 		return row
 	}
 	row.Note = "KV cache ran out mid-request; that work is recomputed"
-	text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
+	text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", units.Plural(n, "request was", "requests were"), verb)
 	if fix != "" {
 		text += "; " + fix
 	}
@@ -228,7 +228,7 @@ func (a *analyzer) finishedRows(x map[string]float64) []report.Row {
 	rows := make([]report.Row, 0, len(names))
 	for _, r := range names {
 		share := reasons[r] / total
-		row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: plural(reasons[r], "request")}
+		row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: units.Plural(reasons[r], "request")}
 		switch r {
 		case "error":
 			if reasons[r] > 0 {
@@ -259,7 +259,7 @@ func (a *analyzer) drafts(x map[string]float64) {
 	accepted := a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	mal := 1 + accepted/drafts
 	rows := []report.Row{{ID: "mean_acceptance_length", Label: "mean acceptance length", Value: strconv.FormatFloat(mal, 'f', 2, 64),
-		Note: "1 + accepted / drafts (" + units.Count(drafts) + " drafts)"}}
+		Note: "1 + accepted / drafts (" + units.Count(drafts) + " " + units.Noun(drafts, "draft") + ")"}}
 	var pos []int
 	for k := range x {
 		if p, ok := strings.CutPrefix(k, snapshot.ExtraAcceptedPerPosition); ok {
@@ -299,16 +299,4 @@ func (a *analyzer) addRows(id, title string, rows ...report.Row) {
 		}
 	}
 	a.r.Sections = append(a.r.Sections[:at], append([]report.Section{sec}, a.r.Sections[at:]...)...)
-}
-
-// plural writes a count with its noun: "1 request", "3 requests",
-// "1 request was", "2 requests were".
-func plural(n float64, noun string) string {
-	if n == 1 {
-		return units.Integer(n) + " " + noun
-	}
-	if w, ok := strings.CutSuffix(noun, " was"); ok {
-		return units.Integer(n) + " " + w + "s were"
-	}
-	return units.Integer(n) + " " + noun + "s"
 }

@@ -47,8 +47,11 @@ func (a *analyzer) phases() {
 // cannot be this process's.
 func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	start, why := a.s.Start()
-	if start <= 0 {
+	switch {
+	case start <= 0:
 		return 0, false, why
+	case a.o.Now.IsZero():
+		return 0, false, noScrapeTime
 	}
 	up = float64(a.o.Now.UnixNano())/1e9 - start
 	if up <= 0 {
@@ -57,8 +60,15 @@ func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	return up, true, ""
 }
 
+// noScrapeTime is why there is no uptime where the start is known but the
+// scrape's time is not (a file that claimed a time in the future).
+const noScrapeTime = "scrape time unknown"
+
 // noUptime says why a figure over the uptime cannot be given.
 func noUptime(why string) string {
+	if why == noScrapeTime {
+		return why
+	}
 	if why != "" {
 		return "start time unknown (" + why + ")"
 	}
@@ -145,7 +155,7 @@ func (a *analyzer) requestTimeRow(e float64) report.Row {
 		// busy server look idle. No figure from that.
 		row.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
 		a.judge(&row, fileTimeNotScrapeTime, "requests in flight would average %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-			inFlight(mean), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
+			inFlight(mean), units.Plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 		return row
 	}
 	f.MeanInFlight = num(mean)

@@ -77,7 +77,7 @@ func (a *analyzer) pausedRow() (report.Row, bool) {
 	if !ok || !(n > 0) {
 		return report.Row{}, false
 	}
-	return report.Row{ID: "paused", Label: "paused", Value: plural(n, "request"),
+	return report.Row{ID: "paused", Label: "paused", Value: units.Plural(n, "request"),
 		Note: "for a weight update, in the server's last log interval"}, true
 }
 

@@ -96,8 +96,10 @@ type usageError struct {
 
 func (e *usageError) Error() string { return e.msg }
 
+// usagef is a usageError; every string among args is repeated as the
+// user's text is (echo.go): one safe line, cut.
 func usagef(hint, format string, args ...any) error {
-	e := &usageError{msg: fmt.Sprintf(format, args...)}
+	e := &usageError{msg: fmt.Sprintf(format, echoArgs(args)...)}
 	if hint != "" {
 		e.hints = []string{hint}
 	}
@@ -292,6 +294,7 @@ func writeError(err error) error {
 		"cannot write the report to stdout: %v", err)
 }
 
-// oneLine keeps a message on one printable line: it may quote what a server
-// sent.
-func oneLine(s string) string { return strings.TrimRight(termsafe.Line(s, 0), ".") }
+// oneLine keeps a message on one printable line, no word of it longer than
+// a value the user gave is repeated: it may quote what a server sent, or
+// what the user typed.
+func oneLine(s string) string { return strings.TrimRight(clipWords(termsafe.Line(s, 0)), ".") }

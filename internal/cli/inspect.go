@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope/internal/slots"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
@@ -79,6 +80,11 @@ type inspectOptions struct {
 	// withRates says the report is shown under windowed rates (a watch
 	// view, --since).
 	withRates bool
+	// clock, when set, is the target's own clock, which each scrape is
+	// read by (the demo's simulated server, whose clock runs --speed times
+	// the wall clock): its start time, uptime and request times are all
+	// on it.
+	clock func() time.Time
 }
 
 // defaultOptions are the defaults of inferscope's flags, for every command
@@ -184,8 +190,8 @@ func (o *inspectOptions) checkLimits() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+units.Size(defaultOptions().maxBytes),
+			"--max-bytes %s is more than inferscope reads (at most %s)", units.Size(o.maxBytes), units.Size(MaxMaxBytes))
 	}
 	return nil
 }
@@ -250,7 +256,7 @@ func (o *inspectOptions) checkAt() error {
 	}
 	if t, err := scrape.Resolve(o.target); err == nil && t.URL != nil {
 		return usagef("leave out --at, or give a saved file or - for stdin",
-			"--at gives the time of a file or stdin; a live scrape of %s has its own", termsafe.ShellQuote(t.URL.Redacted()))
+			"--at gives the time of a file or stdin; a live scrape of %s has its own", t.URL.Redacted())
 	}
 	return nil
 }
@@ -423,7 +429,7 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 		if err := saveScrape(o.save, got.res); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", termsafe.Text(o.save))
+		notice(io.Err, "saved the scrape to %s", o.save)
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)
@@ -442,7 +448,7 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 		do.Model = "" // a router's child labels nothing: its series are the model's
 	}
 	if !at.IsZero() {
-		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
+		res.ScrapedAt, res.TimeSource, res.TimeUnknown = at, scrape.TimeGiven, ""
 	}
 	snap, err := parse(ctx, res, do)
 	if err != nil {
@@ -475,9 +481,9 @@ func (e *readError) lookHint() string {
 	case e.source == "-":
 		return "check what was piped in: inferscope reads a Prometheus exposition on stdin"
 	case e.fromFile:
-		return "check the file: head " + termsafe.ShellQuote(e.source)
+		return "check the file: head " + termsafe.ShellEcho(e.source)
 	}
-	return "check what the endpoint sends: curl -s " + termsafe.ShellQuote(e.source) + " | head"
+	return "check what the endpoint sends: curl -s " + termsafe.ShellEcho(e.source) + " | head"
 }
 
 // parse reads a scrape result's body into a snapshot; the parse stops when
@@ -499,12 +505,16 @@ func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapsh
 	snap.Source = res.Source
 	snap.ScrapedAt = res.ScrapedAt
 	snap.TimeSource = res.TimeSource
+	snap.TimeUnknown = res.TimeUnknown
 	snap.ScrapeSeconds = res.Waited.Seconds()
 	snap.StartToken = res.StartToken
 	return snap, nil
 }
 
 func saveScrape(path string, res *scrape.Result) error {
+	if res.ScrapedAt.IsZero() {
+		return usagef("give it its time with --at TIME", "cannot save the scrape without its time: %s", whole(res.TimeUnknown))
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return usagef("check that the folder exists and is writable", "cannot save the scrape: %v", termsafe.Text(err.Error()))

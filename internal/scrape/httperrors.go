@@ -33,7 +33,11 @@ func requestError(parent, ctx context.Context, t Target, o Options, err error, w
 	var e *Error
 	switch {
 	case errors.Is(err, errCap):
-		e = tooLarge("the answer from "+src, o.MaxBytes, false)
+		var size int64
+		if te := (*httpsafe.TooLargeError)(nil); errors.As(err, &te) {
+			size = te.Size
+		}
+		e = tooLarge("the answer from "+src, o.MaxBytes, size, false)
 	case errors.As(err, &re):
 		to := httpsafe.Redact(re.To)
 		if re.TooMany {

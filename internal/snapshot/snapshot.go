@@ -21,7 +21,10 @@ type Snapshot struct {
 	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
 	// TimeMtime (a file's modification time, taken as the scrape time),
 	// TimeNow (stdin read now) or TimeGiven (--at).
-	TimeSource    string
+	TimeSource string
+	// TimeUnknown says why ScrapedAt is zero where a file claimed a time
+	// that cannot be its scrape's (scrape.Result.TimeUnknown).
+	TimeUnknown   string
 	ScrapeSeconds float64 // how long the scrape waited; 0 for files
 	HeaderStart   float64 // Process-Start-Time-Unix header, Unix seconds; 0 when absent
 	// StartToken is that header's raw value: llama.cpp's is a monotonic
