@@ -949,7 +949,7 @@ func TestForcedDialects(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(Names(), " "); got != "tabbyapi vllm llamacpp sglang tgi" {
+	if got := strings.Join(Names(), " "); got != "tabbyapi vllm llamacpp sglang tgi trtllm dynamo lmdeploy" {
 		t.Errorf("Names() = %q", got)
 	}
 }

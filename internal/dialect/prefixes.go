@@ -10,6 +10,11 @@ var namePrefixes = map[string][]string{
 	"llamacpp": {"llamacpp:"},
 	"sglang":   {"sglang:", "sglang_"},
 	"tgi":      {"tgi_"},
+	// trtllm-serve 1.1 and 1.2 publish five families without a prefix:
+	// each is listed by its name and the underscore after it.
+	"trtllm":   {trtllmPrefix, "request_success_", "e2e_request_latency_seconds_", "time_to_first_token_seconds_", "time_per_output_token_seconds_", "request_queue_time_seconds_"},
+	"dynamo":   {dynamoPrefix},
+	"lmdeploy": {"lmdeploy:"},
 }
 
 // NamePrefixes lists the family-name prefixes of every dialect, in the

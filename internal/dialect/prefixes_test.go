@@ -32,7 +32,7 @@ func TestNamePrefixes(t *testing.T) {
 			}
 		}
 	}
-	if n := len(NamePrefixes()); n != 8 {
-		t.Errorf("%d prefixes, want 8: %v", n, NamePrefixes())
+	if n := len(NamePrefixes()); n != 16 {
+		t.Errorf("%d prefixes, want 16: %v", n, NamePrefixes())
 	}
 }
