@@ -22,8 +22,9 @@ import (
 //   - The model label is "model", and its case differs within one scrape:
 //     the request families carry the name as requested (lower case in
 //     Dynamo's own examples, qwen/qwen3-0.6b), the model_* gauges the
-//     card's (Qwen/Qwen3-0.6B). Models are listed from the request
-//     families and --model matches either spelling.
+//     card's (Qwen/Qwen3-0.6B). The two are one model, listed by the first
+//     spelling in order (the card's, where a worker has registered), and
+//     --model matches either.
 //   - inflight_requests counts requests from the HTTP handler's entry to
 //     the response's end, wherever they are; queued_requests those of them
 //     with no token yet, prefill included. Neither is an engine's running
@@ -32,8 +33,9 @@ import (
 //     have the rest.
 //   - requests_total counts every request at its end by status (success,
 //     error) and, in newer versions, error_type (validation, overload,
-//     cancelled, …): success is finished requests, the rest failures by
-//     error_type (by status where it has none).
+//     cancelled, …): success is finished requests, cancelled (the client
+//     went away or timed out) aborted requests, the rest failures by
+//     error_type (by status where the version has no error_type).
 //   - time_to_first_token_seconds and request_duration_seconds run from
 //     the frontend's own receipt: routing and the network are in them.
 //     inter_token_latency_seconds is observed per token.
@@ -48,6 +50,10 @@ var dynamo = dialect{
 	title: "Dynamo",
 	match: isDynamoFrontend,
 	read:  readDynamo,
+	advice: snapshot.Advice{
+		// The error_type values of lib/llm/src/http/service/metrics.rs.
+		FailedWhy: "the error_type label of dynamo_frontend_requests_total says why (validation and not_found are the client's; overload, unavailable, response_timeout and internal are the workers')",
+	},
 }
 
 // dynamoPrefix is the frontend's prefix (DYN_METRICS_PREFIX can change it,
@@ -59,19 +65,8 @@ func isDynamoFrontend(name string) bool { return strings.HasPrefix(name, dynamoP
 // dynamoModelLabel is the label the frontend names a model by.
 var dynamoModelLabel = []string{"model"}
 
-// dynamoRequestFamilies are the families whose model label is the name as
-// requested, the models the report lists.
-var dynamoRequestFamilies = []string{
-	"requests_total", "inflight_requests", "queued_requests", "request_duration_seconds",
-	"time_to_first_token_seconds", "inter_token_latency_seconds", "input_sequence_tokens",
-	"output_sequence_tokens", "output_tokens_total",
-}
-
 func readDynamo(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	requestFamily := func(n string) bool {
-		return slices.Contains(dynamoRequestFamilies, strings.TrimPrefix(n, dynamoPrefix))
-	}
-	s.Models = foldModels(servedModels(fams, requestFamily, dynamoModelLabel))
+	s.Models = ServedModels("dynamo", servedModels(fams, isDynamoFrontend, dynamoModelLabel))
 	keep, err := dynamoModelFilter(s.Models, o.Model)
 	if err != nil {
 		return err
@@ -103,9 +98,9 @@ func readDynamo(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	return nil
 }
 
-// dynamoRequests reads requests_total: success as finished requests, every
-// other status a failure under its error_type (or its status where the
-// version has no error_type).
+// dynamoRequests reads requests_total: success as finished requests,
+// cancelled as aborted, every other error a failure under its error_type
+// (or its status where the version has no error_type).
 func dynamoRequests(p *mapper) {
 	mf := p.fam(counterNames(dynamoPrefix + "requests")...)
 	if mf == nil {
@@ -118,6 +113,7 @@ func dynamoRequests(p *mapper) {
 		p.s.Scalars[snapshot.RequestsTotal] = 0
 	}
 	failed := map[string]float64{}
+	aborted, anyAborted := 0.0, false
 	for _, m := range mf.GetMetric() {
 		if p.keep != nil && !p.keep(m) {
 			continue
@@ -127,12 +123,19 @@ func dynamoRequests(p *mapper) {
 			continue
 		}
 		reason, _ := labelValue(m, "error_type")
-		if reason == "" {
-			reason = status
-		}
-		if v, ok := scalarValue(m); ok {
+		v, ok := scalarValue(m)
+		switch {
+		case !ok:
+		case reason == "cancelled":
+			aborted, anyAborted = aborted+v, true
+		case reason == "":
+			failed[status] += v
+		default:
 			failed[reason] += v
 		}
+	}
+	if anyAborted {
+		p.extra(snapshot.ExtraAbortedRequests, aborted)
 	}
 	for r, v := range failed {
 		p.extra(snapshot.ExtraFailedReason+r, v)

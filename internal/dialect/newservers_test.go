@@ -113,7 +113,7 @@ var newServerCases = []fixtureCase{
 	},
 	{
 		// NVIDIA Dynamo's frontend.
-		name: "dynamo-frontend", file: "dynamo-frontend.prom", dialect: "dynamo", models: []string{"qwen/qwen3-8b"},
+		name: "dynamo-frontend", file: "dynamo-frontend.prom", dialect: "dynamo", models: []string{"Qwen/Qwen3-8B"}, // the card's spelling
 		scalars: map[string]float64{
 			"requests_total":         1180 + 20, // status="success"
 			"tokens_predicted_total": 300000,
@@ -128,7 +128,7 @@ var newServerCases = []fixtureCase{
 		extra: map[string]float64{
 			"requests_in_flight":            14,
 			"requests_awaiting_first_token": 5,
-			"failed_reason:cancelled":       9,
+			"num_aborted_requests_total":    9, // cancelled
 			"failed_reason:overload":        3,
 			"failed_reason:validation":      2,
 		},
@@ -167,7 +167,7 @@ func TestTRTLLMBareNames(t *testing.T) {
 }
 
 // Dynamo's frontend names a model in two cases in one scrape: --model
-// takes either, and the report names the model as the requests did.
+// takes either, and the report names the model as its card does.
 func TestDynamoModelCase(t *testing.T) {
 	fams := parse(t, fixture(t, "dynamo-frontend.prom"))
 	for _, asked := range []string{"qwen/qwen3-8b", "Qwen/Qwen3-8B"} {
@@ -175,12 +175,12 @@ func TestDynamoModelCase(t *testing.T) {
 		if err != nil {
 			t.Fatalf("--model %s: %v", asked, err)
 		}
-		if s.Model != "qwen/qwen3-8b" || s.Scalars[snapshot.RequestsTotal] != 1200 {
-			t.Errorf("--model %s: model %q, %v requests, want qwen/qwen3-8b and 1200", asked, s.Model, s.Scalars[snapshot.RequestsTotal])
+		if s.Model != "Qwen/Qwen3-8B" || s.Scalars[snapshot.RequestsTotal] != 1200 {
+			t.Errorf("--model %s: model %q, %v requests, want Qwen/Qwen3-8B and 1200", asked, s.Model, s.Scalars[snapshot.RequestsTotal])
 		}
 	}
 	_, err := Map(fams, Options{Model: "llama"})
-	if err == nil || !strings.Contains(err.Error(), "qwen/qwen3-8b") {
+	if err == nil || !strings.Contains(err.Error(), "Qwen/Qwen3-8B") {
 		t.Errorf("--model llama: %v, want the models served", err)
 	}
 }

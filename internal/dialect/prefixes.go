@@ -1,5 +1,7 @@
 package dialect
 
+import "slices"
+
 // namePrefixes are the family-name prefixes each dialect reads: what a
 // store is searched for to find every server of every dialect (the fleet
 // view's discovery). TestNamePrefixes keeps it in step with each
@@ -37,4 +39,21 @@ func Owner(family string) string {
 		}
 	}
 	return ""
+}
+
+// ServedModels lists the models a dialect's series name by their model
+// labels' values (sorted, as a reader that knows only the labels finds
+// them, like the fleet's discovery), as the dialect lists them:
+// trtllm-serve's placeholder model_name "undefined" names no model, and
+// names of Dynamo's frontend that differ only in case (its request
+// families and model_* gauges spell the model two ways) are one, the first
+// in order.
+func ServedModels(dialect string, values []string) []string {
+	switch dialect {
+	case "trtllm":
+		return slices.DeleteFunc(slices.Clone(values), func(m string) bool { return m == trtllmUndefined })
+	case "dynamo":
+		return foldModels(values)
+	}
+	return values
 }

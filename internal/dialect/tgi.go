@@ -28,7 +28,8 @@ var tgi = dialect{
 	match: func(n string) bool { return strings.HasPrefix(n, "tgi_") },
 	read:  readTGI,
 	advice: snapshot.Advice{
-		QueueFix: "TGI batches requests while --max-batch-total-tokens allows: raise it (or --cuda-memory-fraction, from which it is sized when unset) if the GPU has room; past that, add replicas",
+		QueueFix:  "TGI batches requests while --max-batch-total-tokens allows: raise it (or --cuda-memory-fraction, from which it is sized when unset) if the GPU has room; past that, add replicas",
+		FailedWhy: "the err label of tgi_request_failure says why (validation is the client's; generation and overloaded are the server's)",
 	},
 }
 

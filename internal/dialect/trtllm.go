@@ -120,7 +120,7 @@ func trtCounter(base string) []string {
 const trtllmUndefined = "undefined"
 
 func readTRTLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	s.Models = slices.DeleteFunc(servedModels(fams, isTRTLLM, modelLabel), func(m string) bool { return m == trtllmUndefined })
+	s.Models = ServedModels("trtllm", servedModels(fams, isTRTLLM, modelLabel))
 	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
 	if err != nil {
 		return err

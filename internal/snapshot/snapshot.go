@@ -16,7 +16,7 @@ import (
 // Snapshot is one scrape in canonical form.
 type Snapshot struct {
 	Source    string    // URL, file path or "-" for stdin
-	Dialect   string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi"
+	Dialect   string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi", "trtllm", "dynamo", "lmdeploy"
 	ScrapedAt time.Time // when the scrape completed (or the time saved with a file)
 	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
 	// TimeMtime (a file's modification time, taken as the scrape time),
@@ -216,4 +216,8 @@ type Advice struct {
 	// RecurrentBudget names the setting that sizes the recurrent
 	// checkpoint cache ("sysmem_recurrent_cache").
 	RecurrentBudget string
+	// FailedWhy says where the reason a request failed is published, for
+	// an alert on failing requests ("the err label of tgi_request_failure
+	// says why").
+	FailedWhy string
 }
