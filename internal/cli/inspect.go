@@ -430,7 +430,7 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 			// Ctrl-C or --timeout during the parse: not the body's fault.
 			return nil, res, err
 		}
-		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
+		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, tried: res.TextPathFailed, err: err}
 	}
 	return snap, res, nil
 }
@@ -440,7 +440,10 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 type readError struct {
 	source   string
 	fromFile bool
-	err      error
+	// tried says what the server's other text path gave, where the body
+	// was JSON and that path was tried in vain (scrape.TextPath).
+	tried string
+	err   error
 }
 
 func (e *readError) Error() string { return e.err.Error() }
@@ -474,6 +477,7 @@ func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapsh
 		return nil, err
 	}
 	snap.Source = res.Source
+	snap.AnsweredJSON = res.AnsweredJSON
 	snap.ScrapedAt = res.ScrapedAt
 	snap.TimeSource = res.TimeSource
 	snap.ScrapeSeconds = res.Waited.Seconds()
