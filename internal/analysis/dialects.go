@@ -85,7 +85,7 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 		// A router's own count (Dynamo's frontend): neither an engine's
 		// batch nor its queue, so no band judges it.
 		row := report.Row{ID: "in_flight", Label: "in flight", Value: units.Integer(n), Note: "accepted, not yet answered in full"}
-		if w, ok := x[snapshot.ExtraRequestsAwaitingFirstToken]; ok {
+		if w, ok := x[snapshot.ExtraRequestsAwaitingFirstToken]; ok && n > 0 {
 			row.Note = units.Integer(w) + " of them with no token yet (queued at a worker or prefilling)"
 		}
 		rows = append(rows, row)

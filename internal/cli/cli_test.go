@@ -62,6 +62,7 @@ func TestGoldenReports(t *testing.T) {
 
 var dialectFixtures = []string{
 	"vllm-0.8", "vllm-0.10", "vllm-new", "llamacpp-old", "llamacpp-new", "sglang-old", "sglang-new", "tgi",
+	"trtllm-1.2", "trtllm-new", "dynamo-frontend", "lmdeploy-0.12", "lmdeploy-new",
 }
 
 // Every dialect fixture as text and JSON, and vLLM's two models one at a time.

@@ -163,7 +163,7 @@ func readTRTLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	}
 	p.missing("inter-token latency: TensorRT-LLM publishes only each request's mean time per output token")
 	p.missing("largest prompt and generation: TensorRT-LLM publishes no peak series")
-	p.processStart("uptime: no process_start_time_seconds (trtllm-serve's multiprocess registry drops it)")
+	p.processStart("uptime: no process_start_time_seconds (trtllm-serve's multiprocess registry drops it; Dynamo drops it from its workers' scrapes)")
 	return nil
 }
 
