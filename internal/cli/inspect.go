@@ -26,13 +26,15 @@ import (
 // rootLong is inferscope's own help, its defaults filled in from where
 // they are declared.
 var rootLong = `inferscope reads an LLM inference server's Prometheus /metrics (tabbyAPI,
-vLLM, llama.cpp's server, SGLang, TGI) and shows the figures worth looking
-at, each with a note where it implies an action: one report, a live view
-with wall-clock rates over windows (--watch), or the rates between a saved
-scrape and now (--since).
+vLLM, llama.cpp's server, SGLang, TGI, TensorRT-LLM's trtllm-serve, NVIDIA
+Dynamo's frontend, LMDeploy) and shows the figures worth looking at, each
+with a note where it implies an action: one report, a live view with
+wall-clock rates over windows (--watch), or the rates between a saved scrape
+and now (--since).
 
-TARGET is a URL, host:port (http:// and /metrics are filled in), a saved
-scrape (a file, such as one --save wrote), or - for stdin; it defaults to
+TARGET is a URL, host:port (http:// and /metrics are filled in; where that
+/metrics answers JSON, as trtllm-serve's does, /prometheus/metrics is read), a
+saved scrape (a file, such as one --save wrote), or - for stdin; it defaults to
 ` + scrape.DefaultURL + ` (tabbyAPI). --watch re-reads its target
 and --since reads two: neither takes stdin twice.
 
