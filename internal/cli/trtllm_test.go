@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
 )
 
 // trtllmServer answers as trtllm-serve does: JSON at /metrics, the
@@ -66,5 +71,52 @@ func TestTRTLLMServeTextPath(t *testing.T) {
 	_, errOut, code = runCLI(t, "", strings.TrimPrefix(bare.URL, "http://"))
 	if code != ExitError || !strings.Contains(errOut, "inferscope tried "+bare.URL+"/prometheus/metrics") || !strings.Contains(errOut, "404") {
 		t.Errorf("no text path: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// A watch asks trtllm-serve's /metrics once: a GET there drains the
+// iteration stats its Prometheus collector counts from. Every frame says
+// where the text came from.
+func TestTRTLLMServeWatchAsksMetricsOnce(t *testing.T) {
+	text := readFile(t, "../../testdata/dialects/trtllm-new.prom")
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/metrics" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("[]"))
+			return
+		}
+		w.Write(text)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ios, _, _ := iostreams.Test("", false, 0)
+	out := &lockedBuffer{}
+	ios.Out = out
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"--watch", "0.2s", "--width", "200", strings.TrimPrefix(srv.URL, "http://")}, ios) }()
+	for strings.Count(out.String(), "=== ") < 3 {
+		select {
+		case code := <-done:
+			t.Fatalf("the watch ended: exit %d", code)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if hits["/metrics"] != 1 || hits["/prometheus/metrics"] < 3 {
+		t.Errorf("requests %v: want /metrics once, then /prometheus/metrics alone", hits)
+	}
+	frames := strings.Split(out.String(), "=== ")[1:]
+	for i, f := range frames[:3] {
+		if !strings.Contains(f, srv.URL+"/metrics answered JSON") {
+			t.Errorf("frame %d does not say where its text came from:\n%.400s", i, f)
+		}
 	}
 }

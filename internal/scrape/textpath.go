@@ -53,3 +53,18 @@ func textPath(ctx context.Context, t Target, o Options, first *Result) (*Result,
 	r.Waited += first.Waited
 	return r, nil
 }
+
+// TextTarget is target (as Resolve reads it) with its path set to
+// [TextPath]: what a watch scrapes once [Fetch] found the text there, so
+// that /metrics is not asked again (a GET of trtllm-serve's /metrics drains
+// the iteration stats its Prometheus collector counts from). ok is false
+// for a target that is no URL whose path was filled in.
+func TextTarget(target string) (string, bool) {
+	t, err := Resolve(target)
+	if err != nil || t.URL == nil || !t.PathAdded {
+		return "", false
+	}
+	u := *t.URL
+	u.Path, u.RawPath, u.RawQuery = TextPath, "", ""
+	return u.String(), true
+}

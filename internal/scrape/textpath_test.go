@@ -144,3 +144,23 @@ func TestIsJSON(t *testing.T) {
 		t.Error("a JSON media type is JSON")
 	}
 }
+
+// Once found there, the text path is a target of its own, credentials
+// kept; a target whose path was given, a file or stdin has none.
+func TestTextTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"gpu:8000":                   "http://gpu:8000/prometheus/metrics",
+		"http://u:p@gpu:8000":        "http://u:p@gpu:8000/prometheus/metrics",
+		"https://gpu.example?x=1":    "https://gpu.example/prometheus/metrics",
+		"https://gpu.example/":       "",
+		"gpu:8000/metrics":           "",
+		"http://gpu:8000/v1/metrics": "",
+		"-":                          "",
+		"./scrape.prom":              "",
+	} {
+		got, ok := TextTarget(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("TextTarget(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
