@@ -12,7 +12,8 @@ import (
 // trtllm reads TensorRT-LLM's trtllm-serve (tensorrt_llm/metrics/collector.py,
 // written by the OpenAI server when return_perf_metrics is true). Its
 // Prometheus text is at /prometheus/metrics; /metrics answers the iteration
-// stats as JSON (internal/scrape tries the other path).
+// stats as JSON, draining them from the queue its collector counts from
+// (internal/scrape tries the other path, once).
 //
 // Versions (docs/servers.md):
 //   - 1.1 and 1.2 (PR #5785, August 2025, to early 2026) publish five
