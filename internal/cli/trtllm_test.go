@@ -98,7 +98,9 @@ func TestTRTLLMServeWatchAsksMetricsOnce(t *testing.T) {
 	out := &lockedBuffer{}
 	ios.Out = out
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--watch", "0.2s", "--width", "200", strings.TrimPrefix(srv.URL, "http://")}, ios) }()
+	go func() {
+		done <- run(ctx, []string{"--watch", "0.2s", "--width", "200", strings.TrimPrefix(srv.URL, "http://")}, ios)
+	}()
 	for strings.Count(out.String(), "=== ") < 3 {
 		select {
 		case code := <-done:
