@@ -56,6 +56,12 @@ import (
 //     is observed only for a positive value (a one-token answer has no
 //     time per output token): their counts can be below the requests'.
 //   - The multiprocess registry drops process_start_time_seconds.
+//
+// The five unprefixed names are plain words another program may use
+// (request_success_total): a scrape of that program would read as
+// trtllm-serve's. No label tells them apart that survives a store's
+// reading (the fleet reads a histogram's one bucket on its own), so the
+// names alone decide.
 var trtllm = dialect{
 	name:  "trtllm",
 	title: "TensorRT-LLM",
