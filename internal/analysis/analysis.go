@@ -147,6 +147,10 @@ func (a *analyzer) header() {
 	if a.s.TimeUnknown != "" {
 		a.r.Header = append(a.r.Header, "scrape time unknown: "+a.s.TimeUnknown+" (--at TIME gives it)")
 	}
+	if a.s.AnsweredJSON != "" {
+		// Where the text came from is not where the user pointed.
+		a.r.Header = append(a.r.Header, "read from "+a.s.Source+": "+a.s.AnsweredJSON+" answered JSON (as trtllm-serve's /metrics does)")
+	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))

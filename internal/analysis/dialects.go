@@ -96,10 +96,19 @@ func throughputExtras(x map[string]float64) []report.Row {
 	return rows
 }
 
-// requestOutcomes covers how requests ended: preemptions, finish reasons,
-// failures and aborts.
+// requestOutcomes covers a router's requests in flight and how requests
+// ended: preemptions, finish reasons, failures and aborts.
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
+	if n, ok := x[snapshot.ExtraRequestsInFlight]; ok {
+		// A router's own count (Dynamo's frontend): neither an engine's
+		// batch nor its queue, so no band judges it.
+		row := report.Row{ID: "in_flight", Label: "in flight", Value: units.Integer(n), Note: "accepted, not yet answered in full"}
+		if w, ok := x[snapshot.ExtraRequestsAwaitingFirstToken]; ok && n > 0 {
+			row.Note = units.Integer(w) + " of them with no token yet (queued at a worker or prefilling)"
+		}
+		rows = append(rows, row)
+	}
 	if n, ok := x[snapshot.ExtraPreemptions]; ok {
 		rows = append(rows, a.preemptionsRow(n))
 	}

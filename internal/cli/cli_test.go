@@ -63,6 +63,7 @@ func TestGoldenReports(t *testing.T) {
 var dialectFixtures = []string{
 	"vllm-0.8", "vllm-0.10", "vllm-new", "vllm-0.15", "vllm-0.32", "vllm-asleep", "aphrodite", "llamacpp-old", "llamacpp-new",
 	"sglang-old", "sglang-new", "sglang-44cedc2", "sglang-2026", "sglang-2026-spec", "tgi", "tgi-3.3",
+	"trtllm-1.2", "trtllm-new", "dynamo-frontend", "lmdeploy-0.12", "lmdeploy-new",
 }
 
 // Every dialect fixture as text and JSON, and vLLM's two models one at a time.

@@ -212,6 +212,9 @@ func explain(err error) (string, []string) {
 	case errors.As(err, &ee):
 		hints := append([]string(nil), ee.Hints...)
 		if errors.As(err, &re) {
+			if re.tried != "" {
+				hints = append(hints, "inferscope tried "+re.tried)
+			}
 			hints = append(hints, re.lookHint())
 		} else if len(hints) == 0 {
 			hints = append(hints, "check that the target serves Prometheus metrics")

@@ -29,13 +29,15 @@ import (
 // rootLong is inferscope's own help, its defaults filled in from where
 // they are declared.
 var rootLong = `inferscope reads an LLM inference server's Prometheus /metrics (tabbyAPI,
-vLLM, llama.cpp's server, SGLang, TGI) and shows the figures worth looking
-at, each with a note where it implies an action: one report, a live view
-with wall-clock rates over windows (--watch), or the rates between a saved
-scrape and now (--since).
+vLLM, llama.cpp's server, SGLang, TGI, TensorRT-LLM's trtllm-serve, NVIDIA
+Dynamo's frontend, LMDeploy) and shows the figures worth looking at, each
+with a note where it implies an action: one report, a live view with
+wall-clock rates over windows (--watch), or the rates between a saved scrape
+and now (--since).
 
-TARGET is a URL, host:port (http:// and /metrics are filled in), a saved
-scrape (a file, such as one --save wrote), or - for stdin; it defaults to
+TARGET is a URL, host:port (http:// and /metrics are filled in; where that
+/metrics answers JSON, as trtllm-serve's does, /prometheus/metrics is read), a
+saved scrape (a file, such as one --save wrote), or - for stdin; it defaults to
 ` + scrape.DefaultURL + ` (tabbyAPI) or, where nothing listens
 there, the one server found on this machine's default ports (inferscope
 discover lists them; several are listed, and none read). --watch re-reads
@@ -456,7 +458,7 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 			// Ctrl-C or --timeout during the parse: not the body's fault.
 			return nil, res, err
 		}
-		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
+		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, tried: res.TextPathFailed, err: err}
 	}
 	if routed != "" {
 		snap.Models = []string{routed}
@@ -469,7 +471,10 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 type readError struct {
 	source   string
 	fromFile bool
-	err      error
+	// tried says what the server's other text path gave, where the body
+	// was JSON and that path was tried in vain (scrape.TextPath).
+	tried string
+	err   error
 }
 
 func (e *readError) Error() string { return e.err.Error() }
@@ -503,6 +508,7 @@ func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapsh
 		return nil, err
 	}
 	snap.Source = res.Source
+	snap.AnsweredJSON = res.AnsweredJSON
 	snap.ScrapedAt = res.ScrapedAt
 	snap.TimeSource = res.TimeSource
 	snap.TimeUnknown = res.TimeUnknown

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/analysis"
@@ -36,7 +37,8 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		return err
 	}
 	do := o.dialectOptions()
-	target := o.target
+	var mu sync.Mutex
+	target, answered := o.target, ""
 	return watch.Run(ctx, io, watch.Config{
 		Interval: o.watch,
 		Windows:  windows,
@@ -54,16 +56,40 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		// given up at once on Ctrl-C, so neither a slow parse nor a slow
 		// server holds the view.
 		Fetch: func(ctx context.Context) (*snapshot.Snapshot, error) {
-			return bounded(ctx, o.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
-				s, res, err := load(ctx, target, so, do, time.Time{})
+			// A read given up on (--timeout) may still run: each read takes
+			// its own copy of where to read.
+			mu.Lock()
+			at := target
+			mu.Unlock()
+			type read struct {
+				s   *snapshot.Snapshot
+				res *scrape.Result
+			}
+			r, err := bounded(ctx, o.timeout, func(ctx context.Context) (read, error) {
+				s, res, err := load(ctx, at, so, do, time.Time{})
 				if err == nil {
 					o.readSlots(ctx, s, res, so)
 					if o.clock != nil {
 						s.ScrapedAt = o.clock()
 					}
 				}
-				return s, err
+				return read{s, res}, err
 			})
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Found at the other text path (trtllm-serve): read there from
+			// now on, and keep saying so.
+			if r.res.AnsweredJSON != "" {
+				answered = r.res.AnsweredJSON
+				if t, ok := scrape.TextTarget(at); ok {
+					target = t
+				}
+			}
+			r.s.AnsweredJSON = answered
+			return r.s, nil
 		},
 		Build: o.build,
 	})

@@ -117,7 +117,7 @@ type dialect struct {
 
 // all lists the supported dialects; detection prefers the one with most
 // families when a scrape mixes them.
-var all = []dialect{tabbyAPI, vllm, aphrodite, llamaCpp, sglang, tgi}
+var all = []dialect{tabbyAPI, vllm, aphrodite, llamaCpp, sglang, tgi, trtllm, dynamo, lmdeploy}
 
 // Names lists the supported dialect names.
 func Names() []string {

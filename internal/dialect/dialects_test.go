@@ -1177,7 +1177,7 @@ func TestForcedDialects(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(Names(), " "); got != "tabbyapi vllm aphrodite llamacpp sglang tgi" {
+	if got := strings.Join(Names(), " "); got != "tabbyapi vllm aphrodite llamacpp sglang tgi trtllm dynamo lmdeploy" {
 		t.Errorf("Names() = %q", got)
 	}
 }

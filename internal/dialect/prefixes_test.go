@@ -32,7 +32,7 @@ func TestNamePrefixes(t *testing.T) {
 			}
 		}
 	}
-	if n := len(NamePrefixes()); n != 9 {
-		t.Errorf("%d prefixes, want 9: %v", n, NamePrefixes())
+	if n := len(NamePrefixes()); n != 17 {
+		t.Errorf("%d prefixes, want 17: %v", n, NamePrefixes())
 	}
 }

@@ -61,6 +61,7 @@ var tgi = dialect{
 	advice: snapshot.Advice{
 		QueueFix:   "TGI batches requests while --max-batch-total-tokens allows: raise it (or --cuda-memory-fraction, from which it is sized when unset) if the GPU has room; past that, add replicas",
 		EngineBusy: "time in batch prefill and decode calls",
+		FailedWhy:  "the err label of tgi_request_failure says why (validation is the client's; generation and overloaded are the server's)",
 	},
 }
 

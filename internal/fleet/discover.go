@@ -278,7 +278,8 @@ func modelLabelsOf(owner string) []string { return modelLabels[owner] }
 // one cache_config_info per engine.
 const maxInfos = 64
 
-// served lists the models the group's dialect's series name, sorted.
+// served lists the models the group's dialect's series name, sorted, as
+// the dialect lists them (dialect.ServedModels).
 func (g *group) served() []string {
 	var out []string
 	for k := range g.models {
@@ -287,7 +288,7 @@ func (g *group) served() []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return dialect.ServedModels(g.dialect, out)
 }
 
 // Bounds of discovery.

@@ -204,9 +204,12 @@ func (w *writer) one(name string, s source, v Values) error {
 
 // several writes a quantity made of several series: the one its other
 // parts leave unknown is given what makes the whole come out at value.
+// Where several parts that add are unknown (LMDeploy's requests waiting at
+// the engine and for a request handle), the first takes the whole and the
+// others none.
 func (w *writer) several(name string, s source, value float64) error {
 	known := 0.0
-	var unknown *term
+	var unknown []*term
 	for i, t := range s.terms {
 		x, ok := w.written(t.ref)
 		switch {
@@ -214,20 +217,31 @@ func (w *writer) several(name string, s source, value float64) error {
 			known -= x
 		case ok:
 			known += x
-		case unknown == nil:
-			unknown = &s.terms[i]
 		default:
+			unknown = append(unknown, &s.terms[i])
+		}
+	}
+	if len(unknown) == 0 {
+		return nil // its parts were all given
+	}
+	for _, t := range unknown[1:] {
+		if t.neg || unknown[0].neg {
 			return fmt.Errorf("cannot write %s: two of its series are unknown", name)
 		}
 	}
-	if unknown == nil {
-		return nil // its parts were all given
-	}
 	x := value - known
-	if unknown.neg {
+	if unknown[0].neg {
 		x = known - value
 	}
-	return w.scalar(unknown.ref, s.kind, x)
+	if err := w.scalar(unknown[0].ref, s.kind, x); err != nil {
+		return err
+	}
+	for _, t := range unknown[1:] {
+		if err := w.scalar(t.ref, s.kind, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // written finds the value written for a ref's series.

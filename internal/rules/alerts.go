@@ -169,8 +169,8 @@ var alertDefs = []alertDef{
 		}},
 	{id: "requests_failed", name: "RequestsFailing", severity: "warning",
 		summary: "many requests failing",
-		describe: func(_ snapshot.Advice, w string) string {
-			return percent + " of requests failed in the last " + w + ": the err label of tgi_request_failure says why (validation is the client's; generation and overloaded are the server's)"
+		describe: func(a snapshot.Advice, w string) string {
+			return percent + " of requests failed in the last " + w + ": " + or(a.FailedWhy, "the server's failure counts by reason say why")
 		}},
 	{id: "target_down", name: "TargetDown", severity: "critical", hold: "5m",
 		summary: "inference server down",

@@ -233,7 +233,12 @@ func TestAlertsPerDialect(t *testing.T) {
 		"llamacpp": {"queue_pressure", "draft_acceptance_low", "admission_stalled", "target_down"},
 		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions", "retracted_work",
 			"admission_stalled", "queue_time_high", "target_down"},
-		"tgi": {"queue_pressure", "admission_stalled", "queue_time_high", "requests_failed", "target_down"},
+		"tgi":    {"queue_pressure", "admission_stalled", "queue_time_high", "requests_failed", "target_down"},
+		"trtllm": {"kv_cache_pressure", "queue_pressure", "draft_acceptance_low", "admission_stalled", "queue_time_high", "target_down"},
+		// The frontend has no engine's queue or cache: its failures and its
+		// being down are what it can decide.
+		"dynamo":   {"requests_failed", "target_down"},
+		"lmdeploy": {"kv_cache_pressure", "queue_pressure", "draft_acceptance_low", "admission_stalled", "queue_time_high", "target_down"},
 	}
 	for _, d := range promql.Dialects() {
 		l, err := promql.Newest(d, promql.Options{})

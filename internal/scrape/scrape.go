@@ -138,6 +138,12 @@ type Result struct {
 	FromFile bool
 	// SavedSource is the source recorded by Save, when the file had one.
 	SavedSource string
+	// AnsweredJSON is the URL first scraped when it answered JSON and the
+	// text was read from [TextPath] of the same server instead (TensorRT-LLM's
+	// trtllm-serve): Source is where the text came from. TextPathFailed
+	// says why that path gave nothing to read when it was tried in vain,
+	// and the JSON answer is the Result.
+	AnsweredJSON, TextPathFailed string
 }
 
 // Fetch resolves target (see Resolve) and reads it.
@@ -157,7 +163,11 @@ func fetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
 	}
 	switch {
 	case t.URL != nil:
-		return fetchHTTP(ctx, t, o)
+		r, err := fetchHTTP(ctx, t, o)
+		if err != nil || !t.PathAdded || !isJSON(r) {
+			return r, err
+		}
+		return textPath(ctx, t, o, r)
 	case t.Stdin:
 		return readAsync(ctx, t, o, func() (*Result, error) { return readStdin(t, o) })
 	case t.Path != "":

@@ -431,6 +431,20 @@ func init() {
 	}
 }
 
+// Extra keys of the servers issue 28 added (NVIDIA Dynamo's frontend):
+// what a router in front of engines sees of the requests it holds, which
+// is neither an engine's running batch nor its queue.
+const (
+	// ExtraRequestsInFlight is a gauge of requests a frontend has accepted
+	// and not yet answered in full, wherever they are (routed and queued
+	// at a worker, prefilling, or generating); requests.
+	ExtraRequestsInFlight = "requests_in_flight"
+	// ExtraRequestsAwaitingFirstToken is a gauge of the requests in flight
+	// that have had no token yet (queued at a worker or prefilling), among
+	// ExtraRequestsInFlight; requests.
+	ExtraRequestsAwaitingFirstToken = "requests_awaiting_first_token"
+)
+
 // Kind is what a canonical name holds.
 type Kind uint8
 
@@ -501,6 +515,7 @@ var declaredExtra = map[string]Kind{
 	ExtraKVOffloadLoadSeconds: Counter, ExtraKVOffloadStoreSeconds: Counter,
 	ExtraTokenBudgetReserved: Gauge, ExtraTokenBudgetMax: Gauge, ExtraRequestCount: Counter,
 	ExtraSpeculatedTokens: Counter, ExtraSpeculationSteps: Counter,
+	ExtraRequestsInFlight: Gauge, ExtraRequestsAwaitingFirstToken: Gauge,
 }
 
 // Name is what a canonical name is declared as.

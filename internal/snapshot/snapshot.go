@@ -15,9 +15,13 @@ import (
 
 // Snapshot is one scrape in canonical form.
 type Snapshot struct {
-	Source    string    // URL, file path or "-" for stdin
-	Dialect   string    // "tabbyapi", "vllm", "aphrodite", "llamacpp", "sglang", "tgi"
-	ScrapedAt time.Time // when the scrape completed (or the time saved with a file)
+	Source string // URL, file path or "-" for stdin
+	// AnsweredJSON is the URL first scraped when it answered JSON and the
+	// text came from another path of the same server, Source
+	// (trtllm-serve's /metrics and /prometheus/metrics); "" otherwise.
+	AnsweredJSON string
+	Dialect      string    // "tabbyapi", "vllm", "aphrodite", "llamacpp", "sglang", "tgi", "trtllm", "dynamo", "lmdeploy"
+	ScrapedAt    time.Time // when the scrape completed (or the time saved with a file)
 	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
 	// TimeMtime (a file's modification time, taken as the scrape time),
 	// TimeNow (stdin read now) or TimeGiven (--at).
@@ -232,4 +236,8 @@ type Advice struct {
 	EngineBusy string
 	// Wake says how a sleeping engine is woken (vLLM's POST /wake_up).
 	Wake string
+	// FailedWhy says where the reason a request failed is published, for
+	// an alert on failing requests ("the err label of tgi_request_failure
+	// says why").
+	FailedWhy string
 }
