@@ -122,8 +122,13 @@ func slotUnit(s snapshot.Slot) report.Unit {
 	f := u.Figures
 	f["task"] = report.Number(s.Task)
 	f["context_tokens"] = report.Number(s.ContextTokens)
+	if s.Cleared {
+		return u
+	}
 	f["prompt_tokens_computed"] = report.Number(s.PromptComputed)
-	f["prompt_tokens_cached"] = report.Number(s.PromptCached)
+	if s.Processing {
+		f["prompt_tokens_cached"] = report.Number(s.PromptCached)
+	}
 	f["tokens_generated"] = report.Number(s.Decoded)
 	if s.Remaining >= 0 {
 		f["tokens_remaining"] = report.Number(s.Remaining)
@@ -146,8 +151,17 @@ func slotRow(s snapshot.Slot, state string) report.TableRow {
 	if s.Ctx > 0 {
 		row.Cells[1] += " (" + units.Percent(float64(s.ContextTokens)/float64(s.Ctx)) + ")"
 	}
+	if s.Cleared {
+		// The server reset the request's counts when it ended: unknown.
+		row.Cells[2], row.Cells[3], row.Cells[4], row.Cells[5] = "—", "—", "—", "—"
+		return row
+	}
 	row.Cells[2] = units.Count(float64(s.PromptComputed))
-	row.Cells[3] = units.Count(float64(s.PromptCached))
+	// Every build clears the cached count when the request ends.
+	row.Cells[3] = "—"
+	if s.Processing {
+		row.Cells[3] = units.Count(float64(s.PromptCached))
+	}
 	row.Cells[4] = units.Count(float64(s.Decoded))
 	row.Cells[5] = "no limit"
 	if s.Remaining >= 0 {

@@ -53,6 +53,29 @@ func TestSlotsBreakdown(t *testing.T) {
 	if _, ok := u[0].Figures["tokens_remaining"]; ok || u[0].Figures["tokens_per_second"] != 41.5 || u[1].State != "prompt" || len(u[2].Figures) != 1 {
 		t.Errorf("units %+v", u)
 	}
+	// An idle slot: its cached count is cleared on every build; from
+	// b10406 its other counts too (Cleared), and only its context is
+	// known.
+	idle := &snapshot.Snapshot{Scalars: map[string]float64{"requests_processing": 0}, Slots: &snapshot.Slots{Status: snapshot.SlotsRead, Slots: []snapshot.Slot{
+		{ID: 0, Ctx: 1024, HasTask: true, Task: 71, ContextTokens: 143, PromptComputed: 32, Decoded: 16},
+		{ID: 1, Ctx: 1024, HasTask: true, Task: 70, ContextTokens: 143, Remaining: -1, Cleared: true},
+	}}}
+	ri := Analyze(idle, Options{})
+	for i, w := range [][]string{
+		{"idle", "143 (14.0%)", "32", "—", "16", "0"},
+		{"idle", "143 (14.0%)", "—", "—", "—", "—"},
+	} {
+		if got := strings.Join(sectionOf(ri, "slots").Table.Rows[i].Cells, "|"); got != strings.Join(w, "|") {
+			t.Errorf("idle slot %d: %s, want %s", i, got, strings.Join(w, "|"))
+		}
+	}
+	iu := ri.Breakdowns["slots"].Units
+	if _, ok := iu[0].Figures["prompt_tokens_cached"]; ok || iu[0].Figures["tokens_generated"] != 16 {
+		t.Errorf("idle unit 0 %+v", iu[0].Figures)
+	}
+	if len(iu[1].Figures) != 3 || iu[1].Figures["context_tokens"] != 143 || iu[1].Figures["task"] != 70 {
+		t.Errorf("cleared unit 1 %+v: want n_ctx, task and context only", iu[1].Figures)
+	}
 	folded := r.Folded("--breakdown")
 	if fs := sectionOf(folded, "slots"); fs.Table != nil || fs.Rows[len(fs.Rows)-1].Note != "a row for each: --breakdown" || sec.Table == nil {
 		t.Errorf("folded %+v", fs)

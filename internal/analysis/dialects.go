@@ -69,7 +69,8 @@ func (a *analyzer) prefixCacheExtras(x map[string]float64) []report.Row {
 }
 
 // throughputExtras are llama.cpp's batch occupancy, decode calls and
-// per-slot speeds, and SGLang's last-interval throughput gauge.
+// speeds (per slot; prefill by batch from b10406), and SGLang's
+// last-interval throughput gauge.
 func throughputExtras(x map[string]float64) []report.Row {
 	var rows []report.Row
 	// The server divides by at least one decode call: with none, its 0 is 0/0.
@@ -80,13 +81,14 @@ func throughputExtras(x map[string]float64) []report.Row {
 	if n, ok := x[snapshot.ExtraDecodeCalls]; ok && n > 0 {
 		rows = append(rows, report.Row{ID: "decode_calls", Label: "decode calls", Value: units.Count(n)})
 	}
-	for _, sp := range []struct{ key, id, label string }{
-		{snapshot.ExtraSlotPrefillSpeed, "slot_prefill_speed", "per-slot prefill speed"},
-		{snapshot.ExtraSlotDecodeSpeed, "slot_decode_speed", "per-slot decode speed"},
+	perRequest := "per request while it ran, not throughput"
+	for _, sp := range []struct{ key, id, label, note string }{
+		{snapshot.ExtraSlotPrefillSpeed, "slot_prefill_speed", "per-slot prefill speed", perRequest},
+		{snapshot.ExtraBatchPrefillSpeed, "batch_prefill_speed", "prefill speed", "over the decode batches holding prompt tokens: the server's while it prefilled"},
+		{snapshot.ExtraSlotDecodeSpeed, "slot_decode_speed", "per-slot decode speed", perRequest},
 	} {
 		if v, ok := x[sp.key]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			rows = append(rows, report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s",
-				Note: "per request while it ran, not throughput"})
+			rows = append(rows, report.Row{ID: sp.id, Label: sp.label, Value: units.Count(v) + " tok/s", Note: sp.note})
 		}
 	}
 	if g, ok := x[snapshot.ExtraGenThroughputGauge]; ok && !math.IsNaN(g) {

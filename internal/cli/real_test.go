@@ -135,6 +135,25 @@ func TestRealFacts(t *testing.T) {
 		{"TGI time per token", "tgi-3.x-datadog-fixture", []string{"histograms", "request_time_per_output_token_seconds", "count"}, 109.0},
 		// 9.9: ik_llama.cpp still publishes its KV usage.
 		{"old llama.cpp KV usage", "ik_llama.cpp-2025-08-pr695-comment", []string{"scalars", "kv_cache_usage_ratio"}, "present"},
+		// Issue 28: one workload on b10309 and b10470 (six requests of 128
+		// prompt tokens, 16 generated each): 353 computed, 415 cached, 96
+		// generated on both; the cached counter and the engine's prefill
+		// time on b10470 only, request prefill time on b10309 only.
+		{"b10309 computed prompt tokens", "llama.cpp-b10309-workload", []string{"scalars", "prompt_tokens_total"}, 353.0},
+		{"b10309 no cached count", "llama.cpp-b10309-workload", []string{"scalars", "cached_tokens_total"}, nil},
+		{"b10309 no hit ratio", "llama.cpp-b10309-workload", []string{"figures", "prefix_cache_hit_ratio"}, nil},
+		{"b10309 request prefill time", "llama.cpp-b10309-workload", []string{"scalars", "prompt_seconds_total"}, 0.037},
+		{"b10309 no engine prefill", "llama.cpp-b10309-workload", []string{"scalars", "engine_prefill_seconds_total"}, nil},
+		{"b10309 request time", "llama.cpp-b10309-workload", []string{"figures", "request_seconds"}, 0.037 + 0.061},
+		{"b10309 generated", "llama.cpp-b10309-workload", []string{"scalars", "tokens_predicted_total"}, 96.0},
+		{"b10470 computed prompt tokens", "llama.cpp-b10470-workload", []string{"scalars", "prompt_tokens_total"}, 353.0},
+		{"b10470 cached", "llama.cpp-b10470-workload", []string{"scalars", "cached_tokens_total"}, 415.0},
+		{"b10470 hit ratio", "llama.cpp-b10470-workload", []string{"figures", "prefix_cache_hit_ratio"}, 415.0 / 768},
+		{"b10470 no request prefill time", "llama.cpp-b10470-workload", []string{"scalars", "prompt_seconds_total"}, nil},
+		{"b10470 engine prefill", "llama.cpp-b10470-workload", []string{"scalars", "engine_prefill_seconds_total"}, 0.664555},
+		{"b10470 no request time", "llama.cpp-b10470-workload", []string{"figures", "request_seconds"}, nil},
+		{"b10470 generated", "llama.cpp-b10470-workload", []string{"scalars", "tokens_predicted_total"}, 96.0},
+		{"b10470 decode seconds", "llama.cpp-b10470-workload", []string{"scalars", "tokens_predicted_seconds_total"}, 0.233186},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -626,7 +626,7 @@ var fixtureCases = []fixtureCase{
 			"cached_tokens_total":                   655360,
 			"prefix_cache_queries":                  812345 + 655360, // 1,467,705
 			"prefix_cache_hits":                     655360,
-			"prompt_seconds_total":                  402.117,
+			"engine_prefill_seconds_total":          402.117, // b10406 on: the batches holding prompt tokens
 			"tokens_predicted_total":                298765,
 			"tokens_predicted_seconds_total":        6123.45,
 			"requests_processing":                   2,
@@ -635,22 +635,22 @@ var fixtureCases = []fixtureCase{
 			"spec_decode_num_accepted_tokens_total": 301230,
 		},
 		extra: map[string]float64{
-			"n_decode_total":                 187654,
-			"n_busy_slots_per_decode":        1.84,
-			"largest_sequence_tokens":        40960,            // n_tokens_max: prompt + generation
-			"slot_prefill_tokens_per_second": 812345 / 402.117, // 2,020.2
-			"slot_decode_tokens_per_second":  298765 / 6123.45, // 48.79
-			"spec_decode_num_drafts_total":   61234,
-			"spec_decode_accepted_per_pos:0": 55000,
-			"spec_decode_accepted_per_pos:1": 48000,
-			"spec_decode_accepted_per_pos:2": 42000,
-			"spec_decode_accepted_per_pos:3": 37000,
-			"spec_decode_accepted_per_pos:4": 33000,
-			"spec_decode_accepted_per_pos:5": 31000,
-			"spec_decode_accepted_per_pos:6": 28500,
-			"spec_decode_accepted_per_pos:7": 26730,
+			"n_decode_total":                  187654,
+			"n_busy_slots_per_decode":         1.84,
+			"largest_sequence_tokens":         40960,            // n_tokens_max: prompt + generation
+			"batch_prefill_tokens_per_second": 812345 / 402.117, // 2,020.2
+			"slot_decode_tokens_per_second":   298765 / 6123.45, // 48.79
+			"spec_decode_num_drafts_total":    61234,
+			"spec_decode_accepted_per_pos:0":  55000,
+			"spec_decode_accepted_per_pos:1":  48000,
+			"spec_decode_accepted_per_pos:2":  42000,
+			"spec_decode_accepted_per_pos:3":  37000,
+			"spec_decode_accepted_per_pos:4":  33000,
+			"spec_decode_accepted_per_pos:5":  31000,
+			"spec_decode_accepted_per_pos:6":  28500,
+			"spec_decode_accepted_per_pos:7":  26730,
 		},
-		missing: []string{"KV-cache usage", "time to first token", "end-to-end latency", "prompt and generation sizes",
+		missing: []string{"KV-cache usage", "prefill time per request", "time to first token", "end-to-end latency", "prompt and generation sizes",
 			"requests finished", "largest prompt", "uptime"},
 	},
 	{

@@ -14,38 +14,54 @@ import (
 // position, so there is no model to choose. docs/servers.md lists the names
 // and the builds that publish them.
 //
+// Two generations of the same names: ggml-org/llama.cpp #26920 (decaf508b,
+// b10406, 2026-08-13) rewrote how the server counts, and added
+// prompt_tokens_cached_total in the same commit, so that counter's
+// presence is what tells them apart (b10309, 82bb485, and b10470,
+// 34af94cd9, were both run here on one workload: testdata/real/llama.cpp-*).
+//
 // Traps handled:
 //   - prompt_tokens_total already excludes prompt tokens reused from the
 //     slot cache, as tabbyAPI's does; prompt_tokens_cached_total counts
-//     those, and the two add up to every prompt token looked up. The
-//     cached counter is not in b10309 (82bb485, the newest build run
-//     here); upstream added it after, in ggml-org/llama.cpp #26920
-//     (decaf508b, 2026-08-13). prompt_tokens_cache_total ("cache"), of an
-//     unmerged pull request (#24850, #25328) and forks carrying it, is not
-//     read.
+//     those, and the two add up to every prompt token looked up. Before
+//     #26920 a request's computed tokens were added when its first token
+//     was sampled; from it on, as each decode batch holding them is done
+//     (an embedding request's too). prompt_tokens_cache_total ("cache"),
+//     of an unmerged pull request (#24850, #25328) and forks carrying it,
+//     is not read.
+//   - prompt_seconds_total changed meaning in #26920. Before, each
+//     request's time from the start of its prompt to its first token,
+//     summed over requests (whole milliseconds each): request prefill
+//     time, as tabbyAPI's. From it on, the wall time of the decode batches
+//     holding prompt tokens, counted once however many slots share a batch
+//     (the other slots' decode tokens in it included): the engine's
+//     prefill time, read as such, and the per-request prefill time is
+//     absent.
+//   - tokens_predicted_seconds_total is each request's time from its first
+//     token to its last, summed, on both (whole milliseconds each before
+//     #26920, microseconds after); tokens_predicted_total counts the first
+//     token too, so the per-slot decode speed is over one step fewer.
 //   - n_tokens_max (old n_past_max) is the longest prompt + generation, not
 //     the largest prompt: it goes to Extra as largest_sequence_tokens.
 //   - prompt_tokens_seconds and predicted_tokens_seconds are not read.
 //     Before b5153 each /metrics call reset them, so they covered only the
-//     time since the previous scrape (whoever made it); from b5153 on
-//     nothing resets them and they are the lifetime tokens over the summed
-//     per-slot seconds, the same figure as the counters give. The HELP text
-//     did not change, so a scrape cannot always say which; the counters
-//     say it on every build: slot_prefill_tokens_per_second and
-//     slot_decode_tokens_per_second.
+//     time since the previous scrape (whoever made it); from b5153 nothing
+//     reset them (lifetime averages, as the counters give); #26920 made
+//     /metrics reset them again. The HELP text did not say which; the
+//     counters say what they can on every build.
 //   - n_busy_slots_per_decode is busy slots over max(decode calls, 1): with
 //     no decode call yet it reads 0 for 0/0, and is left out.
 //   - kv_cache_usage_ratio and kv_cache_tokens were removed in b5441; older
 //     servers still publish them. The ratio is a fraction 0..1.
 //   - The Process-Start-Time-Unix header is a monotonic clock reading, not
-//     an epoch, so there is no uptime.
+//     an epoch, so there is no uptime (unchanged by #26920).
 var llamaCpp = dialect{
 	name:  "llamacpp",
 	title: "llama.cpp",
 	match: func(n string) bool { return strings.HasPrefix(n, "llamacpp:") },
 	read:  readLlamaCpp,
 	advice: snapshot.Advice{
-		SlowScrape: "llama-server answers /metrics from the loop that drives generation, between decode batches",
+		SlowScrape: "llama-server answers /metrics from the loop that drives generation: before b10429 only between decode batches, from it also while one runs",
 		QueueFix:   "start llama-server with more slots (--parallel N); each slot gets --ctx-size / N tokens of context, so raise --ctx-size with it",
 		KVFix:      "raise --ctx-size, or quantise the cache with --cache-type-k q8_0 --cache-type-v q8_0",
 	},
@@ -71,7 +87,14 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 			s.Scalars[snapshot.PrefixCacheHits] = cached
 		}
 	}
-	p.scalar(snapshot.PromptSecondsTotal, counterNames("llamacpp:prompt_seconds")...)
+	// #26920 added the cached counter and timed prefill by batch in one
+	// commit: with the counter, the seconds are the engine's.
+	batchTimed := okCached
+	if batchTimed {
+		p.scalar(snapshot.EnginePrefillSecondsTotal, counterNames("llamacpp:prompt_seconds")...)
+	} else {
+		p.scalar(snapshot.PromptSecondsTotal, counterNames("llamacpp:prompt_seconds")...)
+	}
 	p.scalar(snapshot.TokensPredictedTotal, counterNames("llamacpp:tokens_predicted")...)
 	p.scalar(snapshot.TokensPredictedSecondsTotal, counterNames("llamacpp:tokens_predicted_seconds")...)
 	p.scalar(snapshot.RequestsProcessing, "llamacpp:requests_processing")
@@ -85,6 +108,7 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	p.scalar(snapshot.SpecDecodeNumAcceptedTokensTotal, counterNames("llamacpp:spec_decode_num_accepted_tokens")...)
 
 	slotSpeed(p, snapshot.ExtraSlotPrefillSpeed, snapshot.PromptTokensTotal, snapshot.PromptSecondsTotal)
+	slotSpeed(p, snapshot.ExtraBatchPrefillSpeed, snapshot.PromptTokensTotal, snapshot.EnginePrefillSecondsTotal)
 	slotSpeed(p, snapshot.ExtraSlotDecodeSpeed, snapshot.TokensPredictedTotal, snapshot.TokensPredictedSecondsTotal)
 
 	decodes, okDecodes := p.sum(counterNames("llamacpp:n_decode")...)
@@ -103,6 +127,9 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	if !okCached {
 		p.missing("prompt cache reuse: this llama.cpp publishes no cached-token count")
 	}
+	if batchTimed {
+		p.missing("prefill time per request: from b10406 llama.cpp times prefill by decode batch (its engine time), not per request")
+	}
 	p.missing("time to first token: llama.cpp does not publish latency histograms")
 	p.missing("end-to-end latency: llama.cpp does not publish latency histograms")
 	p.missing("prompt and generation sizes: llama.cpp publishes no per-request histograms")
@@ -112,9 +139,10 @@ func readLlamaCpp(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) err
 	return nil
 }
 
-// slotSpeed sets tokens over their summed per-slot seconds: how fast a
-// request was served while it ran, not the server's throughput. With no
-// seconds yet there is no speed (0/0 is not 0).
+// slotSpeed sets tokens over seconds: over summed per-slot seconds, how
+// fast a request was served while it ran, not the server's throughput;
+// over the engine's prefill seconds, how fast it prefilled while it did.
+// With no seconds yet there is no speed (0/0 is not 0).
 func slotSpeed(p *mapper, key, tokens, seconds string) {
 	n, okN := p.s.Scalar(tokens)
 	t, okT := p.s.Scalar(seconds)

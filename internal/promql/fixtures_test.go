@@ -87,6 +87,7 @@ var unread = map[string]string{
 	snapshot.ExtraLargestSequence:          "a lifetime peak",
 	snapshot.ExtraSlotPrefillSpeed:         "a lifetime ratio",
 	snapshot.ExtraSlotDecodeSpeed:          "a lifetime ratio",
+	snapshot.ExtraBatchPrefillSpeed:        "a lifetime ratio",
 	snapshot.ExtraBusySlotsPerDecode:       "a lifetime average",
 	snapshot.ExtraDecodeCalls:              "no windowed figure",
 	snapshot.ExtraCacheHitRateGauge:        "the last batch's, not a window's",

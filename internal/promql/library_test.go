@@ -204,7 +204,13 @@ func TestNewestExpositions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Figures()) < 10 || len(l.Conditions()) < 2 {
+		// llama.cpp's newest times prefill by batch and decode by request:
+		// no request-time split, so fewer figures.
+		least := map[string]int{"llamacpp": 9}[d]
+		if least == 0 {
+			least = 10
+		}
+		if len(l.Figures()) < least || len(l.Conditions()) < 2 {
 			t.Errorf("%s: %d figures, %d conditions", d, len(l.Figures()), len(l.Conditions()))
 		}
 		fromScrape, err := promql.New(fams, d, promql.Options{})

@@ -379,7 +379,10 @@ func vllmPrefixUnit(sc scrape, sp vllmNames, queries string) string {
 
 // readLlamaCpp reads llama-server's names; prompt_tokens_total already
 // excludes tokens reused from the slot cache, so queries are computed +
-// cached and hits the cached ones.
+// cached and hits the cached ones. prompt_seconds_total is summed request
+// prefill time before the cached counter's build (b10406) and the
+// engine's prefill time (decode batches holding prompt tokens) from it
+// on, as the dialect reads it.
 func readLlamaCpp(sc scrape) sources {
 	out := sources{}
 	counter := func(canon, base string) (ref, bool) {
@@ -393,7 +396,11 @@ func readLlamaCpp(sc scrape) sources {
 		out[snapshot.PrefixCacheQueries] = source{kind: snapshot.Counter, terms: []term{{ref: prompt}, {ref: cached}}}
 		out[snapshot.PrefixCacheHits] = one(snapshot.Counter, cached)
 	}
-	counter(snapshot.PromptSecondsTotal, "prompt_seconds")
+	if okC {
+		counter(snapshot.EnginePrefillSecondsTotal, "prompt_seconds")
+	} else {
+		counter(snapshot.PromptSecondsTotal, "prompt_seconds")
+	}
 	counter(snapshot.TokensPredictedTotal, "tokens_predicted")
 	counter(snapshot.TokensPredictedSecondsTotal, "tokens_predicted_seconds")
 	counter(snapshot.SpecDecodeNumDraftTokensTotal, "spec_decode_num_draft_tokens")

@@ -127,8 +127,8 @@ func serverSays(body []byte) string {
 	return ": " + termsafe.Line(e.Error.Message, 160)
 }
 
-// slot is one entry of the answer, as b10309 writes it; pointers tell a
-// field left out from 0.
+// slot is one entry of the answer, as b10309 and b10470 write it;
+// pointers tell a field left out from 0.
 type slot struct {
 	ID           *int   `json:"id"`
 	NCtx         int    `json:"n_ctx"`
@@ -180,6 +180,10 @@ func Parse(body []byte) ([]snapshot.Slot, error) {
 		if s.Remaining < 0 {
 			s.Remaining = -1 // no limit (n_predict -1)
 		}
+		// From b10406 a request's counts are reset when it ends; before,
+		// an idle slot kept them (a request computes at least one prompt
+		// token, so 0 is never its count).
+		s.Cleared = !s.Processing && s.HasTask && s.PromptComputed == 0 && s.PromptCached == 0 && s.Decoded == 0 && s.Remaining == -1
 		if s.Ctx < 0 || s.ContextTokens < 0 || s.PromptComputed < 0 || s.PromptCached < 0 || s.Decoded < 0 {
 			return nil, fmt.Errorf("%w: slot %d has a negative count", ErrNotSlots, s.ID)
 		}

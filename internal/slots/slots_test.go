@@ -15,8 +15,9 @@ import (
 
 const real = "../../testdata/real/llama-server-slots/"
 
-// TestParseReal reads the answers a real llama-server (b10309, -np 2)
-// gave, against the values read off them by hand (README.md there).
+// TestParseReal reads the answers real llama-servers (b10309 and b10470,
+// -np 2) gave, against the values read off them by hand (the READMEs
+// beside them).
 func TestParseReal(t *testing.T) {
 	for _, tc := range []struct {
 		file string
@@ -30,6 +31,19 @@ func TestParseReal(t *testing.T) {
 			{ID: 0, Ctx: 1024, HasTask: true, Task: 2750, ContextTokens: 232, PromptComputed: 1, Decoded: 200},
 			{ID: 1, Ctx: 1024, Processing: true, HasTask: true, Task: 2718, ContextTokens: 581, PromptComputed: 1, PromptCached: 5, Decoded: 576, Remaining: 124},
 		}},
+		// Issue 28's workload (testdata/real/llama.cpp-workload): E ran on
+		// slot 0 (task 71), F on slot 1 (task 70), each 32 computed, 96
+		// cached, 16 generated of 16, 143 tokens of context after. b10309
+		// keeps the counts but the cached one; b10470 resets them all.
+		{"../llama.cpp-workload/b10309-slots-after.json", []snapshot.Slot{
+			{ID: 0, Ctx: 1024, HasTask: true, Task: 71, ContextTokens: 143, PromptComputed: 32, Decoded: 16},
+			{ID: 1, Ctx: 1024, HasTask: true, Task: 70, ContextTokens: 143, PromptComputed: 32, Decoded: 16},
+		}},
+		{"../llama.cpp-workload/b10470-slots-after.json", []snapshot.Slot{
+			{ID: 0, Ctx: 1024, HasTask: true, Task: 71, ContextTokens: 143, Remaining: -1, Cleared: true},
+			{ID: 1, Ctx: 1024, HasTask: true, Task: 70, ContextTokens: 143, Remaining: -1, Cleared: true},
+		}},
+		{"../llama.cpp-workload/b10470-slots-before.json", []snapshot.Slot{{ID: 0, Ctx: 1024}, {ID: 1, Ctx: 1024}}},
 	} {
 		body, err := os.ReadFile(real + tc.file)
 		if err != nil {

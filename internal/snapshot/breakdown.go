@@ -59,6 +59,12 @@ type Slot struct {
 	// tokens generated, and those left before the request's limit (-1:
 	// the request has none).
 	Decoded, Remaining int
+	// Cleared says the server reset the request's counts when it ended
+	// (llama.cpp from b10406, ggml-org/llama.cpp #26920: an idle slot's
+	// computed, cached and generated tokens read 0 and n_remain -1): of
+	// the last request only Task and ContextTokens are known. Every build
+	// clears PromptCached at the end, so an idle slot never has it.
+	Cleared bool
 	// Speed is the tokens the slot generated per second since the previous
 	// reading, where both readings were of this request running; nil
 	// otherwise, and outside a watch (which sets it).

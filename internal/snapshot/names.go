@@ -273,6 +273,11 @@ const (
 	// ExtraSlotDecodeSpeed is the same gauge for generated tokens; tokens
 	// per second.
 	ExtraSlotDecodeSpeed = "slot_decode_tokens_per_second"
+	// ExtraBatchPrefillSpeed is a gauge of llama.cpp's prompt tokens over
+	// the wall time of the decode batches that held them (b10406 on, where
+	// prompt_seconds_total is that time): how fast the server prefilled
+	// while it did, slots sharing a batch counted once; tokens per second.
+	ExtraBatchPrefillSpeed = "batch_prefill_tokens_per_second"
 	// ExtraCacheHitRateGauge is a gauge of SGLang's last batch's prefix
 	// hit rate (mean over data-parallel ranks), not a lifetime rate; a
 	// fraction 0..1.
@@ -351,8 +356,9 @@ const (
 	// EnginePrefillSecondsTotal is a counter of the engine's own busy time
 	// in prefill forward passes (SGLang's forward_execution_seconds_total
 	// {category="extend"}, averaged over data-parallel schedulers as
-	// EngineBusySecondsTotal is; TGI's prefill batch calls), so that its
-	// rate is a share of the wall clock; seconds.
+	// EngineBusySecondsTotal is; TGI's prefill batch calls; llama.cpp's
+	// decode batches holding prompt tokens, b10406 on), so that its rate
+	// is a share of the wall clock; seconds.
 	EnginePrefillSecondsTotal = "engine_prefill_seconds_total"
 	// EngineDecodeSecondsTotal is a counter of the engine's own busy time
 	// in decode forward passes (category "decode", and "target_verify"
@@ -507,7 +513,7 @@ var declaredExtra = map[string]Kind{
 	ExtraAbortedRequests: Counter, ExtraKVBlockSize: Gauge, ExtraKVNumBlocks: Gauge,
 	ExtraSpecDecodeDrafts: Counter, ExtraAcceptedPerPosition: Counter, ExtraBusySlotsPerDecode: Gauge,
 	ExtraDecodeCalls: Counter, ExtraLargestSequence: Counter, ExtraSlotPrefillSpeed: Gauge,
-	ExtraSlotDecodeSpeed: Gauge, ExtraCacheHitRateGauge: Gauge, ExtraGenThroughputGauge: Gauge,
+	ExtraSlotDecodeSpeed: Gauge, ExtraBatchPrefillSpeed: Gauge, ExtraCacheHitRateGauge: Gauge, ExtraGenThroughputGauge: Gauge,
 
 	// Servers as they are now (issue 28).
 	ExtraAdmissionRejections: Counter, ExtraAdmissionRejectionsBy: Counter, ExtraWaitingDeferred: Gauge,
