@@ -21,6 +21,8 @@
 package load
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -102,6 +104,10 @@ type Plan struct {
 	// caller's cue to scrape the server's "before". It must return
 	// quickly: arrivals are not held for it.
 	OnMeasure func(at time.Duration)
+
+	// dial replaces the transport's dialer (tests: a connection that
+	// timestamps what the kernel received).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ErrorKind says how a request failed; "" is none.

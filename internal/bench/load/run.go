@@ -92,6 +92,9 @@ func newRunner(p Plan) *runner {
 	r := &runner{p: p, url: Endpoint(p.Target).String(), records: make(chan Record, 1024),
 		itl: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}
 	r.client, r.tr = newClient(p.Target, idle)
+	if p.dial != nil {
+		r.tr.DialContext = p.dial
+	}
 	r.reqCtx, r.cancelReqs = context.WithCancel(context.Background())
 	r.g = gate{p: &r.p, from: -1, stopped: make(chan struct{}), measuring: make(chan struct{})}
 	return r
