@@ -15,7 +15,7 @@
 // Record.Split (*Split), which holds Ollama's final counts and durations
 // or llama.cpp's timings alike (Split.Source says which); ErrorKind has
 // one more value, ErrStream (an error object inside a 200 answer);
-// Record has Streamed; Progress has Warmup; Summary has Warmup (requests
+// Record has Streamed and Resent; Progress has Warmup; Summary has Warmup (requests
 // ended in the warm-up), SlotWait, Dropped and SendEnd; Plan has
 // OnMeasure.
 package load
@@ -167,6 +167,10 @@ type Record struct {
 	// Streamed: the answer came as a stream (SSE or NDJSON); false for a
 	// whole JSON body (a server that ignored "stream": true) or none.
 	Streamed bool
+	// Resent: the request went out again on a new connection, its reused
+	// one having been closed by the server before it took the request
+	// (the times are from the first send).
+	Resent bool
 }
 
 // Progress is the run so far, for a progress line.
