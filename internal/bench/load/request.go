@@ -108,7 +108,7 @@ var answers = sync.Pool{New: func() any { return new(answer) }}
 
 // send sends one request and reads its answer to the end.
 func (r *runner) send(tk ticket, w workload.Request) (Record, *answer) {
-	rec := Record{Index: tk.i, Warmup: tk.warm, Scheduled: tk.scheduled, SlotWait: tk.slotWait,
+	rec := Record{Index: tk.i, Warmup: tk.warm, Scheduled: tk.scheduled, SlotWait: tk.slotWait, Sent: -1,
 		TTFB: -1, TTFT: -1, E2E: -1, Done: -1, PromptTokens: -1, OutputTokens: -1, CachedTokens: -1,
 		RequestedPrompt: w.PromptTokens, RequestedOutput: w.OutputTokens}
 	ctx := r.reqCtx
