@@ -190,7 +190,7 @@ func (r *runner) run(ctx context.Context, recFn func(Record), prog func(Progress
 		paced.Add(1)
 		go func() {
 			defer paced.Done()
-			r.pace(ctx)
+			r.pace(ctx, napper()) // this goroutine ends locked to the napper's thread
 		}()
 	}
 
@@ -317,7 +317,7 @@ func (r *runner) slotWorker() {
 
 // pace is the open loop's pacer: each arrival at its time from the
 // start, however late the last was sent.
-func (r *runner) pace(ctx context.Context) {
+func (r *runner) pace(ctx context.Context, nap func(time.Duration)) {
 	sched := NewSchedule(r.p.Arrival, r.p.Rate, r.p.Burstiness, r.p.Seed)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -335,7 +335,7 @@ func (r *runner) pace(ctx context.Context) {
 		if r.queue == nil {
 			w = r.p.Source.Next(i) // made before its time, not after
 		}
-		if !r.waitUntil(ctx, timer, due) {
+		if !r.waitUntil(ctx, timer, nap, due) {
 			r.g.untake(warm)
 			return
 		}
@@ -360,7 +360,7 @@ func (r *runner) pace(ctx context.Context) {
 // waitUntil waits for due (from the start): on a timer, which ctx can
 // interrupt, to within a few milliseconds, then the rest on a nap, whose
 // grain is finer than a timer's. It is false if ctx ended first.
-func (r *runner) waitUntil(ctx context.Context, timer *time.Timer, due time.Duration) bool {
+func (r *runner) waitUntil(ctx context.Context, timer *time.Timer, nap func(time.Duration), due time.Duration) bool {
 	const fine = 3 * time.Millisecond
 	for {
 		d := due - r.since()

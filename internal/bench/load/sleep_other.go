@@ -4,6 +4,6 @@ package load
 
 import "time"
 
-// nap sleeps for d (a Go timer: elsewhere than Linux, no finer sleep is
-// used).
-func nap(d time.Duration) { time.Sleep(d) }
+// napper returns the pacer's fine sleep: elsewhere than Linux, a Go
+// timer's.
+func napper() func(time.Duration) { return time.Sleep }
