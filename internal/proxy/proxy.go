@@ -23,7 +23,8 @@
 //
 // OpenAI chat/completions and completions (streaming and not), and
 // Ollama's /api/chat and /api/generate, by reading a copy of the response
-// as it flows: time to first token at the first content, reasoning or
+// as it flows (with package stream's reader, the one `inferscope bench`
+// reads its own answers with): time to first token at the first content, reasoning or
 // tool-call delta (not a role-only chunk or a keep-alive comment), the
 // whole request time, and what the upstream reports: `usage` (the last one
 // the stream carries, with prompt_tokens_details.cached_tokens where
@@ -69,6 +70,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/exporter"
+	"github.com/inferscope/inferscope/internal/stream"
 )
 
 // Defaults of [Options].
@@ -85,7 +87,7 @@ const (
 	// from the first read of it to its end.
 	DefaultBodyTimeout = 60 * time.Second
 	// maxLine bounds one streamed line or event kept for parsing.
-	maxLine = 1 << 20
+	maxLine = stream.MaxLine
 )
 
 // Options configure [New].
