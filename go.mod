@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	charm.land/bubbletea/v2 v2.1.1
+	github.com/HdrHistogram/hdrhistogram-go v1.2.0
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/mattn/go-runewidth v0.0.31
 	github.com/openai/openai-go/v3 v3.102.0

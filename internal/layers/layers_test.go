@@ -37,6 +37,10 @@ var layer = map[string]int{
 
 	// Issue 22: one sparkline renderer for every trend.
 	"internal/spark": 0, "internal/slots": 2,
+
+	// Issue 29: the bench. One reader of answer streams under the proxy
+	// and the generator.
+	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
 }
 
 func TestImportsGoDown(t *testing.T) {
