@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/exporter"
+	"github.com/inferscope/inferscope/internal/stream"
 )
 
 // api is a measured endpoint.
@@ -27,11 +28,12 @@ const (
 var apis = [numAPIs]struct {
 	name   string
 	openai bool
+	stream stream.API // the reader's name for it
 }{
-	apiChat:           {"chat_completions", true},
-	apiCompletions:    {"completions", true},
-	apiOllamaChat:     {"ollama_chat", false},
-	apiOllamaGenerate: {"ollama_generate", false},
+	apiChat:           {"chat_completions", true, stream.ChatCompletions},
+	apiCompletions:    {"completions", true, stream.Completions},
+	apiOllamaChat:     {"ollama_chat", false, stream.OllamaChat},
+	apiOllamaGenerate: {"ollama_generate", false, stream.OllamaGenerate},
 }
 
 // classify names the endpoint a request is for: a POST whose path ends as
@@ -67,9 +69,9 @@ func asksStream(a api, body []byte) bool {
 	case a == apiNone:
 		return false
 	case apis[a].openai:
-		return valueAfter(body, `"stream"`) == 't'
+		return stream.ValueAfter(body, `"stream"`) == 't'
 	}
-	return valueAfter(body, `"stream"`) != 'f'
+	return stream.ValueAfter(body, `"stream"`) != 'f'
 }
 
 // exchange is one measured request: what the proxy saw of it, as it
@@ -92,11 +94,11 @@ type exchange struct {
 
 	firstByte, firstToken, last time.Time
 
-	// Parsing state: a partial line, or a whole non-streamed body.
-	buf      []byte
-	encoded  bool // the upstream compressed the answer: not read
-	tooLong  bool // a non-streamed answer beyond its bound: not read
-	skipping bool // inside a streamed line beyond its bound, until its end
+	// The answer is read by package stream's reader, which calls the
+	// exchange (its handler) with each event; reading: rd is set up.
+	rd      stream.Reader
+	reading bool
+	encoded bool // the upstream compressed the answer: not read
 	// oversized: a line or answer beyond its bound passed unread;
 	// ttftLost: before the first token seen, so a token may have been
 	// in it.
@@ -107,9 +109,9 @@ type exchange struct {
 	finish       bool // a finish_reason was seen (a stream without [DONE] ends with one)
 
 	model string
-	usage *usage
-	tim   *timings
-	ol    *ollamaFinal
+	usage *stream.Usage
+	tim   *stream.Timings
+	ol    *stream.OllamaFinal
 }
 
 // inspect reads a request body read whole, to find the model and, with
@@ -131,7 +133,7 @@ func (x *exchange) inspect(body []byte, inject bool) []byte {
 // prefers, says it anyway).
 func requestModel(body []byte) string {
 	i := bytes.Index(body, []byte(`"model"`))
-	if i < 0 || valueAfter(body[i:], `"model"`) != '"' {
+	if i < 0 || stream.ValueAfter(body[i:], `"model"`) != '"' {
 		return ""
 	}
 	rest := body[i+len(`"model"`):]
@@ -238,12 +240,12 @@ func (x *exchange) generation(now time.Time, context int) (g exporter.Generation
 	c := check{context: context, ok: true}
 	switch {
 	case x.tim != nil && x.tim.PromptN != nil && x.tim.PredictedN != nil:
-		x.tim.into(&g, &c) // llama.cpp's own account: exact, with the cached part
+		timingsInto(x.tim, &g, &c) // llama.cpp's own account: exact, with the cached part
 	case x.ol != nil:
-		x.ol.into(&g, &c)
+		ollamaInto(x.ol, &g, &c)
 	default:
 		g.Unknown |= exporter.UnknownPrefill | exporter.UnknownDecode
-		x.usage.into(&g, &c)
+		usageInto(x.usage, &g, &c)
 	}
 	if !c.ok {
 		g.Unknown |= reported
@@ -254,262 +256,117 @@ func (x *exchange) generation(now time.Time, context int) (g exporter.Generation
 
 func positive(d time.Duration) time.Duration { return max(d, 1) }
 
-// openaiChunk is what the proxy reads of an OpenAI response or stream
-// chunk.
-type openaiChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Delta   *openaiDelta `json:"delta"`
-		Message *openaiDelta `json:"message"`
-		Text    string       `json:"text"`
-		Finish  *string      `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *usage   `json:"usage"`
-	Timings *timings `json:"timings"`
-}
-
-// tokens reports a chunk that carries generated tokens.
-func (c *openaiChunk) tokens() bool {
-	for _, ch := range c.Choices {
-		if ch.Delta.tokens() || ch.Text != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// openaiDelta is the part of a delta that carries generated tokens.
-type openaiDelta struct {
-	Content          string          `json:"content"`
-	ReasoningContent string          `json:"reasoning_content"`
-	Reasoning        string          `json:"reasoning"`
-	ToolCalls        json.RawMessage `json:"tool_calls"`
-}
-
-func (d *openaiDelta) tokens() bool {
-	return d != nil && (d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" ||
-		len(d.ToolCalls) > 0 && string(d.ToolCalls) != "null" && string(d.ToolCalls) != "[]")
-}
-
-// ollamaLine is what the proxy reads of an Ollama response line.
-type ollamaLine struct {
-	Model   string `json:"model"`
-	Done    bool   `json:"done"`
-	Message *struct {
-		Content   string          `json:"content"`
-		Thinking  string          `json:"thinking"`
-		ToolCalls json.RawMessage `json:"tool_calls"`
-	} `json:"message"`
-	Response   string `json:"response"`
-	Thinking   string `json:"thinking"`
-	Error      string `json:"error"`
-	DoneReason string `json:"done_reason"`
-	ollamaFinal
-}
-
-func (l *ollamaLine) tokens() bool {
-	if l.Response != "" || l.Thinking != "" {
-		return true
-	}
-	m := l.Message
-	return m != nil && (m.Content != "" || m.Thinking != "" || len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" && string(m.ToolCalls) != "[]")
-}
-
 // feed reads bytes of the response as they pass, at time t.
 func (x *exchange) feed(b []byte, t time.Time) {
 	x.last = t
-	switch {
-	case x.encoded || x.tooLong:
-		return
-	case !x.stream:
-		if len(x.buf)+len(b) > x.p.o.MaxResponse {
-			x.tooLong, x.oversized, x.buf = true, true, nil
-			return
-		}
-		x.buf = append(x.buf, b...)
-		return
-	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		switch {
-		case x.skipping && i < 0:
-			return
-		case x.skipping:
-			x.skipping = false // the long line ends here
-		case i < 0 && len(x.buf)+len(b) > maxLine, i >= 0 && len(x.buf)+i > maxLine:
-			x.skip()
-			continue
-		case i < 0:
-			x.buf = append(x.buf, b...)
-			return
-		default:
-			line := b[:i]
-			if len(x.buf) > 0 {
-				line = append(x.buf, line...)
-				x.buf = line
-			}
-			x.line(line, t)
-			x.buf = x.buf[:0]
-		}
-		b = b[i+1:]
-	}
-}
-
-// skip passes the rest of a line beyond the bound unread. What it said
-// is lost: a first token in it would make the time to first token later
-// than it was.
-func (x *exchange) skip() {
-	x.skipping, x.oversized, x.buf = true, true, x.buf[:0]
-	if x.firstToken.IsZero() {
-		x.ttftLost = true
+	if !x.encoded {
+		x.reader().Feed(b, t)
 	}
 }
 
 // end is the upstream's end of body.
 func (x *exchange) end(t time.Time) {
 	x.eof, x.last = true, t
-	switch {
-	case x.encoded || x.tooLong:
-	case !x.stream:
-		x.whole(x.buf)
-		x.buf = nil
-	case len(x.buf) > 0 && !x.skipping:
-		x.line(x.buf, t) // a last line without its newline
-		x.buf = x.buf[:0]
+	if !x.encoded {
+		x.reader().End(t)
 	}
 }
 
-// whole parses a non-streamed answer.
-func (x *exchange) whole(b []byte) {
-	if apis[x.api].openai {
-		var c openaiChunk
-		if json.Unmarshal(b, &c) == nil {
-			x.openai(&c)
-			x.complete = true
+// reader is the answer's reader, set up at the first read: a stream's
+// lines decoded as its framing says, a whole body within MaxResponse.
+func (x *exchange) reader() *stream.Reader {
+	if !x.reading {
+		f := stream.Whole
+		switch {
+		case x.stream && x.sse:
+			f = stream.SSE
+		case x.stream:
+			f = stream.NDJSON
 		}
-		return
+		x.rd.Reset(x, apis[x.api].stream, f, x.p.o.MaxResponse)
+		x.reading = true
 	}
-	var l ollamaLine
-	if json.Unmarshal(b, &l) == nil && l.Done {
-		x.ollama(&l)
-	}
+	return &x.rd
 }
 
-// line parses one streamed line.
-func (x *exchange) line(b []byte, t time.Time) {
-	b = bytes.TrimSuffix(b, []byte{'\r'})
-	if x.sse {
-		x.sseLine(b, t)
-	} else {
-		x.ndjsonLine(b, t)
-	}
-}
-
-// sseLine parses one line of an OpenAI event stream.
-func (x *exchange) sseLine(b []byte, t time.Time) {
-	data, ok := bytes.CutPrefix(b, []byte("data:"))
-	if !ok {
-		return // an event name, an id, a comment (": keep-alive"), a blank line
-	}
-	data = bytes.TrimLeft(data, " ")
-	if bytes.Equal(data, []byte("[DONE]")) {
+// Event takes what the reader read. Once the first token and the model
+// are known, only what may say more is decoded: usage, timings, a finish,
+// the end.
+func (x *exchange) Event(e *stream.Event) (settled bool) {
+	switch e.Kind {
+	case stream.Done:
 		x.complete = true
-		return
+	case stream.Skipped:
+		// What it said is lost: a first token in a streamed line would
+		// make the time to first token later than it was.
+		x.oversized = true
+		if !e.Whole && x.firstToken.IsZero() {
+			x.ttftLost = true
+		}
+	case stream.Data:
+		x.take(e)
 	}
-	// After the first token only a chunk carrying usage, timings or a
-	// finish reason says more: the rest are not decoded.
-	if !x.firstToken.IsZero() && x.model != "" && valueAfter(data, `"usage"`) != '{' &&
-		valueAfter(data, `"timings"`) != '{' && valueAfter(data, `"finish_reason"`) != '"' {
-		return
-	}
-	var c openaiChunk
-	if json.Unmarshal(data, &c) != nil {
-		return
-	}
-	if x.firstToken.IsZero() && c.tokens() {
-		x.firstToken = t
-	}
-	x.openai(&c)
+	return !x.firstToken.IsZero() && x.model != ""
 }
 
-// ndjsonLine parses one line of an Ollama stream.
-func (x *exchange) ndjsonLine(b []byte, t time.Time) {
-	if !x.firstToken.IsZero() && x.model != "" && valueAfter(b, `"done"`) != 't' && valueAfter(b, `"error"`) == 0 {
-		return
-	}
-	var l ollamaLine
-	if json.Unmarshal(b, &l) != nil {
-		return
-	}
-	if x.firstToken.IsZero() && l.tokens() {
-		x.firstToken = t
-	}
-	if l.Error != "" {
-		x.readErr = true // the upstream failed mid-stream
-		return
-	}
-	if x.model == "" {
-		x.model = l.Model
-	}
-	if l.Done {
-		x.ollama(&l)
+// take takes a decoded chunk, line or answer.
+func (x *exchange) take(e *stream.Event) {
+	switch {
+	case e.Whole && apis[x.api].openai:
+		x.openai(e)
+		x.complete = true
+	case e.Whole:
+		if e.Final != nil {
+			x.ollama(e)
+		}
+	case x.sse:
+		if x.firstToken.IsZero() && e.Content {
+			x.firstToken = e.T
+		}
+		x.openai(e)
+	default:
+		if x.firstToken.IsZero() && e.Content {
+			x.firstToken = e.T
+		}
+		if e.Error != "" {
+			x.readErr = true // the upstream failed mid-stream
+			return
+		}
+		if x.model == "" {
+			x.model = e.Model
+		}
+		if e.Final != nil {
+			x.ollama(e)
+		}
 	}
 }
 
 // openai takes what a chunk or response says: the model, the last usage
 // and timings, a finish.
-func (x *exchange) openai(c *openaiChunk) {
+func (x *exchange) openai(e *stream.Event) {
 	if x.model == "" {
-		x.model = c.Model
+		x.model = e.Model
 	}
-	if c.Usage != nil {
-		x.usage = c.Usage
+	if e.Usage != nil {
+		x.usage = e.Usage
 	}
-	if c.Timings != nil {
-		x.tim = c.Timings
+	if e.Timings != nil {
+		x.tim = e.Timings
 	}
-	for _, ch := range c.Choices {
-		if ch.Finish != nil && *ch.Finish != "" {
-			x.finish = true
-		}
+	if e.Finish != "" {
+		x.finish = true
 	}
 }
 
-func (x *exchange) ollama(l *ollamaLine) {
+// ollama takes Ollama's last line.
+func (x *exchange) ollama(e *stream.Event) {
 	if x.model == "" {
-		x.model = l.Model
+		x.model = e.Model
 	}
 	// A request without a prompt loads or unloads the model: no generation.
-	x.noGeneration = l.DoneReason == "load" || l.DoneReason == "unload"
-	f := l.ollamaFinal
-	x.ol = &f
+	x.noGeneration = e.Finish == "load" || e.Finish == "unload"
+	x.ol = e.Final
 	x.complete = true
-}
-
-// valueAfter returns the first byte of the value of the first key in b
-// (after the colon and any spaces), or 0 when the key is not there. A key
-// inside a JSON string cannot match: its quotes would be escaped.
-func valueAfter(b []byte, key string) byte {
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return 0
-	}
-	rest := b[i+len(key):]
-	j := 0
-	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t') {
-		j++
-	}
-	if j == len(rest) || rest[j] != ':' {
-		return 0
-	}
-	j++
-	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t') {
-		j++
-	}
-	if j == len(rest) {
-		return 0
-	}
-	return rest[j]
 }
 
 // meter passes the upstream's body through unchanged, reading a copy.

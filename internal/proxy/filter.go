@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/inferscope/inferscope/internal/stream"
 )
 
 // filter passes an injected stream's events through, less the usage-only
@@ -111,7 +113,7 @@ func (f *filter) endEvent() {
 // usageOnly reports an event whose chunk has no choices and a usage: the
 // chunk include_usage adds.
 func usageOnly(ev []byte) bool {
-	if valueAfter(ev, `"usage"`) != '{' {
+	if stream.ValueAfter(ev, `"usage"`) != '{' {
 		return false
 	}
 	for line := range bytes.Lines(ev) {

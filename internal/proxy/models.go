@@ -96,14 +96,14 @@ func (c *contexts) learn(body []byte) {
 		if n == nil && m.Meta != nil {
 			n = m.Meta.NCtx
 		}
-		if n == nil || !n.ok || n.n == 0 {
+		if n == nil || !n.OK || n.N == 0 {
 			continue
 		}
 		if _, known := c.by[m.ID]; known || len(c.by) < maxContexts {
-			c.by[m.ID] = n.n
+			c.by[m.ID] = n.N
 		}
 		if len(list.Data) == 1 {
-			c.only = n.n
+			c.only = n.N
 		}
 	}
 }

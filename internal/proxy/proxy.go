@@ -69,6 +69,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/exporter"
+	"github.com/inferscope/inferscope/internal/stream"
 )
 
 // Defaults of [Options].
@@ -85,7 +86,7 @@ const (
 	// from the first read of it to its end.
 	DefaultBodyTimeout = 60 * time.Second
 	// maxLine bounds one streamed line or event kept for parsing.
-	maxLine = 1 << 20
+	maxLine = stream.MaxLine
 )
 
 // Options configure [New].
