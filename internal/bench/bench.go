@@ -119,9 +119,12 @@ type Status struct {
 	// its last scrape; NaN where it has none.
 	Waiting, KV float64
 	// Requests and Duration are the plan's measured requests and time (0
-	// where not set), for what is left.
-	Requests int
-	Duration time.Duration
+	// where not set), for what is left; MeasuredDone counts the measured
+	// requests ended, WarmupElapsed is when the warm-up ended.
+	Requests      int
+	Duration      time.Duration
+	MeasuredDone  int
+	WarmupElapsed time.Duration
 }
 
 // Run runs cfg's load and reports on it. It returns an error before any
@@ -147,9 +150,10 @@ type runner struct {
 	sent, ended column[int64]
 	recErr      error
 
-	latest atomic.Pointer[load.Progress]
-	begin  chan struct{} // asks the sampler to start the measured window
-	asked  atomic.Bool
+	begin    chan struct{} // asks the sampler to start the measured window
+	asked    atomic.Bool
+	measured atomic.Int64 // measured requests ended
+	warmEnd  atomic.Int64 // the elapsed time the warm-up ended at; -1 not yet
 
 	w *window
 }
@@ -176,8 +180,10 @@ func newRunner(cfg Config) *runner {
 	if now == nil {
 		now = time.Now
 	}
-	return &runner{cfg: cfg, now: now, tally: newClientTally(cfg.SLO), whole: wholeTally{tokensUsage: true},
+	r := &runner{cfg: cfg, now: now, tally: newClientTally(cfg.SLO), whole: wholeTally{tokensUsage: true},
 		begin: make(chan struct{}, 1)}
+	r.warmEnd.Store(-1)
+	return r
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
@@ -202,6 +208,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if !warm {
 		r.w.start(base, at)
 		r.asked.Store(true)
+		r.warmEnd.Store(0)
 	}
 	sctx, stop := context.WithCancel(ctx)
 	var sampling sync.WaitGroup
@@ -274,15 +281,18 @@ func (r *runner) record(rec load.Record) {
 	}
 	if !rec.Warmup {
 		r.tally.add(rec)
+		r.measured.Add(1)
 	}
 }
 
 // progress takes the generator's progress: the measured window starts
 // once it leaves the warm-up.
 func (r *runner) progress(p load.Progress) {
-	r.latest.Store(&p)
 	if r.own != nil {
 		r.own.inflight.Store(int64(p.InFlight))
+	}
+	if !p.Warmup {
+		r.warmEnd.CompareAndSwap(-1, int64(p.Elapsed))
 	}
 	if !p.Warmup && !r.asked.Swap(true) {
 		select {
@@ -292,7 +302,8 @@ func (r *runner) progress(p load.Progress) {
 	}
 	if r.cfg.Progress != nil {
 		waiting, kv := r.w.gauges()
-		r.cfg.Progress(Status{Progress: p, Waiting: waiting, KV: kv, Requests: r.cfg.Plan.Requests, Duration: r.cfg.Plan.Duration})
+		r.cfg.Progress(Status{Progress: p, Waiting: waiting, KV: kv, Requests: r.cfg.Plan.Requests, Duration: r.cfg.Plan.Duration,
+			MeasuredDone: int(r.measured.Load()), WarmupElapsed: time.Duration(max(r.warmEnd.Load(), 0))})
 	}
 }
 

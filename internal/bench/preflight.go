@@ -1,0 +1,360 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/stream"
+)
+
+// What the bench asks a server before it sends any load, so that input
+// that cannot work is refused with one clear line while nothing has been
+// sent: is it there, does it serve the model, does it stream, does it say
+// how many tokens it generated.
+
+// maxPreflightBody bounds an answer the preflight reads.
+const maxPreflightBody = 4 << 20
+
+// PreflightError is a server that cannot be loaded as asked. Hints say
+// what to try.
+type PreflightError struct {
+	Msg   string
+	Hints []string
+	Err   error
+}
+
+func (e *PreflightError) Error() string { return e.Msg }
+func (e *PreflightError) Unwrap() error { return e.Err }
+
+// Model is one model a server lists, with its context length where the
+// list says it (vLLM's and SGLang's max_model_len, llama.cpp's
+// meta.n_ctx); 0 not said.
+type Model struct {
+	ID      string
+	Context int
+}
+
+// Endpoint is the URL of api on the server at base: a base whose path
+// already ends with the API's path is used as it is, one ending in /v1
+// gets the rest of an OpenAI path, any other gets the whole path after
+// it (a gateway's prefix).
+func Endpoint(base *url.URL, api load.API) *url.URL {
+	u := *base
+	path := strings.TrimSuffix(u.Path, "/")
+	switch p := api.Path(); {
+	case strings.HasSuffix(path, p):
+	case api.OpenAI() && strings.HasSuffix(path, "/v1"):
+		u.Path = path + strings.TrimPrefix(p, "/v1")
+	default:
+		u.Path = path + p
+	}
+	return &u
+}
+
+// Root is the server's base without the API's path: where /metrics and
+// the model list hang.
+func Root(base *url.URL) *url.URL {
+	u := *base
+	path := strings.TrimSuffix(u.Path, "/")
+	for _, api := range stream.APIs() {
+		path = strings.TrimSuffix(path, api.Path())
+	}
+	u.Path = strings.TrimSuffix(path, "/v1")
+	u.RawQuery, u.Fragment = "", ""
+	return &u
+}
+
+// Models lists the models the server serves: OpenAI's GET /v1/models, or
+// Ollama's GET /api/tags. A server that answers neither (404) lists
+// nothing, which is no error; one that cannot be reached is.
+func Models(ctx context.Context, c *http.Client, base *url.URL, api load.API) ([]Model, error) {
+	u := Root(base)
+	if api.OpenAI() {
+		u.Path += "/v1/models"
+	} else {
+		u.Path += "/api/tags"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, unreachable(base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPreflightBody))
+	if err != nil {
+		return nil, unreachable(base, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
+		return nil, nil
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, &PreflightError{Msg: fmt.Sprintf("%s refused the bench: %s", redact(base), resp.Status),
+			Hints: []string{"give its credentials: --header 'Authorization: Bearer TOKEN' (or INFERSCOPE_BEARER_TOKEN)"}}
+	case resp.StatusCode != http.StatusOK:
+		return nil, nil // a list it will not give is not the bench's business
+	}
+	var list struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen *int   `json:"max_model_len"`
+			Meta        *struct {
+				NCtx *int `json:"n_ctx"`
+			} `json:"meta"`
+		} `json:"data"`
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		} `json:"models"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return nil, nil
+	}
+	var out []Model
+	for _, m := range list.Data {
+		mod := Model{ID: m.ID}
+		if m.MaxModelLen != nil {
+			mod.Context = *m.MaxModelLen
+		} else if m.Meta != nil && m.Meta.NCtx != nil {
+			mod.Context = *m.Meta.NCtx
+		}
+		out = append(out, mod)
+	}
+	for _, m := range list.Models {
+		id := m.Name
+		if id == "" {
+			id = m.Model
+		}
+		out = append(out, Model{ID: id})
+	}
+	return out, nil
+}
+
+// ChooseModel picks the model to load: the one asked, which the server
+// must list (where it lists any); or, none asked, the only one it lists.
+func ChooseModel(asked string, models []Model) (Model, error) {
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	if asked != "" {
+		for _, m := range models {
+			if m.ID == asked || strings.TrimSuffix(m.ID, ":latest") == asked {
+				return m, nil
+			}
+		}
+		if len(models) == 0 {
+			return Model{ID: asked}, nil // the server lists none: it will say
+		}
+		return Model{}, &PreflightError{Msg: fmt.Sprintf("the server does not serve the model %q", asked),
+			Hints: []string{"it serves: " + strings.Join(ids, ", ")}}
+	}
+	switch len(models) {
+	case 0:
+		return Model{}, nil
+	case 1:
+		return models[0], nil
+	}
+	return Model{}, &PreflightError{Msg: "the server serves several models: say which with --model",
+		Hints: []string{"it serves: " + strings.Join(ids, ", ")}}
+}
+
+// Probe is what one request told of how the server answers.
+type Probe struct {
+	// Streamed says the answer came as a stream of events; Usage that it
+	// said how many tokens it generated (OpenAI's usage, llama.cpp's
+	// timings, Ollama's counts).
+	Streamed, Usage bool
+	// PromptTokens is the prompt's length by the answer; -1 not said.
+	PromptTokens int
+	Model        string
+}
+
+// ProbeServer sends body (a request of the run, made short: two tokens at
+// most) to the API and reads the answer with the stream reader: the
+// server's refusal, an answer that is not streamed, or one with no token
+// count are errors, before any load is sent.
+func ProbeServer(ctx context.Context, c *http.Client, base *url.URL, api load.API, body []byte) (Probe, error) {
+	short, err := shorten(body, api)
+	if err != nil {
+		return Probe{}, err
+	}
+	u := Endpoint(base, api)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(short))
+	if err != nil {
+		return Probe{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return Probe{}, unreachable(base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return Probe{}, refused(u, api, resp.Status, msg)
+	}
+	h := &probeHandler{p: Probe{PromptTokens: -1}}
+	var r stream.Reader
+	f := stream.FramingOf(resp.Header.Get("Content-Type"))
+	r.Reset(h, api, f, maxPreflightBody)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		r.Feed(buf[:n], time.Now())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Probe{}, unreachable(base, err)
+		}
+	}
+	r.End(time.Now())
+	h.p.Streamed = f != stream.Whole
+	switch {
+	case h.err != "":
+		return h.p, &PreflightError{Msg: "the server answered the first request with an error: " + clip(h.err)}
+	case !h.p.Streamed:
+		return h.p, &PreflightError{Msg: fmt.Sprintf("%s answered a streamed request all at once (%s): the bench times tokens as they stream", redact(u), contentType(resp)),
+			Hints: []string{"check that the server supports \"stream\": true on this endpoint; --api chooses another"}}
+	case !h.p.Usage:
+		return h.p, &PreflightError{Msg: "the server's answer did not say how many tokens it generated (no usage)",
+			Hints: []string{"newer servers send it with stream_options.include_usage; --tokens-from-events counts streamed events instead (exact only where each carries one token)"}}
+	}
+	return h.p, nil
+}
+
+type probeHandler struct {
+	p   Probe
+	err string
+}
+
+func (h *probeHandler) Event(e *stream.Event) bool {
+	if e.Model != "" {
+		h.p.Model = e.Model
+	}
+	if e.Error != "" && h.err == "" {
+		h.err = e.Error
+	}
+	switch {
+	case e.Usage != nil && e.Usage.CompletionTokens != nil:
+		h.p.Usage = true
+		if e.Usage.PromptTokens != nil && e.Usage.PromptTokens.OK {
+			h.p.PromptTokens = e.Usage.PromptTokens.N
+		}
+	case e.Timings != nil && e.Timings.PredictedN != nil:
+		h.p.Usage = true
+	case e.Final != nil && e.Final.EvalCount != nil:
+		h.p.Usage = true
+		if e.Final.PromptEvalCount != nil && e.Final.PromptEvalCount.OK {
+			h.p.PromptTokens = e.Final.PromptEvalCount.N
+		}
+	}
+	return false
+}
+
+// shorten asks for two tokens at most and drops what holds an answer to a
+// length (min_tokens above the limit would be refused).
+func shorten(body []byte, api load.API) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("the first request's body is not JSON: %w", err)
+	}
+	if api.OpenAI() {
+		m["max_tokens"] = 2
+		if _, ok := m["max_completion_tokens"]; ok {
+			m["max_completion_tokens"] = 2
+		}
+		delete(m, "min_tokens")
+	} else {
+		opts, _ := m["options"].(map[string]any)
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		opts["num_predict"] = 2
+		m["options"] = opts
+	}
+	return json.Marshal(m)
+}
+
+func contentType(resp *http.Response) string {
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		return ct
+	}
+	return "no Content-Type"
+}
+
+// refused is the server's refusal of the first request, in its words.
+func refused(u *url.URL, api load.API, status string, body []byte) error {
+	msg := serverMessage(body)
+	e := &PreflightError{Msg: fmt.Sprintf("%s refused the first request: %s", redact(u), status)}
+	if msg != "" {
+		e.Msg += ": " + clip(msg)
+	}
+	switch {
+	case strings.HasPrefix(status, "404"):
+		e.Hints = append(e.Hints, fmt.Sprintf("is this the %s API? --api chooses another, or give its path in TARGET", api))
+	case strings.HasPrefix(status, "401"), strings.HasPrefix(status, "403"):
+		e.Hints = append(e.Hints, "give its credentials: --header 'Authorization: Bearer TOKEN' (or INFERSCOPE_BEARER_TOKEN)")
+	default:
+		e.Hints = append(e.Hints, "the server's message says why; check --model and the lengths asked")
+	}
+	return e
+}
+
+// serverMessage is what an error body says: OpenAI's error.message,
+// Ollama's error, or the text.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  any             `json:"detail"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil && s != "" {
+			return s
+		}
+		var o struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(e.Error, &o) == nil && o.Message != "" {
+			return o.Message
+		}
+		if e.Message != "" {
+			return e.Message
+		}
+	}
+	return strings.TrimSpace(string(body))
+}
+
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func redact(u *url.URL) string { return u.Redacted() }
+
+// unreachable is a server the bench could not reach.
+func unreachable(base *url.URL, err error) error {
+	var pe *PreflightError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &PreflightError{Msg: fmt.Sprintf("cannot reach %s: %v", redact(base), errors.Unwrap(err)), Err: err,
+		Hints: []string{"check that the server is up and TARGET's host and port"}}
+}
