@@ -15,13 +15,12 @@
 // Record.Split (*Split), which holds Ollama's final counts and durations
 // or llama.cpp's timings alike (Split.Source says which); ErrorKind has
 // one more value, ErrStream (an error object inside a 200 answer);
-// Progress has Warmup; Summary has Warmup (requests ended in the warm-up)
-// and SlotWait.
+// Record has Streamed; Progress has Warmup; Summary has Warmup (requests
+// ended in the warm-up), SlotWait, Dropped and SendEnd; Plan has
+// OnMeasure.
 package load
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -98,6 +97,11 @@ type Plan struct {
 	Drain  time.Duration
 	Source workload.Source
 	Seed   uint64 // the arrivals' seed (the source has its own)
+	// OnMeasure, when set, is called once as the measured part starts
+	// (at, from the run's start), before its first request is sent: the
+	// caller's cue to scrape the server's "before". It must return
+	// quickly: arrivals are not held for it.
+	OnMeasure func(at time.Duration)
 }
 
 // ErrorKind says how a request failed; "" is none.
@@ -154,6 +158,9 @@ type Record struct {
 	ErrorDetail                              string // clipped, one line
 	Finish                                   string // finish_reason / done_reason
 	Split                                    *Split // nil: the answer carried none
+	// Streamed: the answer came as a stream (SSE or NDJSON); false for a
+	// whole JSON body (a server that ignored "stream": true) or none.
+	Streamed bool
 }
 
 // Progress is the run so far, for a progress line.
@@ -175,23 +182,23 @@ type Lateness struct {
 
 // Summary is the run as a whole; the figures are the measured part's.
 type Summary struct {
-	Start                    time.Time     // wall clock at the run's start
-	MeasuredFrom, MeasuredTo time.Duration // the measured window (after the warm-up), from the start
-	Scheduled, Sent          int
-	Completed, Errors        int
-	Warmup                   int // requests that ended in the warm-up
+	Start time.Time // wall clock at the run's start
+	// MeasuredFrom is when the measured part started (the warm-up's end),
+	// -1 if it never did; MeasuredTo when its last request ended; SendEnd
+	// when sending stopped. All from the run's start.
+	MeasuredFrom, MeasuredTo, SendEnd time.Duration
+	// Scheduled: measured arrivals due before sending stopped (in a
+	// closed loop, Sent). Dropped: of those, the ones never sent (the
+	// pacer behind at the end, or arrivals waiting for a slot when the
+	// run ended): Scheduled = Sent + Dropped.
+	Scheduled, Sent, Dropped int
+	Completed, Errors        int // measured requests that ended without an error, with one
+	Warmup                   int // requests sent in the warm-up
 	Lateness                 Lateness
-	SlotWait                 Lateness // the waits for a slot (a rate with a cap)
+	SlotWait                 Lateness // the waits for a slot (a rate with a cap); Late counts waits over 1 ms
 	// ITL pools the measured requests' gaps between content events, in
 	// microseconds, 3 significant figures (relative error ≤ 0.1%).
 	ITL     *hdrhistogram.Histogram
 	CPU     time.Duration // the generator process's user+sys CPU over the run
 	Partial bool          // interrupted
-}
-
-// Run sends p's requests until its end or ctx's cancellation, calling rec
-// with each request's Record as it ends (from one goroutine at a time) and
-// prog about every 250 ms (nil for none).
-func Run(ctx context.Context, p Plan, rec func(Record), prog func(Progress)) (Summary, error) {
-	return Summary{}, errors.New("load: not built yet")
 }
