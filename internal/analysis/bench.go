@@ -106,20 +106,23 @@ type BenchCheck struct {
 	ServerTokens    *float64
 }
 
-// The verdicts a run can have, as note ids.
+// The verdicts a run can have, as note ids, and the note of a generator
+// that could not keep up.
 const (
 	VerdictSaturated    = "bench_saturated"
 	VerdictKVBound      = "bench_kv_bound"
 	VerdictPrefillBound = "bench_prefill_bound"
 	VerdictDecodeBound  = "bench_decode_bound"
-	VerdictClientBound  = "bench_client_bound"
+	NoteClientBound     = "bench_client_bound"
 )
 
 // BenchJudgement is what the table says of a run.
 type BenchJudgement struct {
-	// Verdict is the id of the verdict's note, "" where the run had
-	// none (nothing published to judge by).
-	Verdict string
+	// Verdict is the id of the server's verdict's note, "" where the run
+	// had none (nothing published to judge by); ClientBound says the
+	// generator could not keep up.
+	Verdict     string
+	ClientBound bool
 	// Notes are the run's notes: the verdict first, then the time outside
 	// the engine, the self-check, the validity flags.
 	Notes []report.Note
@@ -128,14 +131,17 @@ type BenchJudgement struct {
 	Rows map[string]report.Severity
 }
 
-// JudgeBench judges a load run through the table: its verdict (the first
-// of client-bound, KV-bound, saturated, then prefill- or decode-bound that
-// holds), the time its requests spent outside the engine, the self-check
-// of the generator against the server, and what makes its figures other
-// than they seem.
+// JudgeBench judges a load run through the table: the server's verdict
+// (the first of KV-bound, saturated, then prefill- or decode-bound that
+// holds), a generator that could not keep up (client-bound: beside the
+// verdict, which is still the server's account of the load it got), the
+// time its requests spent outside the engine, the self-check of the
+// generator against the server, and what makes its figures other than
+// they seem.
 func JudgeBench(in BenchRun) BenchJudgement {
 	j := &benchJudge{in: in, out: BenchJudgement{Rows: map[string]report.Severity{}}}
 	j.verdict()
+	j.clientBound()
 	j.outside()
 	j.selfCheck()
 	j.validity()
@@ -165,7 +171,7 @@ func (j *benchJudge) row(b band, format string, args ...any) {
 }
 
 func (j *benchJudge) verdict() {
-	for _, try := range []func() bool{j.clientBound, j.kvBound, j.saturated, j.phaseBound} {
+	for _, try := range []func() bool{j.kvBound, j.saturated, j.phaseBound} {
 		if try() {
 			j.out.Verdict = j.out.Notes[len(j.out.Notes)-1].ID
 			return
@@ -186,8 +192,9 @@ func (j *benchJudge) clientBound() bool {
 	if j.in.CPUShare != nil {
 		why = append(why, "it used "+units.Percent(*j.in.CPUShare)+" of the cores it had")
 	}
-	j.note(benchClientBound, "the generator could not keep up: %s; these figures measure the machine that sent the load as much as the server. Send from a machine with more room, or lower the load",
+	j.note(benchClientBound, "the generator could not keep up: %s; these figures measure the machine that sent the load as much as the server, which got less than was asked. Send from a machine with more room, or lower the load",
 		strings.Join(why, ", and "))
+	j.out.ClientBound = true
 	return true
 }
 

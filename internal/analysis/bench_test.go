@@ -59,9 +59,6 @@ func TestJudgeBenchVerdict(t *testing.T) {
 		{"KV 0.89 and waiting: saturated, not KV", BenchRun{Samples: samples(100, grow, repeat(4, 8), repeat(0.89, 8))}, VerdictSaturated},
 		{"KV full, preempted, none waiting", BenchRun{Samples: samples(100, repeat(0, 8), repeat(4, 8), repeat(0.95, 8)), Preemptions: f(3)}, VerdictKVBound},
 		{"KV full, nothing waits or is preempted", BenchRun{Samples: samples(100, repeat(0, 8), repeat(4, 8), repeat(0.95, 8)), Preemptions: f(0), PrefillSeconds: f(1), DecodeSeconds: f(3)}, VerdictDecodeBound},
-		{"late generator first", BenchRun{Samples: samples(100, grow, repeat(4, 8), repeat(0.95, 8)), LateP99: f(0.010)}, VerdictClientBound},
-		{"generator a little late", BenchRun{Samples: samples(100, nan, nan, nan), LateP99: f(0.009), CPUShare: f(0.79), PrefillSeconds: f(1), DecodeSeconds: f(3)}, VerdictDecodeBound},
-		{"generator busy", BenchRun{Samples: samples(100, nan, nan, nan), CPUShare: f(0.8)}, VerdictClientBound},
 	}
 	for _, tt := range tests {
 		got := JudgeBench(tt.in)
@@ -70,12 +67,38 @@ func TestJudgeBenchVerdict(t *testing.T) {
 		}
 		verdicts := 0
 		for _, n := range got.Notes {
-			if strings.HasPrefix(n.ID, "bench_") && slices.Contains([]string{VerdictSaturated, VerdictKVBound, VerdictPrefillBound, VerdictDecodeBound, VerdictClientBound}, n.ID) {
+			if slices.Contains([]string{VerdictSaturated, VerdictKVBound, VerdictPrefillBound, VerdictDecodeBound}, n.ID) {
 				verdicts++
 			}
 		}
 		if want := min(1, len(tt.want)); verdicts != want {
 			t.Errorf("%s: %d verdict notes", tt.name, verdicts)
+		}
+	}
+}
+
+// A generator that could not keep up is said beside the server's verdict,
+// at and either side of its limits.
+func TestJudgeBenchClientBound(t *testing.T) {
+	grow := []float64{0, 0, 1, 1, 2, 3, 3, 4}
+	tests := []struct {
+		name    string
+		late    *float64
+		cpu     *float64
+		bound   bool
+		verdict string
+	}{
+		{"late", f(0.010), nil, true, VerdictKVBound},
+		{"a little late", f(0.009), f(0.79), false, VerdictKVBound},
+		{"busy", nil, f(0.8), true, VerdictKVBound},
+	}
+	for _, tt := range tests {
+		got := JudgeBench(BenchRun{Samples: samples(100, grow, repeat(4, 8), repeat(0.95, 8)), LateP99: tt.late, CPUShare: tt.cpu})
+		if got.ClientBound != tt.bound || got.Verdict != tt.verdict {
+			t.Errorf("%s: client-bound %v verdict %q (notes %v)", tt.name, got.ClientBound, got.Verdict, ids(got.Notes))
+		}
+		if fired := slices.ContainsFunc(got.Notes, func(n report.Note) bool { return n.ID == NoteClientBound && n.Severity == report.Warn }); fired != tt.bound {
+			t.Errorf("%s: note %v", tt.name, ids(got.Notes))
 		}
 	}
 }

@@ -258,6 +258,9 @@ func (r *runner) read(ctx context.Context) (*snapshot.Snapshot, time.Time, error
 // record takes one Record as its request ends (the generator calls it
 // from one goroutine at a time).
 func (r *runner) record(rec load.Record) {
+	if rec.Sent < 0 {
+		return // never sent: nothing to count
+	}
 	if r.cfg.Records != nil && r.recErr == nil {
 		r.recErr = r.cfg.Records.Write(rec)
 	}

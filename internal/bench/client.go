@@ -90,6 +90,9 @@ type Client struct {
 	Failed    int            `json:"failed"`
 	Errors    map[string]int `json:"errors"`
 	Warmup    int            `json:"warmup"`
+	// Dropped counts the arrivals due before sending stopped that were
+	// never sent (the pacer behind, or waiting for a slot at the end).
+	Dropped int `json:"dropped"`
 	// WindowSeconds is what the throughputs divide by: from the first
 	// measured request's send to the end of the last one's answer.
 	WindowSeconds report.Number `json:"window_seconds"`
@@ -380,7 +383,7 @@ func (t *clientTally) finishUp(s load.Summary, cores int) Client {
 	c.CPUSeconds, c.CPUShare = nan, nan
 	if s.CPU > 0 {
 		c.CPUSeconds = report.Number(s.CPU.Seconds())
-		if wall := s.MeasuredTo.Seconds(); wall > 0 && cores > 0 {
+		if wall := max(s.MeasuredTo, s.SendEnd).Seconds(); wall > 0 && cores > 0 {
 			c.CPUShare = report.Number(s.CPU.Seconds() / (wall * float64(cores)))
 		}
 	}

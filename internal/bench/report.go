@@ -41,9 +41,12 @@ type Report struct {
 	// the engine; nil where the server publishes neither.
 	TTFTSplit *TTFTSplit `json:"ttft_split"`
 	SelfCheck SelfCheck  `json:"self_check"`
-	// Verdict is the id of the verdict's note ("bench_decode_bound"), ""
-	// where nothing published could give one.
-	Verdict string `json:"verdict"`
+	// Verdict is the id of the server's verdict's note
+	// ("bench_decode_bound"), "" where nothing published could give one;
+	// ClientBound says the generator could not keep up (its note says
+	// how), beside it.
+	Verdict     string `json:"verdict"`
+	ClientBound bool   `json:"client_bound"`
 	// Metrics says where the server's figures come from: the URL read,
 	// or "bench" where the server publishes none and the bench measured
 	// its own (the proxy's metric set, fed from the answers).
@@ -143,7 +146,7 @@ func (r *runner) report(sum load.Summary) *Report {
 		out.Metrics = "bench"
 	}
 	out.Client = r.tally.finishUp(sum, cfg.Cores)
-	out.Client.Warmup = sum.Warmup
+	out.Client.Warmup, out.Client.Dropped = sum.Warmup, sum.Dropped
 	w := r.w
 	out.Window = Window{FailedScrapes: w.failures, IntervalSeconds: num(cfg.Interval.Seconds()), Seconds: num(math.NaN())}
 	if w.until != nil {
@@ -170,7 +173,7 @@ func (r *runner) report(sum load.Summary) *Report {
 	}
 	in := r.benchRun(sum, out, d)
 	j := analysis.JudgeBench(in)
-	out.Verdict, out.Notes, out.rows = j.Verdict, j.Notes, j.Rows
+	out.Verdict, out.ClientBound, out.Notes, out.rows = j.Verdict, j.ClientBound, j.Notes, j.Rows
 	out.SelfCheck.Requests.Colour = j.Rows["self_check/requests"]
 	out.SelfCheck.Tokens.Colour = j.Rows["self_check/tokens"]
 	out.SelfCheck.Concurrency.Colour = j.Rows["self_check/concurrency"]
@@ -218,7 +221,7 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 	in := analysis.BenchRun{
 		FixedOutput: r.cfg.FixedOutput, EarlyStops: c.Stopped, ContextCut: c.Cut,
 		Measured: c.Sent, Errors: c.Errors, Unsettled: r.w.unsettled, WarmupLimit: units.Duration(r.cfg.Settle),
-		Partial: sum.Partial, Completed: c.Completed, StoppedAt: units.Seconds(sum.MeasuredTo.Seconds()),
+		Partial: sum.Partial, Completed: c.Completed, StoppedAt: units.Seconds(sum.SendEnd.Seconds()),
 		TokensFromEvents: c.TokenSource == "events", PrefixMeant: r.cfg.PrefixMeant,
 	}
 	if v := float64(c.TTFT.Mean); !math.IsNaN(v) {
@@ -235,13 +238,21 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 		in.Advice = r.w.last.Advice
 	}
 	flight := r.inFlight(sum.Start)
+	var all []analysis.BenchSample
 	if d != nil {
 		first := r.w.samples[0]
+		sendEnd := sum.Start.Add(sum.SendEnd)
 		for i, s := range r.w.samples {
-			in.Samples = append(in.Samples, analysis.BenchSample{
+			smp := analysis.BenchSample{
 				Seconds: s.at.Sub(first.at).Seconds(), Running: s.running, Waiting: s.waiting, KV: s.kv,
 				Generated: s.generated - first.generated, Finished: s.finished - first.finished, InFlight: flight[i],
-			})
+			}
+			all = append(all, smp)
+			// The verdict judges the load while it was sent: the drain
+			// after it empties the queue whatever the server is.
+			if sum.Start.IsZero() || sum.SendEnd <= 0 || !s.at.After(sendEnd) {
+				in.Samples = append(in.Samples, smp)
+			}
 		}
 		in.Preemptions = counter(d, snapshot.ExtraPreemptions)
 		in.PrefillSeconds = counter(d, snapshot.PromptSecondsTotal)
@@ -257,7 +268,7 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 		out.TTFTSplit = &TTFTSplit{Client: num(*in.ClientTTFT), Queue: num(*in.ServerQueue), Prefill: num(*in.ServerPrefill),
 			Outside: num(*in.ClientTTFT - *in.ServerQueue - *in.ServerPrefill)}
 	}
-	in.Check = r.selfCheck(sum, out, in.Samples)
+	in.Check = r.selfCheck(sum, out, all)
 	return in
 }
 

@@ -152,8 +152,14 @@ func (rep *Report) runSection() report.Section {
 	case "limit":
 		sec.Rows = append(sec.Rows, report.Row{ID: "warmup", Label: "warm-up", Value: "ended at its limit", Note: "the server had not settled", Severity: report.Warn})
 	}
-	if rep.Verdict != "" {
+	switch {
+	case rep.Verdict != "" && rep.ClientBound:
+		sec.Rows = append(sec.Rows, report.Row{ID: "verdict", Label: "verdict", Value: verdictWords[rep.Verdict],
+			Note: "and the generator could not keep up: see the notes", Severity: report.Warn})
+	case rep.Verdict != "":
 		sec.Rows = append(sec.Rows, row("verdict", "verdict", verdictWords[rep.Verdict], "see the notes"))
+	case rep.ClientBound:
+		sec.Rows = append(sec.Rows, report.Row{ID: "verdict", Label: "verdict", Value: "client-bound", Note: "see the notes", Severity: report.Warn})
 	}
 	return sec
 }
@@ -164,7 +170,6 @@ var verdictWords = map[string]string{
 	"bench_kv_bound":      "KV-bound",
 	"bench_prefill_bound": "prefill-bound",
 	"bench_decode_bound":  "decode-bound",
-	"bench_client_bound":  "client-bound",
 }
 
 func (rep *Report) latencySection() report.Section {
