@@ -43,23 +43,6 @@ type Model struct {
 	Context int
 }
 
-// Endpoint is the URL of api on the server at base: a base whose path
-// already ends with the API's path is used as it is, one ending in /v1
-// gets the rest of an OpenAI path, any other gets the whole path after
-// it (a gateway's prefix).
-func Endpoint(base *url.URL, api load.API) *url.URL {
-	u := *base
-	path := strings.TrimSuffix(u.Path, "/")
-	switch p := api.Path(); {
-	case strings.HasSuffix(path, p):
-	case api.OpenAI() && strings.HasSuffix(path, "/v1"):
-		u.Path = path + strings.TrimPrefix(p, "/v1")
-	default:
-		u.Path = path + p
-	}
-	return &u
-}
-
 // Root is the server's base without the API's path: where /metrics and
 // the model list hang.
 func Root(base *url.URL) *url.URL {
@@ -132,6 +115,9 @@ func Models(ctx context.Context, c *http.Client, base *url.URL, api load.API) ([
 		out = append(out, mod)
 	}
 	for _, m := range list.Models {
+		if len(list.Data) > 0 {
+			break // llama.cpp lists its model both ways
+		}
 		id := m.Name
 		if id == "" {
 			id = m.Model
@@ -190,7 +176,7 @@ func ProbeServer(ctx context.Context, c *http.Client, base *url.URL, api load.AP
 	if err != nil {
 		return Probe{}, err
 	}
-	u := Endpoint(base, api)
+	u := load.Endpoint(load.Target{Base: base, API: api})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(short))
 	if err != nil {
 		return Probe{}, err

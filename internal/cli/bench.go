@@ -191,6 +191,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		func() error { return o.checkLoad(set) },
 		func() error { return o.checkWarmup(set) },
 		o.checkOutput,
+		func() error { return o.workload.check(set) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -406,12 +407,13 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
-	src, info, err := o.workload.source(ctx, o.api, pre, o.seed)
+	target := benchload.Target{Base: o.base, API: o.api, Model: pre.ID, Headers: headers, Timeout: o.requestTimeout}
+	src, info, err := o.workload.source(ctx, target, o.seed)
 	if err != nil {
 		return err
 	}
 	if pre.Context > 0 && info.maxTokens > pre.Context {
-		return usagef("ask for shorter prompts or outputs (--prompt-tokens, --output-tokens)",
+		return usagef("ask for shorter prompts or answers (--prompt-tokens, --output-tokens)",
 			"the requests can reach %s tokens, more than the model's context of %s", units.Integer(float64(info.maxTokens)), units.Integer(float64(pre.Context)))
 	}
 	probe, err := bounded(ctx, 5*time.Minute, func(ctx context.Context) (bench.Probe, error) {
@@ -421,8 +423,8 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 	if err != nil && !(o.tokensEvents && errors.As(err, &pe) && probe.Streamed && !probe.Usage) {
 		return err
 	}
-	if pre.ID == "" {
-		pre.ID = probe.Model
+	if target.Model == "" {
+		target.Model = probe.Model
 	}
 
 	cfg := bench.Config{
@@ -433,16 +435,16 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 			return r
 		},
 		Interval: o.interval, SLO: o.sloValue, PrefixMeant: info.prefixMeant, FixedOutput: info.fixedOutput,
-		Describe: bench.Describe{Target: o.base.Redacted(), API: o.api.String(), Model: pre.ID, Workload: info.words,
+		Describe: bench.Describe{Target: o.base.Redacted(), API: o.api.String(), Model: target.Model, Workload: info.words,
 			Warmup: o.warmupWords(), Version: version.String()},
 	}
 	cfg.Plan = o.plan
-	cfg.Plan.Target = benchload.Target{Base: o.base, API: o.api, Model: pre.ID, Headers: headers, Timeout: o.requestTimeout}
+	cfg.Plan.Target = target
 	cfg.Plan.Source = src
 	if o.warm.settle {
 		cfg.Settle = o.warmupMax
 	}
-	if err := o.metrics(ctx, &cfg, headers, pre.ID); err != nil {
+	if err := o.metrics(ctx, &cfg, headers, target.Model); err != nil {
 		return err
 	}
 	if o.records != "" {
