@@ -126,9 +126,10 @@ func newBenchCmd(io *iostreams.IO) *cobra.Command {
 		short:   "load a server and diagnose the window it loaded",
 		long:    benchLong,
 		example: benchExample,
-		exits: []exitStatus{
-			{ExitOK, "the run's report written"},
-			{ExitError, "bad input, a server that cannot be loaded as asked (refused before any load is sent), or a run that could not be reported"},
+		exits: []exitStatus{{ExitOK, "the run's report written"}},
+		signals: []exitStatus{
+			{ExitInterrupted, "Ctrl-C: sending stopped, the requests in flight given --drain, and the report of what completed written, marked partial (a second Ctrl-C ends at once)"},
+			{ExitTerminated, "terminated (SIGTERM), as a shell reports it"},
 		},
 		args: benchArgs,
 		run: func(cmd *cobra.Command, pos []string) error {
@@ -408,13 +409,13 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 		return err
 	}
 	target := benchload.Target{Base: o.base, API: o.api, Model: pre.ID, Headers: headers, Timeout: o.requestTimeout}
+	if most := o.workload.maxTokens(); pre.Context > 0 && most > pre.Context {
+		return usagef("ask for shorter prompts or answers (--prompt-tokens, --output-tokens)",
+			"the requests can reach %s tokens, more than the model's context of %s", units.Integer(float64(most)), units.Integer(float64(pre.Context)))
+	}
 	src, info, err := o.workload.source(ctx, target, o.seed)
 	if err != nil {
 		return err
-	}
-	if pre.Context > 0 && info.maxTokens > pre.Context {
-		return usagef("ask for shorter prompts or answers (--prompt-tokens, --output-tokens)",
-			"the requests can reach %s tokens, more than the model's context of %s", units.Integer(float64(info.maxTokens)), units.Integer(float64(pre.Context)))
 	}
 	probe, err := bounded(ctx, 5*time.Minute, func(ctx context.Context) (bench.Probe, error) {
 		return bench.ProbeServer(ctx, client, o.base, o.api, src.Next(0).Body)

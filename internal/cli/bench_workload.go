@@ -101,12 +101,18 @@ func (w *workloadFlags) check(set map[string]bool) error {
 	return nil
 }
 
-// workloadInfo is what the report and the checks need of a workload.
+// maxTokens is the longest request in tokens (prompt and output), 0
+// where it cannot be known before sending (a dataset).
+func (w *workloadFlags) maxTokens() int {
+	if w.dataset != "" {
+		return 0
+	}
+	return w.promptDist.Largest() + w.outputDist.Largest()
+}
+
+// workloadInfo is what the report needs of a workload.
 type workloadInfo struct {
-	words string
-	// maxTokens is the longest request in tokens (prompt and output), 0
-	// where it cannot be known before sending (a dataset).
-	maxTokens   int
+	words       string
 	prefixMeant *float64
 	fixedOutput int
 }
@@ -135,7 +141,6 @@ func (w *workloadFlags) source(ctx context.Context, t benchload.Target, seed uin
 	}
 	s := &workload.Synthetic{Shape: shape, Prompt: w.promptDist, Output: w.outputDist, FixedOutput: fixed, Prefix: w.prefix,
 		PrefixShare: w.prefixShare, UniqueFirst: w.defeatCache, Seed: seed, Calibration: cal}
-	info.maxTokens = w.promptDist.Largest() + w.outputDist.Largest()
 	meant := 0.0
 	if w.prefix > 0 && w.promptDist.Mean > 0 {
 		meant = w.prefixShare * float64(w.prefix) / float64(w.promptDist.Mean)
