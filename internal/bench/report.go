@@ -132,6 +132,15 @@ type Window struct {
 
 func num(v float64) report.Number { return report.Number(v) }
 
+// offset is a time from the run's start in seconds; NaN (null) for one
+// not reached (-1).
+func offset(d time.Duration) report.Number {
+	if d < 0 {
+		return num(math.NaN())
+	}
+	return num(d.Seconds())
+}
+
 // report assembles the run's report once it has ended.
 func (r *runner) report(sum load.Summary) *Report {
 	cfg := r.cfg
@@ -139,7 +148,7 @@ func (r *runner) report(sum load.Summary) *Report {
 		Schema: Schema, Kind: "bench", Version: cfg.Describe.Version,
 		Target: cfg.Describe.Target, API: cfg.Describe.API, Model: cfg.Describe.Model,
 		StartedAt: report.Time{Time: sum.Start}, Load: loadOf(cfg), Partial: sum.Partial,
-		MeasuredFrom: num(sum.MeasuredFrom.Seconds()), MeasuredTo: num(sum.MeasuredTo.Seconds()),
+		MeasuredFrom: offset(sum.MeasuredFrom), MeasuredTo: offset(sum.MeasuredTo),
 		Metrics: cfg.Metrics,
 	}
 	if r.own != nil {
