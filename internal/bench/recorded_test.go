@@ -180,7 +180,7 @@ func TestRecord(t *testing.T) {
 	src := &workload.Synthetic{Shape: workload.Shape{API: load.ChatCompletions, Model: model}, Prompt: workload.Dist{Mean: prompt, Min: prompt, Max: prompt},
 		Output: workload.Dist{Mean: output, Min: output, Max: output}, FixedOutput: true, UniqueFirst: true, Seed: 1}
 	cfg := Config{
-		Plan: load.Plan{Concurrency: c, Requests: n, Target: load.Target{Base: u, API: load.ChatCompletions, Model: model}, Source: src, Seed: 1},
+		Plan:   load.Plan{Concurrency: c, Requests: n, Target: load.Target{Base: u, API: load.ChatCompletions, Model: model}, Source: src, Seed: 1},
 		Scrape: read, Metrics: metrics, Build: build, Interval: 250 * time.Millisecond, Records: NewRecordWriter(rec, JSONL),
 		Describe: Describe{Target: base, API: "chat_completions", Model: model},
 	}

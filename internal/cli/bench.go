@@ -126,7 +126,7 @@ func newBenchCmd(io *iostreams.IO) *cobra.Command {
 		short:   "load a server and diagnose the window it loaded",
 		long:    benchLong,
 		example: benchExample,
-		exits: []exitStatus{{ExitOK, "the run's report written"}},
+		exits:   []exitStatus{{ExitOK, "the run's report written"}},
 		signals: []exitStatus{
 			{ExitInterrupted, "Ctrl-C: sending stopped, the requests in flight given --drain, and the report of what completed written, marked partial (a second Ctrl-C ends at once)"},
 			{ExitTerminated, "terminated (SIGTERM), as a shell reports it"},
