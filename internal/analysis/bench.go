@@ -370,7 +370,7 @@ func Concurrency(samples []BenchSample) (client, server float64, ok bool) {
 func (j *benchJudge) validity() {
 	in := j.in
 	if in.PrefixHit != nil && in.PrefixMeant != nil && *in.PrefixHit > *in.PrefixMeant+prefixExcess {
-		j.note(benchPrefixUnintended, "the prefix cache served %s of the prompt tokens where the workload shares %s on purpose: prompts of an earlier run (or a dataset that repeats) are cached, and prefill looks faster than these prompts are. Defeat it with a unique first token, or another --seed",
+		j.note(benchPrefixUnintended, "the prefix cache served %s of the prompt tokens where the workload shares %s on purpose: prompts of an earlier run (or a dataset that repeats) are cached, and prefill looks faster than these prompts are. Run again with another --seed, or once the server's cache is cleared",
 			units.Percent(*in.PrefixHit), units.Percent(*in.PrefixMeant))
 	}
 	if in.FixedOutput > 0 && in.EarlyStops > 0 {

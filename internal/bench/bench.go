@@ -149,7 +149,13 @@ type runner struct {
 	// run's start (4 bytes each: a million requests keep 8 MB): the
 	// generator's requests in flight at each scrape.
 	sent, ended column[int32]
-	recErr      error
+	// done are the completed requests' ends (ms from the run's start) and
+	// TTFTs (seconds), warm-up included: the client's side of the server's
+	// queue and prefill over the window, which count the requests that
+	// finished in it, whatever part of the run sent them.
+	done     column[int32]
+	doneTTFT column[float64]
+	recErr   error
 
 	begin    chan struct{} // asks the sampler to start the measured window
 	asked    atomic.Bool
@@ -270,6 +276,8 @@ func (r *runner) record(rec load.Record) {
 	r.ended.add(millis(end))
 	switch rec.Error {
 	case "":
+		r.done.add(millis(end))
+		r.doneTTFT.add(secondsOr(rec.TTFT))
 		r.whole.completed++
 		if rec.TokenSource == "usage" && rec.OutputTokens >= 0 {
 			r.whole.tokens += rec.OutputTokens
@@ -521,6 +529,27 @@ func (r *runner) inFlight(start time.Time) []float64 {
 		}
 	}
 	return out
+}
+
+// ttftFinishedIn is the mean client TTFT of the requests that completed
+// after from and by to (the window's first and last scrapes), and how many
+// had one.
+func (r *runner) ttftFinishedIn(start, from, to time.Time) (float64, int) {
+	if start.IsZero() {
+		return math.NaN(), 0
+	}
+	lo, hi := millis(from.Sub(start)), millis(to.Sub(start))
+	sum, n := 0.0, 0
+	for i := range r.done.n {
+		if end, ttft := r.done.at(i), r.doneTTFT.at(i); end > lo && end <= hi && !math.IsNaN(ttft) {
+			sum += ttft
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	return sum / float64(n), n
 }
 
 // millis is d in whole milliseconds, rounded down, within int32 (24 days).

@@ -115,7 +115,7 @@ func fullReport() *Report {
 			Split:   &Split{Source: "ollama", Requests: 3, Load: 0, Prefill: 0.05, Decode: 0.1, Beyond: 0.01},
 			Goodput: &Goodput{SLO: "ttft=500ms", Good: 2, Of: 4, Denominator: Denominator, Share: 0.5, Rate: 0.7},
 			Stopped: 1, Cut: 0},
-		TTFTSplit: &TTFTSplit{Client: 0.2, Queue: 0.05, Prefill: 0.1, Outside: 0.05},
+		TTFTSplit: &TTFTSplit{Requests: 3, Client: 0.2, Queue: 0.05, Prefill: 0.1, Outside: 0.05},
 		SelfCheck: SelfCheck{Comparable: false, Why: "why",
 			Requests: Compare{Client: 5, Server: 5, Agree: &yes}, Tokens: Compare{Client: 50, Server: 50, Agree: &yes},
 			Concurrency: Compare{Client: 2, Server: 2, Agree: &yes}},

@@ -80,12 +80,15 @@ type Load struct {
 	Seed        uint64        `json:"seed"`
 }
 
-// TTFTSplit is where the client's time to first token went.
+// TTFTSplit is where the client's time to first token went, over the
+// requests that finished in the server's window (those its histograms
+// count, the warm-up's last ones included).
 type TTFTSplit struct {
-	Client  report.Number `json:"client"`
-	Queue   report.Number `json:"queue"`
-	Prefill report.Number `json:"prefill"`
-	Outside report.Number `json:"outside"`
+	Requests int           `json:"requests"`
+	Client   report.Number `json:"client"`
+	Queue    report.Number `json:"queue"`
+	Prefill  report.Number `json:"prefill"`
+	Outside  report.Number `json:"outside"`
 }
 
 // SelfCheck is the generator's account beside the server's.
@@ -233,9 +236,6 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 		Partial: sum.Partial, Completed: c.Completed, StoppedAt: units.Seconds(sum.SendEnd.Seconds()),
 		TokensFromEvents: c.TokenSource == "events", PrefixMeant: r.cfg.PrefixMeant,
 	}
-	if v := float64(c.TTFT.Mean); !math.IsNaN(v) {
-		in.ClientTTFT = &v
-	}
 	if r.cfg.Plan.Rate > 0 && c.Lateness.Count > 0 {
 		v := float64(c.Lateness.P99)
 		in.LateP99 = &v
@@ -273,9 +273,17 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 			in.PrefixHit = &v
 		}
 	}
-	if in.ClientTTFT != nil && in.ServerQueue != nil && in.ServerPrefill != nil {
-		out.TTFTSplit = &TTFTSplit{Client: num(*in.ClientTTFT), Queue: num(*in.ServerQueue), Prefill: num(*in.ServerPrefill),
-			Outside: num(*in.ClientTTFT - *in.ServerQueue - *in.ServerPrefill)}
+	if d != nil {
+		// Like with like: the server's histograms count the requests that
+		// finished in the window, so the client's mean is of those too.
+		first, last := r.w.samples[0].at, r.w.samples[len(r.w.samples)-1].at
+		if v, n := r.ttftFinishedIn(sum.Start, first, last); n > 0 {
+			in.ClientTTFT = &v
+			if in.ServerQueue != nil && in.ServerPrefill != nil {
+				out.TTFTSplit = &TTFTSplit{Requests: n, Client: num(v), Queue: num(*in.ServerQueue), Prefill: num(*in.ServerPrefill),
+					Outside: num(v - *in.ServerQueue - *in.ServerPrefill)}
+			}
+		}
 	}
 	in.Check = r.selfCheck(sum, out, all)
 	return in

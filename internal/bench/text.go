@@ -279,7 +279,7 @@ func (rep *Report) splitSection() (report.Section, bool) {
 	sec := report.Section{ID: "ttft_split", Title: "Time to first token, split"}
 	if s := rep.TTFTSplit; s != nil {
 		sec.Rows = append(sec.Rows,
-			row("client", "at the client", say(s.Client), "mean of the measured requests"),
+			row("client", "at the client", say(s.Client), "mean of the "+units.Integer(float64(s.Requests))+" requests that finished in the window"),
 			row("queue", "server queue", say(s.Queue), "mean over the window, from its histogram"),
 			row("prefill", "server prefill", say(s.Prefill), "mean over the window, from its histogram"),
 			row("outside", "outside the engine", say(s.Outside), "network, HTTP front end, tokenizer, a proxy"))

@@ -480,8 +480,11 @@ func (o *benchOptions) metrics(ctx context.Context, cfg *bench.Config, headers h
 		target = u.String()
 	}
 	so := scrape.Options{Timeout: defaultBenchScrapeLimit, MaxBytes: scrape.DefaultMaxBytes, UserAgent: userAgent()}
-	if t, err := scrape.Resolve(target); err == nil && t.URL != nil && httpsafe.SameHost(t.URL, o.base) {
-		so.Headers = headers // the server's credentials, to the server only
+	if t, err := scrape.Resolve(target); err == nil && t.URL != nil {
+		target = t.URL.String() // host:port said in full
+		if httpsafe.SameHost(t.URL, o.base) {
+			so.Headers = headers // the server's credentials, to the server only
+		}
 	}
 	do := inspectOptions{}
 	read := func(ctx context.Context) (*snapshot.Snapshot, error) {
@@ -501,8 +504,16 @@ func (o *benchOptions) metrics(ctx context.Context, cfg *bench.Config, headers h
 		// The server's figures of the model loaded, where it serves several.
 		do.model = model
 	}
-	cfg.Scrape, cfg.Metrics = read, target
+	cfg.Scrape, cfg.Metrics = read, redactURL(target)
 	return nil
+}
+
+// redactURL writes a URL without its password.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 // write writes the report as -o says.
