@@ -23,7 +23,8 @@
 //
 // OpenAI chat/completions and completions (streaming and not), and
 // Ollama's /api/chat and /api/generate, by reading a copy of the response
-// as it flows: time to first token at the first content, reasoning or
+// as it flows (with package stream's reader, the one `inferscope bench`
+// reads its own answers with): time to first token at the first content, reasoning or
 // tool-call delta (not a role-only chunk or a keep-alive comment), the
 // whole request time, and what the upstream reports: `usage` (the last one
 // the stream carries, with prompt_tokens_details.cached_tokens where

@@ -123,13 +123,30 @@ type openaiChunk struct {
 	} `json:"choices"`
 	Usage   *Usage   `json:"usage"`
 	Timings *Timings `json:"timings"`
-	// An error in a 200 answer: vLLM and SGLang write {"error": {...}}
-	// (vLLM's create_streaming_error_response, SGLang's alike), older
-	// vLLM {"object": "error", "message": ...}. Read leniently: a chunk
-	// whose "object" is not a string still counts.
+}
+
+// openaiError is an error in a 200 answer: vLLM and SGLang write
+// {"error": {...}} (vLLM's create_streaming_error_response, SGLang's
+// alike), older vLLM {"object": "error", "message": ...}. It is read
+// leniently (a chunk whose "object" is not a string is still a chunk),
+// and only from a chunk whose bytes hold "error" at all, so that the
+// chunks of a stream cost no more to read.
+type openaiError struct {
 	Error   errorValue `json:"error"`
 	Object  lenient    `json:"object"`
 	Message lenient    `json:"message"`
+}
+
+// openaiErr is what an error in a chunk or answer says, "" none.
+func openaiErr(b []byte) string {
+	if !bytes.Contains(b, []byte(`"error"`)) {
+		return ""
+	}
+	var e openaiError
+	if json.Unmarshal(b, &e) != nil {
+		return ""
+	}
+	return e.message()
 }
 
 // tokens reports a chunk that carries generated tokens in a stream: a
@@ -163,13 +180,13 @@ func (c *openaiChunk) finish() string {
 	return ""
 }
 
-func (c *openaiChunk) err() string {
-	if c.Error.set {
-		return c.Error.msg
+func (e *openaiError) message() string {
+	if e.Error.set {
+		return e.Error.msg
 	}
-	if c.Object.s == "error" {
-		if c.Message.s != "" {
-			return c.Message.s
+	if e.Object.s == "error" {
+		if e.Message.s != "" {
+			return e.Message.s
 		}
 		return "error"
 	}

@@ -11,7 +11,7 @@ import (
 // arrive.
 func FuzzReader(f *testing.F) {
 	for _, path := range []string{"proxy/ollama_chat_stream.ndjson", "proxy/llamacpp_chat_stream.sse", "proxy/vllm_chat_stream_usage.sse",
-		"proxy/openai_chat.json", "proxy/ollama_generate.json", "proxy/llamacpp_b10309_chat_stream.http", "proxy/openai_completions_stream_nousage.sse"} {
+		"proxy/openai_chat.json", "proxy/ollama_generate.json", "proxy/llamacpp_b10309_chat_stream.http", "proxy/openai_completions_stream_nousage.sse", "bench/llmd_sim_chat_stream_usage.http"} {
 		fx := loadFixture(f, path)
 		f.Add(fx.body, uint8(fx.framing), uint8(len(path)))
 	}

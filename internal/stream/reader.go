@@ -181,7 +181,7 @@ func (r *Reader) whole(b []byte, t time.Time) {
 			return
 		}
 		r.emit(Event{Kind: Data, T: t, Whole: true, Content: c.answered(), Model: c.Model, Usage: c.Usage,
-			Timings: c.Timings, Finish: c.finish(), Error: c.err()})
+			Timings: c.Timings, Finish: c.finish(), Error: openaiErr(b)})
 		return
 	}
 	var l ollamaLine
@@ -225,7 +225,7 @@ func (r *Reader) sseLine(b []byte, t time.Time) {
 		return
 	}
 	r.emit(Event{Kind: Data, T: t, Content: c.tokens(), Model: c.Model, Usage: c.Usage, Timings: c.Timings,
-		Finish: c.finish(), Error: c.err()})
+		Finish: c.finish(), Error: openaiErr(data)})
 }
 
 // ndjsonLine reads one line of an Ollama stream.

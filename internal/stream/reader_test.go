@@ -345,6 +345,12 @@ func TestFixtures(t *testing.T) {
 		// A role chunk (content null), 4 content chunks, a finish chunk
 		// with timings (no usage: it was not asked for), [DONE].
 		{"proxy/llamacpp_b10309_chat_stream.http", ChatCompletions, summary{content: 4, data: 6, model: "/tmp/peers/tiny-llama.gguf", usage: noUsage, finish: "length", done: true, timings: true}},
+		// Recorded for the bench: the same with usage asked for, which
+		// llama.cpp sends on a chunk of its own with the timings.
+		{"bench/llamacpp_b10309_chat_stream_usage.http", ChatCompletions, summary{content: 4, data: 7, model: "/tmp/peers/tiny-llama.gguf", usage: [3]int{38, 4, 0}, finish: "length", done: true, timings: true}},
+		// llm-d's simulator: a role chunk without content, 4 content
+		// chunks, a finish chunk, a usage-only chunk.
+		{"bench/llmd_sim_chat_stream_usage.http", ChatCompletions, summary{content: 4, data: 7, model: "tiny", usage: [3]int{10, 4, 0}, finish: "length", done: true}},
 		{"proxy/llamacpp_chat_stream.sse", ChatCompletions, summary{content: 2, data: 4, model: "qwen2.5-7b", usage: [3]int{1210, 2, -1}, finish: "stop", done: true, timings: true}},
 		{"proxy/ollama_chat_stream.ndjson", OllamaChat, summary{content: 3, data: 4, model: "llama3.2", usage: noUsage, finish: "stop", final: true}},
 		{"proxy/ollama_generate.json", OllamaGenerate, summary{content: 1, data: 1, model: "llama3.2", usage: noUsage, finish: "stop", final: true}},

@@ -5,22 +5,65 @@
 // [Record] to the caller as it ends. It keeps no record itself, so a run of
 // a million requests holds only the requests in flight.
 //
+// # Arrivals and lateness
+//
 // Arrivals are scheduled on absolute times from the run's monotonic start
-// (never slept relatively, so that lateness does not accumulate), and each
-// request's scheduled and actual send times are recorded: the pacer's
-// lateness is in the [Summary], with the generator's own CPU time, so that
+// ([Schedule]: each the last plus a gap; never slept relatively, so that
+// lateness does not accumulate). Each request's scheduled and actual send
+// times are recorded, and the pacer's lateness (sent − scheduled − any
+// wait for a slot) is in the [Summary] with the generator's own CPU time:
 // a generator that could not keep up is seen, never taken for the server.
+// With a cap, an arrival that finds every slot busy waits in line, and the
+// wait is its Record's SlotWait; arrivals still waiting when a run by
+// duration ends are Dropped, counted as scheduled and not sent.
+//
+// # What is measured, by measurement point
+//
+// All times are taken on the monotonic clock in the generator's process,
+// from Sent, the moment the request is handed to the HTTP transport (after
+// its body was made and any slot was free):
+//
+//   - TTFB: the first byte of the answer's status line (httptrace's
+//     GotFirstResponseByte).
+//   - TTFT: the read that completed the first event carrying content
+//     (text, reasoning or a tool call; a role-only chunk, a keep-alive or
+//     a usage chunk is not content). vLLM's bench counts the first chunk
+//     with choices, empty or not: its TTFT can be earlier.
+//   - E2E: the read that completed the last content event (vLLM's and
+//     AIPerf's end; GuideLLM ends at the stream's close, which is Done).
+//   - Done: the answer's end of body.
+//   - ITL: every gap between consecutive content events, pooled over the
+//     measured requests that ended without an error in an HdrHistogram (µs,
+//     3 significant figures: within 0.1%); a chunk carrying several tokens
+//     is one event, so one gap. ITLSum = E2E − TTFT; TPOT is the caller's
+//     (E2E − TTFT)/(OutputTokens − 1).
+//   - Tokens: the server's own count (OpenAI usage, asked for with
+//     stream_options.include_usage; Ollama's eval_count; llama.cpp's
+//     timings), TokenSource "usage"; else the content events counted,
+//     "events".
+//
+// Events that arrive in one read share its time: the reader cannot tell
+// them apart, and neither can any client of the same socket.
+//
+// Errors are kinds ([ErrorKind]): an HTTP status, a timeout, a stream cut
+// before its end ([DONE], Ollama's done, or a finish reason at the end of
+// body), an error object inside a 200 answer, usage that cannot be true, no
+// answer at all, or a request canceled when the drain ran out.
 //
 // Changes from the contract in bench-design.md: Record.Ollama is
 // Record.Split (*Split), which holds Ollama's final counts and durations
 // or llama.cpp's timings alike (Split.Source says which); ErrorKind has
 // one more value, ErrStream (an error object inside a 200 answer);
-// Record has Streamed; Progress has Warmup; Summary has Warmup (requests
-// ended in the warm-up), SlotWait, Dropped and SendEnd; Plan has
-// OnMeasure.
+// Record has Streamed and Resent; Progress has Warmup; Summary has Warmup
+// (requests sent in the warm-up), SlotWait, Dropped and SendEnd; Plan has
+// OnMeasure. [Probe] sends one request (checks before a run, a workload's
+// calibration); [Client] is the same policy's client for the other
+// requests a bench makes.
 package load
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -102,6 +145,10 @@ type Plan struct {
 	// caller's cue to scrape the server's "before". It must return
 	// quickly: arrivals are not held for it.
 	OnMeasure func(at time.Duration)
+
+	// dial replaces the transport's dialer (tests: a connection that
+	// timestamps what the kernel received).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ErrorKind says how a request failed; "" is none.
@@ -161,14 +208,21 @@ type Record struct {
 	// Streamed: the answer came as a stream (SSE or NDJSON); false for a
 	// whole JSON body (a server that ignored "stream": true) or none.
 	Streamed bool
+	// Resent: the request went out again on a new connection, its reused
+	// one having been closed by the server before it took the request
+	// (the times are from the first send).
+	Resent bool
 }
 
 // Progress is the run so far, for a progress line.
 type Progress struct {
 	Sent, InFlight, Done, Errors int
 	Elapsed                      time.Duration
-	ReqRate, TokRate             float64 // over the last second or so
-	Warmup                       bool    // still in the warm-up
+	// ReqRate is requests ended a second, TokRate content events a
+	// second (a chunk may carry several tokens), over the last second
+	// or so.
+	ReqRate, TokRate float64
+	Warmup           bool // still in the warm-up
 }
 
 // Lateness is how late the pacer sent the measured requests: send −

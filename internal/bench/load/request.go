@@ -108,7 +108,7 @@ var answers = sync.Pool{New: func() any { return new(answer) }}
 
 // send sends one request and reads its answer to the end.
 func (r *runner) send(tk ticket, w workload.Request) (Record, *answer) {
-	rec := Record{Index: tk.i, Warmup: tk.warm, Scheduled: tk.scheduled, SlotWait: tk.slotWait,
+	rec := Record{Index: tk.i, Warmup: tk.warm, Scheduled: tk.scheduled, SlotWait: tk.slotWait, Sent: -1,
 		TTFB: -1, TTFT: -1, E2E: -1, Done: -1, PromptTokens: -1, OutputTokens: -1, CachedTokens: -1,
 		RequestedPrompt: w.PromptTokens, RequestedOutput: w.OutputTokens}
 	ctx := r.reqCtx
@@ -118,13 +118,23 @@ func (r *runner) send(tk ticket, w workload.Request) (Record, *answer) {
 		defer cancel()
 	}
 	var firstByte time.Time
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = time.Now() }})
+	conns := 0
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { conns++ },
+		GotFirstResponseByte: func() { firstByte = time.Now() },
+	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(w.Body))
 	if err != nil {
 		rec.Error, rec.ErrorDetail = ErrConnect, clip(err.Error())
 		return rec, nil
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// A reused connection the server had closed (llama.cpp's server
+	// closes one after every stream, whatever its Keep-Alive says) fails
+	// before the server took the request: the transport may then send it
+	// again on a new connection, which a key marks as allowed (an empty
+	// key is not sent). Resent says it happened.
+	req.Header["X-Idempotency-Key"] = nil
 	sent := time.Now()
 	rec.Sent = sent.Sub(r.t0)
 	if tk.scheduled < 0 {
@@ -132,6 +142,7 @@ func (r *runner) send(tk ticket, w workload.Request) (Record, *answer) {
 	}
 	r.sent(tk)
 	resp, err := r.client.Do(req)
+	rec.Resent = conns > 1
 	if err != nil {
 		rec.Done = time.Since(sent)
 		rec.Error, rec.ErrorDetail = r.failure(ctx, err), clip(err.Error())

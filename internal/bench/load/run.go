@@ -92,6 +92,9 @@ func newRunner(p Plan) *runner {
 	r := &runner{p: p, url: Endpoint(p.Target).String(), records: make(chan Record, 1024),
 		itl: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}
 	r.client, r.tr = newClient(p.Target, idle)
+	if p.dial != nil {
+		r.tr.DialContext = p.dial
+	}
 	r.reqCtx, r.cancelReqs = context.WithCancel(context.Background())
 	r.g = gate{p: &r.p, from: -1, stopped: make(chan struct{}), measuring: make(chan struct{})}
 	return r
@@ -332,14 +335,9 @@ func (r *runner) pace(ctx context.Context) {
 		if r.queue == nil {
 			w = r.p.Source.Next(i) // made before its time, not after
 		}
-		if d := due - r.since(); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				r.g.untake(warm)
-				return
-			}
+		if !r.waitUntil(ctx, timer, due) {
+			r.g.untake(warm)
+			return
 		}
 		tk := ticket{i: i, warm: warm, scheduled: due}
 		if r.queue != nil {
@@ -356,6 +354,29 @@ func (r *runner) pace(ctx context.Context) {
 			defer r.wg.Done()
 			r.do(tk, w)
 		}()
+	}
+}
+
+// waitUntil waits for due (from the start): on a timer, which ctx can
+// interrupt, to within a few milliseconds, then the rest on a nap, whose
+// grain is finer than a timer's. It is false if ctx ended first.
+func (r *runner) waitUntil(ctx context.Context, timer *time.Timer, due time.Duration) bool {
+	const fine = 3 * time.Millisecond
+	for {
+		d := due - r.since()
+		switch {
+		case d <= 0:
+			return ctx.Err() == nil
+		case d <= fine:
+			nap(d)
+			return ctx.Err() == nil
+		}
+		timer.Reset(d - fine)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
