@@ -332,8 +332,8 @@ func (j *benchJudge) selfCheck() {
 				units.Integer(float64(c.ClientTokens)), units.Integer(*c.ServerTokens), difference(float64(c.ClientTokens), *c.ServerTokens))
 		}
 	}
-	client, server, ok := Concurrency(j.in.Samples)
-	if !ok {
+	client, server, n := Concurrency(j.in.Samples)
+	if n < ConcurrencySamples {
 		return
 	}
 	if off := math.Abs(client - server); off >= concurrencyOff && off >= concurrencyShare*client {
@@ -345,10 +345,9 @@ func (j *benchJudge) selfCheck() {
 }
 
 // Concurrency is the mean of the generator's requests in flight and of the
-// server's running and waiting requests over the samples that read both
-// gauges; ok is false where none did.
-func Concurrency(samples []BenchSample) (client, server float64, ok bool) {
-	n := 0
+// server's running and waiting requests over the samples that read both,
+// and how many did (none: the means are 0).
+func Concurrency(samples []BenchSample) (client, server float64, n int) {
 	for _, s := range samples {
 		if math.IsNaN(s.Running) || math.IsNaN(s.InFlight) {
 			continue
@@ -362,9 +361,9 @@ func Concurrency(samples []BenchSample) (client, server float64, ok bool) {
 		n++
 	}
 	if n == 0 {
-		return 0, 0, false
+		return 0, 0, 0
 	}
-	return client / float64(n), server / float64(n), true
+	return client / float64(n), server / float64(n), n
 }
 
 func (j *benchJudge) validity() {

@@ -142,7 +142,11 @@ func TestJudgeBenchOutside(t *testing.T) {
 // from events are not held to agree.
 func TestJudgeBenchSelfCheck(t *testing.T) {
 	inflight := func(client, running, waiting float64) []BenchSample {
-		return []BenchSample{{InFlight: client, Running: running, Waiting: waiting}, {InFlight: client, Running: running, Waiting: waiting}}
+		out := make([]BenchSample, ConcurrencySamples)
+		for i := range out {
+			out[i] = BenchSample{InFlight: client, Running: running, Waiting: waiting}
+		}
+		return out
 	}
 	tests := []struct {
 		name  string
@@ -165,12 +169,16 @@ func TestJudgeBenchSelfCheck(t *testing.T) {
 			map[string]report.Severity{"self_check/concurrency": report.Good}, nil},
 		{"concurrency 0.9 apart of 2", BenchRun{Samples: inflight(2, 1.1, 0), Check: BenchCheck{Comparable: true}},
 			map[string]report.Severity{"self_check/concurrency": report.Good}, nil},
+		{"too few scrapes to compare", BenchRun{Samples: inflight(8, 4, 3)[:ConcurrencySamples-1], Check: BenchCheck{Comparable: true}},
+			map[string]report.Severity{}, nil},
 	}
 	for _, tt := range tests {
 		got := JudgeBench(tt.in)
 		if !mapsEqual(got.Rows, tt.rows) {
 			t.Errorf("%s: rows %v, want %v", tt.name, got.Rows, tt.rows)
 		}
+		// The queues built here saturate too: the self-check's notes only.
+		got.Notes = slices.DeleteFunc(got.Notes, func(n report.Note) bool { return n.ID == VerdictSaturated })
 		if !slices.Equal(ids(got.Notes), tt.notes) {
 			t.Errorf("%s: notes %v, want %v", tt.name, ids(got.Notes), tt.notes)
 		}

@@ -66,6 +66,9 @@ const (
 	// concurrencyShare of the client's).
 	concurrencyOff   = 1
 	concurrencyShare = 0.1
+	// ConcurrencySamples: the comparison needs this many scrapes that read
+	// both sides (fewer catch requests between the two).
+	ConcurrencySamples = 10
 	// prefixExcess: a prefix-cache hit ratio this far above the share of
 	// prompt tokens the workload shares on purpose.
 	prefixExcess = 0.1
@@ -218,8 +221,8 @@ var judgements = [bands]judgement{
 	benchRequestsDisagree:    {rows: []string{"self_check/requests"}, limits: []float64{0}, colour: report.Bad, note: "bench_requests_disagree"},
 	benchTokensAgree:         {rows: []string{"self_check/tokens"}, limits: []float64{0}, colour: report.Good},
 	benchTokensDisagree:      {rows: []string{"self_check/tokens"}, limits: []float64{0}, colour: report.Bad, note: "bench_tokens_disagree"},
-	benchConcurrencyAgree:    {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare}, colour: report.Good},
-	benchConcurrencyDisagree: {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare}, colour: report.Warn, note: "bench_concurrency_disagree"},
+	benchConcurrencyAgree:    {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare, ConcurrencySamples}, colour: report.Good},
+	benchConcurrencyDisagree: {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare, ConcurrencySamples}, colour: report.Warn, note: "bench_concurrency_disagree"},
 	// What makes a run's figures other than they seem.
 	benchPrefixUnintended: {limits: []float64{prefixExcess}, colour: report.Warn, note: "bench_prefix_unintended"},
 	benchEarlyStops:       {limits: []float64{0}, colour: report.Warn, note: "bench_early_stops"},

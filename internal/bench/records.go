@@ -37,10 +37,12 @@ func RecordFormatOf(path string) (RecordFormat, error) {
 
 // recordFields are the columns of a record, in order: times in seconds
 // (from the run's start for scheduled and sent, from the send for the
-// rest), empty (CSV) or null (JSON) where not reached or not known.
+// rest), empty (CSV) or null (JSON) where not reached or not known;
+// resent says the request went out again on a new connection, its
+// kept-alive one closed by the server before it took the request.
 var recordFields = []string{"index", "warmup", "scheduled", "sent", "slot_wait", "ttfb", "ttft", "e2e", "done",
 	"content_events", "prompt_tokens", "output_tokens", "cached_tokens", "token_source",
-	"requested_prompt", "requested_output", "status", "error", "error_detail", "finish"}
+	"requested_prompt", "requested_output", "status", "error", "error_detail", "finish", "resent"}
 
 // RecordWriter streams Records to a file as they end, never keeping them.
 type RecordWriter struct {
@@ -85,6 +87,7 @@ func (rw *RecordWriter) Write(r load.Record) error {
 		row[16] = strconv.Itoa(r.Status)
 	}
 	row[17], row[18], row[19] = string(r.Error), r.ErrorDetail, r.Finish
+	row[20] = strconv.FormatBool(r.Resent)
 	if rw.format == CSV {
 		rw.err = rw.csv.Write(row)
 		return rw.err
@@ -98,7 +101,7 @@ var numeric = func() []bool {
 	out := make([]bool, len(recordFields))
 	for i, f := range recordFields {
 		switch f {
-		case "warmup", "token_source", "error", "error_detail", "finish":
+		case "warmup", "token_source", "error", "error_detail", "finish", "resent":
 		default:
 			out[i] = true
 		}
@@ -118,7 +121,7 @@ func (rw *RecordWriter) jsonLine(row []string) error {
 		b.WriteString(`":`)
 		v := row[i]
 		switch {
-		case f == "warmup":
+		case f == "warmup" || f == "resent":
 			b.WriteString(v)
 		case numeric[i] && v == "":
 			b.WriteString("null")

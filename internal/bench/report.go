@@ -302,7 +302,7 @@ func (r *runner) selfCheck(sum load.Summary, out *Report, samples []analysis.Ben
 		sc.Tokens.Client = num(float64(r.whole.tokens))
 	}
 	check := analysis.BenchCheck{ClientRequests: r.whole.completed, ClientTokens: r.whole.tokens, TokensFromUsage: r.whole.tokensUsage}
-	if client, server, ok := analysis.Concurrency(samples); ok {
+	if client, server, n := analysis.Concurrency(samples); n >= analysis.ConcurrencySamples {
 		sc.Concurrency.Client, sc.Concurrency.Server = num(client), num(server)
 	}
 	switch {
