@@ -234,3 +234,49 @@ func TestDemoVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// A server with no /metrics: Ollama's API on the simulator, measured by the
+// bench itself (its own metric set counts exactly what the simulator
+// finished), with Ollama's per-request durations as the server's split,
+// which are the simulator's prefill and decode times.
+func TestDemoOllamaOwnMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator in real time")
+	}
+	srv, _ := startDemo(t, "chat", 1)
+	base, err := url.Parse(srv.APIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &workload.Synthetic{Shape: workload.Shape{API: load.OllamaChat, Model: demo.DefaultModel}, Prompt: workload.Dist{Mean: 200, Min: 200, Max: 200},
+		Output: workload.Dist{Mean: 12, Min: 12, Max: 12}, UniqueFirst: true, Seed: 1}
+	cfg := Config{
+		Plan:  load.Plan{Concurrency: 2, Requests: 16, Target: load.Target{Base: base, API: load.OllamaChat, Model: demo.DefaultModel}, Source: src},
+		Build: build, Interval: 100 * time.Millisecond, Describe: Describe{Target: srv.APIURL(), API: "ollama_chat", Model: demo.DefaultModel},
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := srv.Totals()
+	if rep.Metrics != "bench" || rep.Server == nil || rep.Client.Completed != 16 || tot.Requests != 16 {
+		t.Fatalf("metrics %q, %d completed, simulator %d", rep.Metrics, rep.Client.Completed, tot.Requests)
+	}
+	if got := float64(rep.Server.Scalars["requests_total"]); got != 16 {
+		t.Errorf("own requests_total %v, want 16", got)
+	}
+	if got := float64(rep.Server.Scalars["tokens_predicted_total"]); got != float64(tot.GeneratedTokens) {
+		t.Errorf("own tokens_predicted_total %v, the simulator %d", got, tot.GeneratedTokens)
+	}
+	s := rep.Client.Split
+	n := float64(tot.Requests)
+	if s == nil || s.Source != "ollama" || !closeTo(float64(s.Prefill), tot.Prefill.Seconds()/n, 1e-6) || !closeTo(float64(s.Decode), tot.Decode.Seconds()/n, 1e-6) {
+		t.Errorf("split %+v, the simulator's prefill %v decode %v", s, tot.Prefill.Seconds()/n, tot.Decode.Seconds()/n)
+	}
+	if s != nil && !(float64(s.Beyond) >= tot.Queue.Seconds()/n) {
+		t.Errorf("TTFT beyond the prefill %v, less than the simulator's mean queue %v", s.Beyond, tot.Queue.Seconds()/n)
+	}
+	if rep.Verdict != analysis.VerdictDecodeBound && rep.Verdict != analysis.VerdictPrefillBound {
+		t.Errorf("verdict %q from the answers' own phase times", rep.Verdict)
+	}
+}

@@ -88,12 +88,20 @@ func Models(ctx context.Context, c *http.Client, base *url.URL, api load.API) ([
 	case resp.StatusCode != http.StatusOK:
 		return nil, nil // a list it will not give is not the bench's business
 	}
+	return parseModels(body), nil
+}
+
+// parseModels reads a model list: OpenAI's {"data": [{"id"}]} with vLLM's
+// max_model_len or llama.cpp's meta.n_ctx, or Ollama's {"models":
+// [{"name"}]}. What is not such a list lists nothing; a context that is
+// not a positive count is not said.
+func parseModels(body []byte) []Model {
 	var list struct {
 		Data []struct {
-			ID          string `json:"id"`
-			MaxModelLen *int   `json:"max_model_len"`
+			ID          string          `json:"id"`
+			MaxModelLen json.RawMessage `json:"max_model_len"`
 			Meta        *struct {
-				NCtx *int `json:"n_ctx"`
+				NCtx json.RawMessage `json:"n_ctx"`
 			} `json:"meta"`
 		} `json:"data"`
 		Models []struct {
@@ -102,15 +110,13 @@ func Models(ctx context.Context, c *http.Client, base *url.URL, api load.API) ([
 		} `json:"models"`
 	}
 	if json.Unmarshal(body, &list) != nil {
-		return nil, nil
+		return nil
 	}
 	var out []Model
 	for _, m := range list.Data {
-		mod := Model{ID: m.ID}
-		if m.MaxModelLen != nil {
-			mod.Context = *m.MaxModelLen
-		} else if m.Meta != nil && m.Meta.NCtx != nil {
-			mod.Context = *m.Meta.NCtx
+		mod := Model{ID: m.ID, Context: contextOf(m.MaxModelLen)}
+		if mod.Context == 0 && m.Meta != nil {
+			mod.Context = contextOf(m.Meta.NCtx)
 		}
 		out = append(out, mod)
 	}
@@ -124,7 +130,17 @@ func Models(ctx context.Context, c *http.Client, base *url.URL, api load.API) ([
 		}
 		out = append(out, Model{ID: id})
 	}
-	return out, nil
+	return out
+}
+
+// contextOf reads a context length: a whole number of tokens, at most
+// stream.MaxTokens; 0 for anything else.
+func contextOf(raw json.RawMessage) int {
+	var c stream.Count
+	if len(raw) == 0 || c.UnmarshalJSON(raw) != nil || !c.OK {
+		return 0
+	}
+	return c.N
 }
 
 // ChooseModel picks the model to load: the one asked, which the server
