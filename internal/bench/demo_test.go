@@ -196,10 +196,11 @@ func TestDemoVerdicts(t *testing.T) {
 		want           string
 	}{
 		// The chat engine runs 16 at once at 18 ms + 1.2 ms a job a step:
-		// answers of 200 tokens take 7.4 s (simulated) at a full batch, so
-		// it completes about 2.2 requests a second: 6 a second queue up.
-		{"saturated", "chat", load.Plan{Rate: 80, Arrival: load.Constant, Duration: 3 * time.Second, Warmup: load.Warmup{Duration: time.Second}},
-			chatSource{words: 20, output: 200}, analysis.VerdictSaturated},
+		// answers of 100 tokens take 3.7 s (simulated) at a full batch, so
+		// it completes about 4.3 requests a (simulated) second, 43 a wall
+		// second at ten times: of 80 a second, half queue up.
+		{"saturated", "chat", load.Plan{Rate: 80, Arrival: load.Constant, Duration: 2 * time.Second, Warmup: load.Warmup{Duration: time.Second}},
+			chatSource{words: 20, output: 100}, analysis.VerdictSaturated},
 		// offload-healthy's engine holds 384 pages of 256 tokens: prompts of
 		// about 15,000 tokens (59 pages with their answer) fit six at a
 		// time in its batch of eight, filling 92% of the cache; the rest
