@@ -104,8 +104,10 @@ type Config struct {
 // Describe is what a run is, as the report names it.
 type Describe struct {
 	Target, API, Model string
-	// Workload says what was sent ("synthetic: prompts of 512 tokens …").
-	Workload string
+	// Workload says what was sent ("prompts of 512 tokens, answers of
+	// 128"), WorkloadNote how ("lengths aligned with the server's
+	// /tokenize").
+	Workload, WorkloadNote string
 	// Warmup is the warm-up as given ("50 requests", "30s", "until the
 	// server settles, at most 2m").
 	Warmup  string

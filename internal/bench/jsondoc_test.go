@@ -103,7 +103,7 @@ func fullReport() *Report {
 		Schema: Schema, Kind: "bench", Version: "v1.2.3", Target: "http://h:8000", API: "chat_completions", Model: "m",
 		StartedAt: report.Time{Time: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 		Load: Load{Mode: "open, capped", Concurrency: 8, Rate: 5, Arrival: "gamma", Burstiness: 0.5, Requests: 3, Duration: n(math.NaN()),
-			Warmup: "2 requests", Drain: 30, Workload: "synthetic", Seed: 1},
+			Warmup: "2 requests", Drain: 30, Workload: "prompts of 100 tokens, answers of 10", Made: "lengths aligned with the server's /tokenize", Seed: 1},
 		MeasuredFrom: 1, MeasuredTo: 4,
 		Client: Client{Sent: 4, Completed: 3, Failed: 1, Errors: map[string]int{"timeout": 1}, Warmup: 2, Dropped: 0,
 			WindowSeconds: 3, RequestRate: 1, OutputRate: 10, PromptRate: 100, TokenSource: "usage", OutputTokens: 30,

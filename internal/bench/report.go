@@ -77,6 +77,7 @@ type Load struct {
 	Warmup      string        `json:"warmup"`
 	Drain       report.Number `json:"drain_seconds"`
 	Workload    string        `json:"workload"`
+	Made        string        `json:"workload_made"`
 	Seed        uint64        `json:"seed"`
 }
 
@@ -195,7 +196,8 @@ func (r *runner) report(sum load.Summary) *Report {
 func loadOf(cfg Config) Load {
 	p := cfg.Plan
 	l := Load{Concurrency: p.Concurrency, Rate: num(math.NaN()), Burstiness: num(math.NaN()), Requests: p.Requests,
-		Duration: num(math.NaN()), Warmup: cfg.Describe.Warmup, Drain: num(p.Drain.Seconds()), Workload: cfg.Describe.Workload, Seed: p.Seed}
+		Duration: num(math.NaN()), Warmup: cfg.Describe.Warmup, Drain: num(p.Drain.Seconds()), Workload: cfg.Describe.Workload,
+		Made: cfg.Describe.WorkloadNote, Seed: p.Seed}
 	switch {
 	case p.Rate <= 0:
 		l.Mode = "closed"

@@ -104,9 +104,6 @@ func (rep *Report) loadWords() string {
 	case known(l.Duration):
 		s += " · for " + say(l.Duration)
 	}
-	if l.Warmup != "" {
-		s += " after a warm-up of " + l.Warmup
-	}
 	return s
 }
 
@@ -122,12 +119,23 @@ func (rep *Report) runSection() report.Section {
 	if c.Failed > 0 {
 		note += ", " + units.Integer(float64(c.Failed)) + " failed"
 	}
-	if c.Warmup > 0 {
-		note += "; " + units.Integer(float64(c.Warmup)) + " in the warm-up, not counted"
-	}
 	sec.Rows = append(sec.Rows, row("requests", "measured", measured, note))
+	if w := rep.Load.Warmup; w != "" || c.Warmup > 0 {
+		note := units.Integer(float64(c.Warmup)) + " sent, in no figure but the self-check"
+		switch rep.Window.Settled {
+		case "settled":
+			note += "; ended when the server settled"
+		case "limit":
+			note += "; ended at its limit: the server had not settled"
+		}
+		r := row("warmup", "warm-up", w, note)
+		if rep.Window.Settled == "limit" {
+			r.Severity = report.Warn
+		}
+		sec.Rows = append(sec.Rows, r)
+	}
 	if rep.Load.Workload != "" {
-		sec.Rows = append(sec.Rows, row("workload", "workload", rep.Load.Workload, ""))
+		sec.Rows = append(sec.Rows, row("workload", "workload", rep.Load.Workload, rep.Load.Made))
 	}
 	metrics := rep.Metrics
 	if metrics == "bench" {
@@ -145,12 +153,6 @@ func (rep *Report) runSection() report.Section {
 		sec.Rows = append(sec.Rows, row("window", "server window", say(win.Seconds), n))
 	} else if win.Why != "" {
 		sec.Rows = append(sec.Rows, report.Row{ID: "window", Label: "server window", Value: "none", Note: win.Why, Severity: report.Warn})
-	}
-	switch win.Settled {
-	case "settled":
-		sec.Rows = append(sec.Rows, row("warmup", "warm-up", "ended when the server settled", ""))
-	case "limit":
-		sec.Rows = append(sec.Rows, report.Row{ID: "warmup", Label: "warm-up", Value: "ended at its limit", Note: "the server had not settled", Severity: report.Warn})
 	}
 	switch {
 	case rep.Verdict != "" && rep.ClientBound:

@@ -436,7 +436,7 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 			return r
 		},
 		Interval: o.interval, SLO: o.sloValue, PrefixMeant: info.prefixMeant, FixedOutput: info.fixedOutput,
-		Describe: bench.Describe{Target: o.base.Redacted(), API: o.api.String(), Model: target.Model, Workload: info.words,
+		Describe: bench.Describe{Target: o.base.Redacted(), API: o.api.String(), Model: target.Model, Workload: info.words, WorkloadNote: info.note,
 			Warmup: o.warmupWords(), Version: version.String()},
 	}
 	cfg.Plan = o.plan

@@ -112,7 +112,7 @@ func (w *workloadFlags) maxTokens() int {
 
 // workloadInfo is what the report needs of a workload.
 type workloadInfo struct {
-	words       string
+	words, note string // what is sent, and how its lengths were made
 	prefixMeant *float64
 	fixedOutput int
 }
@@ -132,7 +132,8 @@ func (w *workloadFlags) source(ctx context.Context, t benchload.Target, seed uin
 		if w.outputDist.Kind == workload.Fixed {
 			out = w.outputDist.Mean
 		}
-		info.words = fmt.Sprintf("the dataset %s: %s prompts, in a seeded order", termsafe.Text(w.dataset), units.Integer(float64(len(w.items))))
+		info.words = fmt.Sprintf("dataset %s", termsafe.Text(w.dataset))
+		info.note = units.Integer(float64(len(w.items))) + " prompts, in a seeded order"
 		return &workload.Dataset{Shape: shape, Items: w.items, Output: out, FixedOutput: fixed, Seed: seed}, info, nil
 	}
 	cal, err := w.calibrate(ctx, t, shape)
@@ -146,12 +147,13 @@ func (w *workloadFlags) source(ctx context.Context, t benchload.Target, seed uin
 		meant = w.prefixShare * float64(w.prefix) / float64(w.promptDist.Mean)
 	}
 	info.prefixMeant = &meant
-	info.words = fmt.Sprintf("synthetic prompts of %s tokens (%s), answers of %s", w.prompt, calibrationWords(cal.Method), w.output)
-	if w.prefix > 0 {
-		info.words += fmt.Sprintf("; %s of them begin with a shared prefix of %d tokens", units.Percent(w.prefixShare), w.prefix)
-	}
+	info.words = fmt.Sprintf("prompts of %s tokens, answers of %s", w.prompt, w.output)
 	if !fixed && w.outputDist.Largest() > 0 {
 		info.words += " at most"
+	}
+	info.note = calibrationWords(cal.Method)
+	if w.prefix > 0 {
+		info.note += fmt.Sprintf("; %s begin with a shared prefix of %d tokens", units.Percent(w.prefixShare), w.prefix)
 	}
 	return s, info, nil
 }
@@ -159,11 +161,11 @@ func (w *workloadFlags) source(ctx context.Context, t benchload.Target, seed uin
 func calibrationWords(method string) string {
 	switch method {
 	case "tokenize":
-		return "aligned with the server's /tokenize"
+		return "lengths aligned with the server's /tokenize"
 	case "usage":
-		return "calibrated from the server's usage"
+		return "lengths calibrated from the server's usage"
 	}
-	return "estimated: one token a word"
+	return "lengths estimated: one token a word"
 }
 
 // calibrate works out how the server counts a synthetic prompt.
