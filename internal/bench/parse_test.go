@@ -98,21 +98,6 @@ func FuzzParseModels(f *testing.F) {
 	})
 }
 
-// What a refusal says: the server's own message, from either API's error
-// shape.
-func TestServerMessage(t *testing.T) {
-	for body, want := range map[string]string{
-		`{"error":{"message":"The model x does not exist.","type":"NotFoundError"}}`: "The model x does not exist.",
-		`{"error":"model 'x' not found"}`:                                            "model 'x' not found",
-		`{"message":"bad request"}`:                                                  "bad request",
-		"plain text\n":                                                               "plain text",
-	} {
-		if got := serverMessage([]byte(body)); got != want {
-			t.Errorf("%s: %q, want %q", body, got, want)
-		}
-	}
-}
-
 // Each record is one JSON object a line, or one CSV row, with unknowns
 // empty.
 func TestRecordWriter(t *testing.T) {

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/stream"
 )
 
@@ -180,90 +179,40 @@ type Probe struct {
 	Streamed, Usage bool
 	// PromptTokens is the prompt's length by the answer; -1 not said.
 	PromptTokens int
-	Model        string
 }
 
 // ProbeServer sends body (a request of the run, made short: two tokens at
-// most) to the API and reads the answer with the stream reader: the
-// server's refusal, an answer that is not streamed, or one with no token
-// count are errors, before any load is sent.
-func ProbeServer(ctx context.Context, c *http.Client, base *url.URL, api load.API, body []byte) (Probe, error) {
-	short, err := shorten(body, api)
+// most) to t through the generator's own path (load.Probe: its client, its
+// reader): the server's refusal, an answer that is not streamed, or one
+// with no token count are errors, before any load is sent.
+func ProbeServer(ctx context.Context, t load.Target, body []byte) (Probe, error) {
+	short, err := shorten(body, t.API)
 	if err != nil {
 		return Probe{}, err
 	}
-	u := load.Endpoint(load.Target{Base: base, API: api})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(short))
+	rec, err := load.Probe(ctx, t, workload.Request{Body: short, PromptTokens: -1, OutputTokens: 2})
 	if err != nil {
-		return Probe{}, err
+		return Probe{}, &PreflightError{Msg: fmt.Sprintf("cannot ask %s: %v", redact(t.Base), err), Err: err}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return Probe{}, unreachable(base, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return Probe{}, refused(u, api, resp.Status, msg)
-	}
-	h := &probeHandler{p: Probe{PromptTokens: -1}}
-	var r stream.Reader
-	f := stream.FramingOf(resp.Header.Get("Content-Type"))
-	r.Reset(h, api, f, maxPreflightBody)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		r.Feed(buf[:n], time.Now())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return Probe{}, unreachable(base, err)
-		}
-	}
-	r.End(time.Now())
-	h.p.Streamed = f != stream.Whole
+	p := Probe{Streamed: rec.Streamed, Usage: rec.TokenSource == "usage", PromptTokens: rec.PromptTokens}
+	u := load.Endpoint(t)
 	switch {
-	case h.err != "":
-		return h.p, &PreflightError{Msg: "the server answered the first request with an error: " + clip(h.err)}
-	case !h.p.Streamed:
-		return h.p, &PreflightError{Msg: fmt.Sprintf("%s answered a streamed request all at once (%s): the bench times tokens as they stream", redact(u), contentType(resp)),
-			Hints: []string{"check that the server supports \"stream\": true on this endpoint; --api chooses another"}}
-	case !h.p.Usage:
-		return h.p, &PreflightError{Msg: "the server's answer did not say how many tokens it generated (no usage)",
+	case rec.Error == load.ErrConnect:
+		return p, &PreflightError{Msg: fmt.Sprintf("cannot reach %s: %s", redact(t.Base), rec.ErrorDetail),
+			Hints: []string{"check that the server is up and TARGET's host and port"}}
+	case rec.Error == load.ErrHTTP:
+		return p, refused(u, t.API, rec.Status, rec.ErrorDetail)
+	case rec.Error != "":
+		return p, &PreflightError{Msg: fmt.Sprintf("the server answered the first request with an error (%s): %s", rec.Error, clip(rec.ErrorDetail)),
+			Hints: []string{"the server's log says why; check --model and the lengths asked"}}
+	case !p.Streamed:
+		return p, &PreflightError{Msg: fmt.Sprintf("%s answered a streamed request all at once: the bench times tokens as they stream", redact(u)),
+			Hints: []string{"check that the server supports \"stream\": true on this endpoint; --endpoint chooses another"}}
+	case !p.Usage:
+		return p, &PreflightError{Msg: "the server's answer did not say how many tokens it generated (no usage)",
 			Hints: []string{"newer servers send it with stream_options.include_usage; --tokens-from-events counts streamed events instead (exact only where each carries one token)"}}
 	}
-	return h.p, nil
-}
-
-type probeHandler struct {
-	p   Probe
-	err string
-}
-
-func (h *probeHandler) Event(e *stream.Event) bool {
-	if e.Model != "" {
-		h.p.Model = e.Model
-	}
-	if e.Error != "" && h.err == "" {
-		h.err = e.Error
-	}
-	switch {
-	case e.Usage != nil && e.Usage.CompletionTokens != nil:
-		h.p.Usage = true
-		if e.Usage.PromptTokens != nil && e.Usage.PromptTokens.OK {
-			h.p.PromptTokens = e.Usage.PromptTokens.N
-		}
-	case e.Timings != nil && e.Timings.PredictedN != nil:
-		h.p.Usage = true
-	case e.Final != nil && e.Final.EvalCount != nil:
-		h.p.Usage = true
-		if e.Final.PromptEvalCount != nil && e.Final.PromptEvalCount.OK {
-			h.p.PromptTokens = e.Final.PromptEvalCount.N
-		}
-	}
-	return false
+	return p, nil
 }
 
 // shorten asks for two tokens at most and drops what holds an answer to a
@@ -290,55 +239,19 @@ func shorten(body []byte, api load.API) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func contentType(resp *http.Response) string {
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		return ct
-	}
-	return "no Content-Type"
-}
-
-// refused is the server's refusal of the first request, in its words.
-func refused(u *url.URL, api load.API, status string, body []byte) error {
-	msg := serverMessage(body)
-	e := &PreflightError{Msg: fmt.Sprintf("%s refused the first request: %s", redact(u), status)}
-	if msg != "" {
-		e.Msg += ": " + clip(msg)
-	}
-	switch {
-	case strings.HasPrefix(status, "404"):
-		e.Hints = append(e.Hints, fmt.Sprintf("is this the %s API? --api chooses another, or give its path in TARGET", api))
-	case strings.HasPrefix(status, "401"), strings.HasPrefix(status, "403"):
+// refused is the server's refusal of the first request, in its words
+// (detail: the status and the server's message).
+func refused(u *url.URL, api load.API, status int, detail string) error {
+	e := &PreflightError{Msg: fmt.Sprintf("%s refused the first request: %s", redact(u), clip(detail))}
+	switch status {
+	case http.StatusNotFound:
+		e.Hints = append(e.Hints, fmt.Sprintf("is this the %s API? --endpoint chooses another, or give its path in TARGET", api))
+	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Hints = append(e.Hints, "give its credentials: --header 'Authorization: Bearer TOKEN' (or INFERSCOPE_BEARER_TOKEN)")
 	default:
 		e.Hints = append(e.Hints, "the server's message says why; check --model and the lengths asked")
 	}
 	return e
-}
-
-// serverMessage is what an error body says: OpenAI's error.message,
-// Ollama's error, or the text.
-func serverMessage(body []byte) string {
-	var e struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  any             `json:"detail"`
-	}
-	if json.Unmarshal(body, &e) == nil {
-		var s string
-		if json.Unmarshal(e.Error, &s) == nil && s != "" {
-			return s
-		}
-		var o struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(e.Error, &o) == nil && o.Message != "" {
-			return o.Message
-		}
-		if e.Message != "" {
-			return e.Message
-		}
-	}
-	return strings.TrimSpace(string(body))
 }
 
 func clip(s string) string {

@@ -418,14 +418,11 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 		return err
 	}
 	probe, err := bounded(ctx, 5*time.Minute, func(ctx context.Context) (bench.Probe, error) {
-		return bench.ProbeServer(ctx, client, o.base, o.api, src.Next(0).Body)
+		return bench.ProbeServer(ctx, target, src.Next(0).Body)
 	})
 	var pe *bench.PreflightError
 	if err != nil && !(o.tokensEvents && errors.As(err, &pe) && probe.Streamed && !probe.Usage) {
 		return err
-	}
-	if target.Model == "" {
-		target.Model = probe.Model
 	}
 
 	cfg := bench.Config{
