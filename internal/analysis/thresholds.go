@@ -36,6 +36,54 @@ const (
 	implausibleInFlight = 0.01
 )
 
+// The numbers a load run (`inferscope bench`) is judged by (bench.go).
+const (
+	// saturatedRise: the waiting gauge's mean over a run's second half
+	// this many requests above its first half's…
+	saturatedRise = 2
+	// saturatedFlat: …while the server's throughput in the second half
+	// stayed within this share of the first's: the queue grew, the
+	// throughput did not.
+	saturatedFlat = 0.15
+	// saturatedQueued: requests waited in at least this share of the
+	// samples, averaging at least saturatedWaiting: the load holds more
+	// requests than the server runs at once.
+	saturatedQueued  = 0.5
+	saturatedWaiting = 1
+	// prefillBound: prefill at least this share of the requests' time in
+	// prefill or decode; below it, decode bounds them.
+	prefillBound = 0.5
+	// clientLate: the generator sent its requests this late (p99, in
+	// seconds) or later…
+	clientLate = 0.010
+	// clientCPU: …or used at least this share of the cores it had: the
+	// figures measure the machine that sends.
+	clientCPU = 0.8
+	// outsideShare, outsideMin: client TTFT beyond the server's queue and
+	// prefill by at least this share of it and this many seconds: time
+	// the engine does not see.
+	outsideShare = 0.25
+	outsideMin   = 0.050
+	// concurrencyOff: the client's mean requests in flight and the
+	// server's mean running and waiting this many requests apart (and
+	// concurrencyShare of the client's).
+	concurrencyOff   = 1
+	concurrencyShare = 0.1
+	// ConcurrencySamples: the comparison needs this many scrapes that read
+	// both sides (fewer catch requests between the two).
+	ConcurrencySamples = 10
+	// prefixExcess: a prefix-cache hit ratio this far above the share of
+	// prompt tokens the workload shares on purpose.
+	prefixExcess = 0.1
+	// SettleSamples, settleRunning and settleKV: a warm-up is over when
+	// the last SettleSamples samples of the running gauge lie within
+	// settleRunning of their mean (a share of it, and at least one
+	// request), and those of KV usage within settleKV.
+	SettleSamples = 5
+	settleRunning = 0.1
+	settleKV      = 0.02
+)
+
 // A judgement is one band of a figure: the colour of the row it judges and
 // the note it makes. A note's severity is its band's colour when that asks
 // for action (warn, bad) and info otherwise, so a row is coloured warn or
@@ -98,6 +146,25 @@ const (
 	requestsAborted
 	requestsFailed
 	requestsRefused
+	benchSaturated
+	benchKVBound
+	benchPrefillBound
+	benchDecodeBound
+	benchClientBound
+	benchOutsideEngine
+	benchRequestsAgree
+	benchRequestsDisagree
+	benchTokensAgree
+	benchTokensDisagree
+	benchConcurrencyAgree
+	benchConcurrencyDisagree
+	benchPrefixUnintended
+	benchEarlyStops
+	benchWarmupUnsettled
+	benchContextCut
+	benchErrors
+	benchPartial
+	benchTokensFromEvents
 	bands // the number of bands
 )
 
@@ -148,6 +215,29 @@ var judgements = [bands]judgement{
 	requestsAborted: {rows: []string{"requests/finished_abort"}, limits: []float64{abortShare}},
 	requestsFailed:  {rows: []string{"requests/failed"}, limits: []float64{0}},
 	requestsRefused: {rows: []string{"live/refused"}, limits: []float64{0}, colour: report.Warn, note: "requests_refused"},
+
+	// A load run's verdict: what limited the server at this load.
+	benchSaturated:     {limits: []float64{saturatedRise, saturatedFlat, saturatedQueued, saturatedWaiting}, note: "bench_saturated"},
+	benchKVBound:       {limits: []float64{kvPressure, 0}, note: "bench_kv_bound"},
+	benchPrefillBound:  {limits: []float64{prefillBound}, note: "bench_prefill_bound"},
+	benchDecodeBound:   {limits: []float64{prefillBound}, note: "bench_decode_bound"},
+	benchClientBound:   {limits: []float64{clientLate, clientCPU}, colour: report.Warn, note: "bench_client_bound"},
+	benchOutsideEngine: {limits: []float64{outsideShare, outsideMin}, colour: report.Warn, note: "bench_outside_engine"},
+	// The generator checked against the server.
+	benchRequestsAgree:       {rows: []string{"self_check/requests"}, limits: []float64{0}, colour: report.Good},
+	benchRequestsDisagree:    {rows: []string{"self_check/requests"}, limits: []float64{0}, colour: report.Bad, note: "bench_requests_disagree"},
+	benchTokensAgree:         {rows: []string{"self_check/tokens"}, limits: []float64{0}, colour: report.Good},
+	benchTokensDisagree:      {rows: []string{"self_check/tokens"}, limits: []float64{0}, colour: report.Bad, note: "bench_tokens_disagree"},
+	benchConcurrencyAgree:    {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare, ConcurrencySamples}, colour: report.Good},
+	benchConcurrencyDisagree: {rows: []string{"self_check/concurrency"}, limits: []float64{concurrencyOff, concurrencyShare, ConcurrencySamples}, colour: report.Warn, note: "bench_concurrency_disagree"},
+	// What makes a run's figures other than they seem.
+	benchPrefixUnintended: {limits: []float64{prefixExcess}, colour: report.Warn, note: "bench_prefix_unintended"},
+	benchEarlyStops:       {limits: []float64{0}, colour: report.Warn, note: "bench_early_stops"},
+	benchWarmupUnsettled:  {limits: []float64{SettleSamples, settleRunning, 1, settleKV}, colour: report.Warn, note: "bench_warmup_unsettled"},
+	benchContextCut:       {limits: []float64{0}, colour: report.Warn, note: "bench_context_cut"},
+	benchErrors:           {limits: []float64{0}, colour: report.Warn, note: "bench_errors"},
+	benchPartial:          {note: "bench_partial"},
+	benchTokensFromEvents: {note: "bench_tokens_from_events"},
 }
 
 // judge gives row (nil for a note on no row) the colour of band b, and

@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 // arguments, for what an error says of them.
 func newRoot(io *iostreams.IO, args []string) *cobra.Command {
 	root := newInspectCmd(io, args)
-	root.AddCommand(newDemoCmd(io), newFleetCmd(io), newProxyCmd(io), newRulesCmd(io), newDashboardCmd(io),
+	root.AddCommand(newDemoCmd(io), newBenchCmd(io), newFleetCmd(io), newProxyCmd(io), newRulesCmd(io), newDashboardCmd(io),
 		newDiscoverCmd(io), newVersionCmd(), newCompletionCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2

@@ -93,7 +93,7 @@ func newDemoCmd(io *iostreams.IO) *cobra.Command {
 func (d *demoOptions) define(cmd *cobra.Command) {
 	flagDef{name: "scenario", choices: demo.Scenarios, usage: "the workload, `S`: " + strings.Join(demo.Scenarios(), ", ")}.string(cmd, &d.sim.Scenario)
 	flagDef{name: "speed", noFiles: true, usage: fmt.Sprintf("simulated seconds per wall second, `X`, at most %d", demo.MaxSpeed)}.float(cmd, &d.sim.Speed)
-	flagDef{name: "seed", noFiles: true, usage: "the random seed, `N`: the same seed gives the same run"}.uint64(cmd, &d.sim.Seed)
+	flagSeed.uint64(cmd, &d.sim.Seed)
 	flagListen.string(cmd, &d.sim.Listen)
 	flagDef{name: "api", noFiles: true, usage: "also serve an OpenAI- and Ollama-compatible API on `ADDR` (host:port)"}.string(cmd, &d.sim.API)
 	flagDef{name: "no-ui", usage: "serve only: print the URL and wait for Ctrl-C"}.bool(cmd, &d.noUI)

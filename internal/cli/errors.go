@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
@@ -198,8 +199,11 @@ func explain(err error) (string, []string) {
 		us *usageError
 		te *timeoutError
 		le *demo.ListenError
+		pe *bench.PreflightError
 	)
 	switch {
+	case errors.As(err, &pe):
+		return pe.Msg, pe.Hints
 	case errors.As(err, &us):
 		return us.msg, us.hints
 	case errors.As(err, &te):

@@ -126,7 +126,7 @@ var (
 	// Which server, which model.
 	flagDialect = flagDef{name: "dialect", choices: dialect.Names, usage: "read or write the series as dialect `NAME`: " + orList(dialect.Names()) +
 		" (default: detected from the target)"}
-	flagModel = flagDef{name: "model", noFiles: true, usage: "with several models served, report `NAME` alone (default: all together)"}
+	flagModel = flagDef{name: "model", noFiles: true, usage: "with several models served, report `NAME` alone (default: all together); bench sends its requests to NAME (default: the one model served)"}
 
 	// Times: every time flag takes RFC 3339 (2026-12-01T02:00Z) or Unix
 	// seconds, read by [parseTime].

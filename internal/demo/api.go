@@ -34,10 +34,15 @@ type apiHandler struct {
 	s    *sim.Sim
 	span sim.Span // answer lengths when the request sets none
 	now  func() time.Time
+	// catchUp runs the simulation to the wall clock's present, so that a
+	// request arrives when it was sent rather than at the last tick (its
+	// queue and prefill are then never longer than the client saw); nil
+	// leaves the clock where the ticks put it.
+	catchUp func()
 }
 
-func newAPI(s *sim.Sim) *apiHandler {
-	return &apiHandler{s: s, span: s.Config().Workload.OutputTokens, now: time.Now}
+func newAPI(s *sim.Sim, catchUp func()) *apiHandler {
+	return &apiHandler{s: s, span: s.Config().Workload.OutputTokens, now: time.Now, catchUp: catchUp}
 }
 
 func (a *apiHandler) routes(mux *http.ServeMux) {
@@ -144,8 +149,12 @@ func readJSON(r *http.Request, v any) error {
 }
 
 // submit gives the simulator a request, and says why its answer will end
-// where it does: the one decision both APIs' answers report.
+// where it does: the one decision both APIs' answers report. A request
+// arrives when it is sent: the simulation catches up to now first.
 func (a *apiHandler) submit(segs []sim.Segment, limit int) (*sim.Job, string, error) {
+	if a.catchUp != nil {
+		a.catchUp()
+	}
 	n, why := a.answerLength(limit, segs)
 	j, err := a.s.Submit(segs, n)
 	return j, why, err
@@ -522,13 +531,13 @@ const apiTick = 5 * time.Millisecond
 
 // serveAPI serves the API on addr until ctx ends; done is closed once it
 // has stopped.
-func serveAPI(ctx context.Context, addr string, s *sim.Sim) (url string, done <-chan struct{}, err error) {
+func serveAPI(ctx context.Context, addr string, s *sim.Sim, catchUp func()) (url string, done <-chan struct{}, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, &ListenError{Addr: addr, InUse: addrInUse(err), Err: err}
 	}
 	mux := http.NewServeMux()
-	newAPI(s).routes(mux)
+	newAPI(s, catchUp).routes(mux)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	stopped := make(chan struct{})
 	go func() {

@@ -66,6 +66,10 @@ type Options struct {
 	// the scenario's own workload is then off: only the API's requests
 	// arrive.
 	API string
+	// Generation, when set, is told every generation the simulator
+	// finishes, as it records it (its true queue, prefill and decode
+	// times): the truth a client's figures are checked against in tests.
+	Generation func(exporter.Generation)
 }
 
 // Scenarios lists the scenario names, the default first.
@@ -113,8 +117,23 @@ func (o Options) engine(epoch time.Time) (*sim.Sim, *exporter.Metrics, error) {
 		return nil, nil, fmt.Errorf("scenario %s: %w", o.scenario(), err)
 	}
 	m := exporter.New(exporter.Options{Engine: s, MaxSeqLen: cfg.MaxSeqLen, StartTime: epoch})
-	s.SetRecorder(m)
+	if o.Generation != nil {
+		s.SetRecorder(tee{m, o.Generation})
+	} else {
+		s.SetRecorder(m)
+	}
 	return s, m, nil
+}
+
+// tee records a generation into the exporter and tells a watcher.
+type tee struct {
+	m  *exporter.Metrics
+	to func(exporter.Generation)
+}
+
+func (t tee) RecordGeneration(g exporter.Generation) {
+	t.m.RecordGeneration(g)
+	t.to(g)
 }
 
 // Once simulates o.SimTime of virtual time as fast as possible and returns
@@ -233,7 +252,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	srv := &Server{url: metricsURL(ln.Addr()), scenario: o.scenario(), sim: s, done: make(chan struct{})}
 	apiDone, every := closed(), tick
 	if o.API != "" {
-		if srv.api, apiDone, err = serveAPI(ctx, o.API, s); err != nil {
+		catchUp := func() { s.RunUntil(time.Duration(float64(time.Since(start)) * o.Speed)) }
+		if srv.api, apiDone, err = serveAPI(ctx, o.API, s, catchUp); err != nil {
 			ln.Close()
 			return nil, err
 		}

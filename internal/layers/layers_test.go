@@ -43,6 +43,8 @@ var layer = map[string]int{
 	// Issue 29: the bench. One reader of answer streams under the proxy
 	// and the generator.
 	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
+	// One run end to end: the generator, the server's window, the report.
+	"internal/bench": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -278,6 +278,23 @@ var Undecidable = map[string]string{
 	"latency_beyond_buckets":    "info: a caveat on the buckets, shown on the latency panels",
 	"latency_open_top":          "info: a caveat on the buckets, shown on the latency panels",
 	"prefix_block_size":         "info: explains a low hit rate, nothing to fix",
+	// A load run's own (inferscope bench): its generator and its window.
+	"bench_client_bound":         "a load run's generator, not a server's series",
+	"bench_kv_bound":             "a load run's verdict; over a window it is the kv_cache_pressure and preemptions alerts",
+	"bench_saturated":            "a load run's verdict; over a window it is the queue_pressure alert",
+	"bench_prefill_bound":        "a load run's verdict, not a fault",
+	"bench_decode_bound":         "a load run's verdict, not a fault",
+	"bench_outside_engine":       "needs the client's own timing, which no server publishes",
+	"bench_requests_disagree":    "a load run's generator against the server",
+	"bench_tokens_disagree":      "a load run's generator against the server",
+	"bench_concurrency_disagree": "a load run's generator against the server",
+	"bench_prefix_unintended":    "needs what the load meant to share, which no server publishes",
+	"bench_early_stops":          "needs the output length asked, which no server publishes",
+	"bench_warmup_unsettled":     "a load run's warm-up",
+	"bench_context_cut":          "needs the output length asked, which no server publishes",
+	"bench_errors":               "a load run's own requests; over a window the server's errors are requests_errored",
+	"bench_partial":              "a load run's interruption",
+	"bench_tokens_from_events":   "a load run's token count",
 }
 
 // checkNotes reports a note the table of bands makes that is neither a

@@ -82,25 +82,62 @@ func since(before, after *snapshot.Snapshot) (report.Section, map[string]map[str
 		return say("no rates", "the saved scrape is not the older one",
 			fmt.Sprintf("%s vs. %s", before.ScrapedAt.Format("2006-01-02 15:04:05"), after.ScrapedAt.Format("2006-01-02 15:04:05")))
 	}
-	h, restarted := pair(before, before.ScrapedAt, after, after.ScrapedAt)
-	if restarted {
+	h, _ := pair(before, before.ScrapedAt, after, after.ScrapedAt)
+	return over(sec, h, before, after, "between the two scrapes", "the later one")
+}
+
+// over is the rates section of the window from h's oldest sample (the
+// scrape first) to its newest (last), every scrape between them counted
+// (the sampled busy share), or the reason it has none: a restart inside
+// it. between names the window in the rows ("between the two scrapes"),
+// end its last scrape ("the later one").
+func over(sec report.Section, h *History, first, last *snapshot.Snapshot, between, end string) (report.Section, map[string]map[string]*float64, *Delta) {
+	if !h.RestartedAt.IsZero() || h.RestartUnknown {
+		row := report.Row{ID: "since", Label: "no rates", Value: "server restarted " + between, Severity: report.Warn}
 		if h.RestartUnknown {
-			return say("no rates", "server restarted between the two scrapes",
-				"its start time is unknown (the start header is no clock time); counters are not comparable across it")
+			row.Note = "its start time is unknown (the start header is no clock time); counters are not comparable across it"
+		} else {
+			ago := last.ScrapedAt.Sub(h.RestartedAt)
+			row.Note = fmt.Sprintf("%s before %s; counters are not comparable across it", units.Seconds(ago.Seconds()), end)
 		}
-		ago := after.ScrapedAt.Sub(h.RestartedAt)
-		return say("no rates", "server restarted between the two scrapes",
-			fmt.Sprintf("%s before the later one; counters are not comparable across it", units.Seconds(ago.Seconds())))
+		sec.Rows = append(sec.Rows, row)
+		return sec, nil, nil
 	}
-	d := h.delta(h.At(0), h.At(1))
-	allHists(&d, before, after)
+	d := h.delta(h.At(0), h.Newest())
+	allHists(&d, first, last)
 	if d.Reset {
 		sec.Rows = append(sec.Rows, report.Row{ID: "since_reset", Label: "counters reset",
-			Value: "between the two scrapes", Note: "counted from zero, as rate() does", Severity: report.Dim})
+			Value: between, Note: "counted from zero, as rate() does", Severity: report.Dim})
 	}
-	t, figs := Table(h.rows.rows(), []Column{{Key: KeySince, Header: "Δ " + span(after.ScrapedAt.Sub(before.ScrapedAt)), Delta: &d}})
+	t, figs := Table(h.rows.rows(), []Column{{Key: KeySince, Header: "Δ " + span(h.Newest().At.Sub(h.At(0).At)), Delta: &d}})
 	sec.Table = t
 	return sec, figs, &d
+}
+
+// Session is [SinceReport] over a session of scrapes kept in h, oldest
+// to newest, such as a load test's window (`inferscope bench`): the rates
+// between the oldest sample (the scrape first) and the newest (last), with
+// every scrape between them in the sampled busy share, and r's notes
+// judged on that window, which label names ("the 2m0s of the run"). d is
+// the window's increase, nil where there is none (a restart inside it:
+// the section says so, and the notes are r's). r is not changed.
+func Session(r *report.Report, h *History, first, last *snapshot.Snapshot, label string) (out *report.Report, d *Delta) {
+	sec := report.Section{ID: "rates", Title: "Rates over the run", Wide: true}
+	var figs map[string]map[string]*float64
+	if h.Len() < 2 {
+		sec.Rows = append(sec.Rows, report.Row{ID: "since", Label: "no rates", Value: "the run has one scrape", Severity: report.Warn})
+	} else {
+		sec, figs, d = over(sec, h, first, last, "during the run", "the run's last scrape")
+	}
+	if d != nil {
+		out = Judge(r, last, d, label)
+	} else {
+		cp := *r
+		out = &cp
+	}
+	out.Sections = append([]report.Section{sec}, out.Sections...)
+	out.Rates = figs
+	return out, d
 }
 
 // allHists sets the increase of every histogram after carries, not only
