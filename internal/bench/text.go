@@ -120,6 +120,12 @@ func (rep *Report) runSection() report.Section {
 		note += ", " + units.Integer(float64(c.Failed)) + " failed"
 	}
 	sec.Rows = append(sec.Rows, row("requests", "measured", measured, note))
+	if c.Dropped > 0 {
+		// An open loop's schedule not kept is load the server never saw:
+		// the offered rate was not delivered.
+		sec.Rows = append(sec.Rows, report.Row{ID: "dropped", Label: "not sent", Value: units.Plural(float64(c.Dropped), "arrival"),
+			Note: "due before sending stopped, never sent (the pacer behind, or waiting for a slot at the end)"})
+	}
 	if w := rep.Load.Warmup; w != "" || c.Warmup > 0 {
 		note := units.Integer(float64(c.Warmup)) + " sent, in no figure but the self-check"
 		switch rep.Window.Settled {

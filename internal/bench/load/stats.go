@@ -29,13 +29,15 @@ func (s *stats) add(d time.Duration) {
 	if d > s.limit {
 		s.late++
 	}
-	s.h.RecordValue(max(int64(d), 1))
+	s.h.RecordValue(int64(d))
 }
 
 func (s *stats) lateness() Lateness {
 	if s.n == 0 {
 		return Lateness{}
 	}
-	return Lateness{Count: s.n, P50: time.Duration(s.h.ValueAtQuantile(50)), P99: time.Duration(s.h.ValueAtQuantile(99)),
-		Max: s.max, Mean: s.sum / time.Duration(s.n), Late: s.late}
+	// A histogram's quantile is its bucket's highest value, which may lie
+	// past the largest wait itself: no quantile beyond the maximum.
+	q := func(p float64) time.Duration { return min(time.Duration(s.h.ValueAtQuantile(p)), s.max) }
+	return Lateness{Count: s.n, P50: q(50), P99: q(99), Max: s.max, Mean: s.sum / time.Duration(s.n), Late: s.late}
 }
