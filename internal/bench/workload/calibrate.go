@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -152,11 +153,11 @@ type UsageFunc func(ctx context.Context, r Request) (promptTokens int, err error
 // nil; with neither, the estimate.
 func Calibrate(ctx context.Context, shape Shape, tok Tokenizer, usage UsageFunc) (Calibration, error) {
 	c := Calibration{Words: DefaultWords, PerWord: 1, Method: "estimate"}
-	probe := func(words int) (int, error) {
-		text := strings.Join(c.Words[:words], " ")
+	probe := func(words []string) (int, error) {
+		text := strings.Join(words, " ")
 		return usage(ctx, Request{Body: shape.Body([]Message{{Role: "user", Content: text}}, 1, false), PromptTokens: -1, OutputTokens: 1})
 	}
-	const small, large = 16, 144
+	const large = 144
 	switch {
 	case tok != nil:
 		single, err := singleTokenWords(ctx, tok, DefaultWords)
@@ -180,7 +181,7 @@ func Calibrate(ctx context.Context, shape Shape, tok Tokenizer, usage UsageFunc)
 			c.PerWord = float64(n-a) / large
 		}
 		if usage != nil {
-			p, err := probe(large)
+			p, err := probe(c.Words[:large])
 			if err != nil {
 				return c, fmt.Errorf("a probe request for the prompt's own tokens: %w", err)
 			}
@@ -193,19 +194,25 @@ func Calibrate(ctx context.Context, shape Shape, tok Tokenizer, usage UsageFunc)
 			c.Overhead = n - c.tokens(large) // a BOS; not a chat template
 		}
 	case usage != nil:
-		p1, err := probe(small)
+		// Prompts draw every word of the vocabulary alike, so the probes
+		// hold the whole vocabulary, once and twice: what a word costs is
+		// then the mean a prompt's words cost, whatever the tokenizer makes
+		// of each (a byte-counting one, one that splits long words), and
+		// the difference of the two leaves out what the API adds.
+		once := len(c.Words)
+		p1, err := probe(c.Words)
 		if err != nil {
 			return c, fmt.Errorf("a probe request to calibrate prompt lengths: %w", err)
 		}
-		p2, err := probe(large)
+		p2, err := probe(append(slices.Clone(c.Words), c.Words...))
 		if err != nil {
 			return c, fmt.Errorf("a probe request to calibrate prompt lengths: %w", err)
 		}
 		if p2 <= p1 {
-			return c, fmt.Errorf("the server reported %d prompt tokens for %d words and %d for %d: it cannot be calibrated from its usage", p1, small, p2, large)
+			return c, fmt.Errorf("the server reported %d prompt tokens for %d words and %d for %d: it cannot be calibrated from its usage", p1, once, p2, 2*once)
 		}
-		c.PerWord = float64(p2-p1) / (large - small)
-		c.Overhead = p1 - int(math.Round(c.PerWord*small))
+		c.PerWord = float64(p2-p1) / float64(once)
+		c.Overhead = p1 - int(math.Round(c.PerWord*float64(once)))
 		c.Method = "usage"
 	}
 	return c, nil

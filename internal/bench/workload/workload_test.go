@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -270,10 +271,32 @@ func TestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first 144 words hold "the", "government" … twice: fitted, not
-	// exact.
-	if c.Method != "usage" || c.PerWord < 1 || c.PerWord > 1.05 || c.Overhead < 5 || c.Overhead > 7 {
-		t.Errorf("from usage: %+v", c)
+	// Three of the vocabulary's words are two tokens: a word is
+	// (len+3)/len tokens, and 6 are added; a prompt of random words is then
+	// as long as asked, on average (the words drawn vary it).
+	want := float64(len(DefaultWords)+3) / float64(len(DefaultWords))
+	if c.Method != "usage" || math.Abs(c.PerWord-want) > 1e-9 || c.Overhead != 6 {
+		t.Errorf("from usage: %+v, want %v a word and 6 added", c, want)
+	}
+	// A tokenizer that counts bytes, as the demo's does: prompts of random
+	// words come out as long as asked, within what the draws vary.
+	bytesUsage := func(_ context.Context, r Request) (int, error) {
+		var b struct{ Messages []Message }
+		json.Unmarshal(r.Body, &b)
+		return (len(b.Messages[0].Content)+3)/4 + 9, nil
+	}
+	c, err = Calibrate(context.Background(), shape, nil, bytesUsage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &Synthetic{Shape: shape, Seed: 1, Prompt: Dist{Kind: Fixed, Mean: 512, Min: 512, Max: 512}, Calibration: c}
+	sum := 0
+	for i := range 200 {
+		got, _ := bytesUsage(context.Background(), s.Next(i))
+		sum += got
+	}
+	if mean := float64(sum) / 200; math.Abs(mean-512) > 512*0.02 {
+		t.Errorf("prompts of 512 tokens by a byte-counting server: %v on average (calibration %+v)", mean, c)
 	}
 	c, err = Calibrate(context.Background(), shape, nil, nil)
 	if err != nil || c.Method != "estimate" {
