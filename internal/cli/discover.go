@@ -413,7 +413,7 @@ func (o *inspectOptions) locate(ctx context.Context, io *iostreams.IO, so scrape
 		if s.Kind == discover.Router && o.model == "" {
 			metrics, _ := url.Parse(s.MetricsURL)
 			return &usageError{msg: "no target given; found a llama.cpp router at " + s.Address + ": its /metrics is one model's, and --model names which",
-				hints: routerHints(o.target, metrics, s.Models, len(s.Models) > 0)}
+				hints: routerHints(o.target, metrics, s.Models, len(s.Models) > 0, "")}
 		}
 		o.header = append([]string{foundLine(s, res)}, o.header...)
 		return nil

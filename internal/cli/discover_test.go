@@ -286,6 +286,30 @@ func TestRouterModel(t *testing.T) {
 	}
 }
 
+// rules and dashboard take no --model: on a router their hints are each
+// model's own URL, which the command then reads.
+func TestRouterRulesHints(t *testing.T) {
+	_, port := routerServer(t)
+	target := "127.0.0.1:" + strconv.Itoa(port)
+	for _, command := range []string{"rules", "dashboard"} {
+		out, errOut, code := runCLI(t, "", command, target)
+		if code != ExitError || out != "" {
+			t.Fatalf("%s: exit %d, stdout %q", command, code, out)
+		}
+		if strings.Contains(errOut, "--model") {
+			t.Errorf("%s: hints name --model, which it does not take:\n%s", command, errOut)
+		}
+		want := "inferscope: hint: inferscope " + command + " 'http://" + target + "/metrics?autoload=false&model=qwen2.5-0.5b' (loaded)"
+		if !strings.Contains(errOut, want) {
+			t.Fatalf("%s: stderr\n%s\nwant the line\n%s", command, errOut, want)
+		}
+		out, errOut, code = runCLI(t, "", command, "http://"+target+"/metrics?autoload=false&model=qwen2.5-0.5b")
+		if code != ExitOK || out == "" {
+			t.Errorf("%s with the hint's URL: exit %d: %s", command, code, errOut)
+		}
+	}
+}
+
 // discover takes one host, never a port, a network or two hosts.
 func TestDiscoverRefuses(t *testing.T) {
 	for _, c := range []struct {

@@ -442,7 +442,13 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 // load scrapes a target and reads it into a canonical snapshot; a non-zero
 // at is the scrape's time as the user gave it (--at).
 func load(ctx context.Context, target string, so scrape.Options, do dialect.Options, at time.Time) (*snapshot.Snapshot, *scrape.Result, error) {
-	res, routed, err := fetch(ctx, target, so, do.Model)
+	return loadVia(ctx, target, so, do, at, "")
+}
+
+// loadVia is load for a command that takes no --model (via, "rules"), so
+// that a llama.cpp router's hints name what that command can read.
+func loadVia(ctx context.Context, target string, so scrape.Options, do dialect.Options, at time.Time, via string) (*snapshot.Snapshot, *scrape.Result, error) {
+	res, routed, err := fetch(ctx, target, so, do.Model, via)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,8 +17,10 @@ import (
 // and needs ?model=NAME), it asks again for the model --model names,
 // without loading it (internal/discover's router.go says what the router
 // answers). routed is that model, "" for any other target: the series are
-// then the model's alone, unlabelled, and read as one server's.
-func fetch(ctx context.Context, target string, so scrape.Options, model string) (res *scrape.Result, routed string, err error) {
+// then the model's alone, unlabelled, and read as one server's. via is the
+// command that reads it ("" for inferscope itself), for the hints: a
+// command without --model is given each model's own URL.
+func fetch(ctx context.Context, target string, so scrape.Options, model, via string) (res *scrape.Result, routed string, err error) {
 	res, err = scrape.Fetch(ctx, target, so)
 	if err == nil || !discover.NeedsModel(err) {
 		return res, "", err
@@ -28,12 +30,12 @@ func fetch(ctx context.Context, target string, so scrape.Options, model string) 
 		return nil, "", err
 	}
 	if model == "" {
-		return nil, "", routerError(ctx, target, t.URL, so, "", "")
+		return nil, "", routerError(ctx, target, t.URL, so, "", "", via)
 	}
 	res, err = scrape.Fetch(ctx, discover.RouterURL(t.URL, model).String(), so)
 	if err != nil {
 		if said := discover.RouterSaid(err); said != "" {
-			return nil, "", routerError(ctx, target, t.URL, so, model, said)
+			return nil, "", routerError(ctx, target, t.URL, so, model, said, via)
 		}
 		return nil, "", err
 	}
@@ -43,14 +45,17 @@ func fetch(ctx context.Context, target string, so scrape.Options, model string) 
 // routerError says why a router gave no metrics (no --model, or the
 // router's refusal of the one named) and lists the models it serves, each
 // with the command that reads it.
-func routerError(ctx context.Context, target string, metrics *url.URL, so scrape.Options, model, said string) error {
+func routerError(ctx context.Context, target string, metrics *url.URL, so scrape.Options, model, said, via string) error {
 	shown := termsafe.ShellQuote(target)
 	msg := fmt.Sprintf("%s is a llama.cpp router serving several models: its /metrics is one model's, and --model names which", shown)
+	if via != "" {
+		msg = fmt.Sprintf("%s is a llama.cpp router serving several models: its /metrics is one model's, so %s reads one model's URL", shown, via)
+	}
 	if model != "" {
 		msg = fmt.Sprintf("the llama.cpp router at %s has no metrics for --model %s: it answered %q", shown, termsafe.ShellQuote(model), said)
 	}
 	models, err := discover.RouterModels(ctx, metrics, discover.Options{Headers: so.Headers, MaxBytes: so.MaxBytes, UserAgent: so.UserAgent, Transport: transportOf(so)})
-	hints := routerHints(target, metrics, models, err == nil)
+	hints := routerHints(target, metrics, models, err == nil, via)
 	if said == "model is not loaded" {
 		hints = append(hints, "inferscope never loads a model to read it (it asks with autoload=false): a request to the model loads it")
 	}
@@ -58,8 +63,11 @@ func routerError(ctx context.Context, target string, metrics *url.URL, so scrape
 }
 
 // routerHints are the commands that read each model a router serves
-// (listed: whether its list of models could be read).
-func routerHints(target string, metrics *url.URL, models []discover.Model, listed bool) []string {
+// (listed: whether its list of models could be read): inferscope's
+// --model, or for a command via that takes none (rules, dashboard), the
+// model's own metrics URL, which every model of a router answers with
+// the same series names.
+func routerHints(target string, metrics *url.URL, models []discover.Model, listed bool, via string) []string {
 	shown := termsafe.ShellQuote(target)
 	list := termsafe.ShellQuote(httpsafe.Redact(discover.ModelsURL(metrics)))
 	var hints []string
@@ -75,6 +83,12 @@ func routerHints(target string, metrics *url.URL, models []discover.Model, liste
 			break
 		}
 		h := "inferscope --model " + termsafe.ShellQuote(m.ID) + " " + shown
+		if via != "" {
+			// Redact drops a query, which may hold a secret: this one is
+			// ours, the model and autoload alone.
+			u := discover.RouterURL(metrics, m.ID)
+			h = "inferscope " + via + " " + termsafe.ShellQuote(httpsafe.Redact(u)+"?"+u.RawQuery)
+		}
 		switch {
 		case m.Status == "":
 		case m.Running():

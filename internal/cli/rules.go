@@ -48,10 +48,12 @@ type sourceOptions struct {
 	allSections                   bool
 	scrape                        inspectOptions // --timeout, --max-bytes, --header
 	format                        string
+	command                       string // "rules" or "dashboard", for hints
 }
 
 // define defines the flags; windowed adds --window.
 func (o *sourceOptions) define(cmd *cobra.Command, windowed bool) {
+	o.command = cmd.Name()
 	o.scrape = defaultOptions()
 	o.window = defaultWindow
 	flagDialect.string(cmd, &o.dialect)
@@ -170,7 +172,7 @@ func (o *sourceOptions) library(ctx context.Context, io *iostreams.IO, lo promql
 		return nil, err
 	}
 	snap, err := bounded(ctx, o.scrape.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
-		snap, _, err := load(ctx, o.target, so, dialect.Options{Dialect: o.dialect}, time.Time{})
+		snap, _, err := loadVia(ctx, o.target, so, dialect.Options{Dialect: o.dialect}, time.Time{}, o.command)
 		return snap, err
 	})
 	if err != nil {
