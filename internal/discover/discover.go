@@ -77,6 +77,7 @@ var DefaultPorts = []Port{
 	{30000, []string{"SGLang"}},
 	{3000, []string{"TGI"}},
 	{23333, []string{"LMDeploy"}},
+	{2242, []string{"Aphrodite"}}, // aphrodite/endpoints/openai/args.py
 	{11434, []string{"Ollama"}},
 	{1234, []string{"LM Studio"}},
 	{8002, []string{"Triton"}},
