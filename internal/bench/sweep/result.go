@@ -109,6 +109,10 @@ type Step struct {
 	TTFT Histogram `json:"ttft_histogram"`
 	// SLO is how the step fared against the target; nil without one.
 	SLO *StepSLO `json:"slo"`
+
+	// prefillSeconds and decodeSeconds are the server's request time in
+	// each phase over the runs' windows (NaN: not published).
+	prefillSeconds, decodeSeconds float64
 }
 
 // Drain is the wait before a run for the server's running and waiting
