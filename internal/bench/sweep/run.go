@@ -534,7 +534,7 @@ func (t *tap) record(r load.Record) {
 	}
 	// TPOT as the bench counts it: a single token meets a TPOT limit.
 	if l := t.slo.TPOT; l > 0 && r.OutputTokens >= 2 && r.TTFT >= 0 && r.E2E >= 0 {
-		if (r.E2E - r.TTFT).Seconds()/float64(r.OutputTokens-1) > l.Seconds() {
+		if (r.E2E-r.TTFT).Seconds()/float64(r.OutputTokens-1) > l.Seconds() {
 			miss("tpot")
 		}
 	}
