@@ -84,6 +84,15 @@ const (
 	settleKV      = 0.02
 )
 
+// The numbers a sweep (`inferscope bench --sweep`) is judged by
+// (sweep.go).
+const (
+	// sweepSpread: a step's runs completed requests at rates this share
+	// of their mean apart (their sample standard deviation): the figures
+	// do not repeat at the runs' length.
+	sweepSpread = 0.1
+)
+
 // A judgement is one band of a figure: the colour of the row it judges and
 // the note it makes. A note's severity is its band's colour when that asks
 // for action (warn, bad) and info otherwise, so a row is coloured warn or
@@ -165,6 +174,12 @@ const (
 	benchErrors
 	benchPartial
 	benchTokensFromEvents
+	sweepKnee
+	sweepKneeBeyond
+	sweepTargetUnmet
+	sweepNotIdle
+	sweepNoRoom
+	sweepSpreadWide
 	bands // the number of bands
 )
 
@@ -238,6 +253,14 @@ var judgements = [bands]judgement{
 	benchErrors:           {limits: []float64{0}, colour: report.Warn, note: "bench_errors"},
 	benchPartial:          {note: "bench_partial"},
 	benchTokensFromEvents: {note: "bench_tokens_from_events"},
+	// A sweep: where the target broke, and what makes its steps other
+	// than they seem.
+	sweepKnee:        {note: "sweep_knee"},
+	sweepKneeBeyond:  {note: "sweep_knee_beyond"},
+	sweepTargetUnmet: {colour: report.Warn, note: "sweep_target_unmet"},
+	sweepNotIdle:     {limits: []float64{0}, colour: report.Warn, note: "sweep_not_idle"},
+	sweepNoRoom:      {note: "sweep_no_room"},
+	sweepSpreadWide:  {limits: []float64{sweepSpread}, colour: report.Warn, note: "sweep_spread_wide"},
 }
 
 // judge gives row (nil for a note on no row) the colour of band b, and

@@ -100,6 +100,7 @@ type benchOptions struct {
 	records        string
 	tokensEvents   bool
 	workload       workloadFlags
+	sweepFlags     sweepFlags
 
 	// Set by check.
 	base     *url.URL
@@ -134,10 +135,11 @@ func newBenchCmd(io *iostreams.IO) *cobra.Command {
 		args: benchArgs,
 		run: func(cmd *cobra.Command, pos []string) error {
 			o.target = pos[0]
-			if err := o.check(given(cmd)); err != nil {
+			set := given(cmd)
+			if err := o.check(set); err != nil {
 				return err
 			}
-			return o.run(cmd.Context(), io)
+			return o.run(cmd.Context(), io, set)
 		},
 	})
 	o.define(cmd)
@@ -181,6 +183,8 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	// What is said.
 	f("slo", "count goodput against `LIMITS`: ttft, tpot and e2e as durations, comma-separated (ttft=500ms,tpot=50ms,e2e=10s)").string(cmd, &o.slo)
 	flagDef{name: "records", usage: "also write every request to `FILE`, as it ends: JSON lines (.jsonl) or CSV (.csv)"}.string(cmd, &o.records)
+	// A series of runs.
+	o.sweepFlags.define(cmd)
 	o.outputFlags.define(cmd)
 }
 
@@ -193,6 +197,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		func() error { return o.checkWarmup(set) },
 		o.checkOutput,
 		func() error { return o.workload.check(set) },
+		func() error { return o.sweepFlags.check(o, set) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -271,15 +276,17 @@ func (o *benchOptions) checkLoad(set map[string]bool) error {
 		return usagef("give a positive --request-timeout, or leave it out", "--request-timeout %s is negative", units.Duration(o.requestTimeout))
 	case set["burstiness"] && !(o.burstiness > 0) || math.IsInf(o.burstiness, 0):
 		return usagef("give a positive shape such as --burstiness 0.5", "--burstiness %s must be above 0", strconv.FormatFloat(o.burstiness, 'g', -1, 64))
-	case (set["arrival"] || set["burstiness"]) && !set["rate"]:
+	case (set["arrival"] || set["burstiness"]) && !set["rate"] && !o.sweepFlags.open():
 		return usagef("add --rate R: arrivals are spaced only in an open loop", "--arrival and --burstiness space --rate's arrivals")
 	case set["burstiness"] && set["arrival"] && o.arrival != "gamma":
 		return usagef("leave out --arrival, or use --arrival gamma", "--burstiness shapes gamma arrivals, and --arrival says %s", o.arrival)
 	}
-	if set["rate"] {
-		p.Rate = o.rate
-		if !set["concurrency"] {
-			p.Concurrency = 0
+	if set["rate"] || o.sweepFlags.open() {
+		if set["rate"] {
+			p.Rate = o.rate
+			if !set["concurrency"] {
+				p.Concurrency = 0
+			}
 		}
 		switch {
 		case set["burstiness"] || o.arrival == "gamma":
@@ -387,7 +394,7 @@ func (o *benchOptions) setHeaders() error {
 }
 
 // run checks the server, then loads it and writes the report.
-func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
+func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
 	headers := o.httpHeaders.Clone()
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
 		if err := checkToken(tok); err != nil {
@@ -452,6 +459,9 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 		}
 		defer f.Close()
 		cfg.Records = bench.NewRecordWriter(f, o.recFmt)
+	}
+	if o.sweepFlags.sweeping() {
+		return o.runSweep(ctx, io, cfg, set)
 	}
 	var line *bench.ProgressLine
 	if io.OutTTY && io.Getenv("TERM") != "dumb" {
