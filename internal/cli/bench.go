@@ -54,6 +54,17 @@ is reported). --requests or --duration end the measured part; --warmup sends
 requests before it that no figure counts (N requests, a duration, or settle:
 until the server's running requests and KV usage settle).
 
+A sweep (--sweep) runs a series of steps, each a run reported whole:
+concurrency=LIST (closed loops), rate=LIST (open loops), or auto (one
+request at a time, the ceiling, then rates between). With --slo, auto
+searches for the knee: the highest rate at which --slo-share of the
+requests meet every limit, bracketed and halved, and the server's reason
+where it broke (the KV cache, the queue, prefill or decode time). Before
+each run the server is read until its running and waiting requests are
+zero (at most --drain). --repeat runs each step several times and states
+each figure's spread; bench compare A.json B.json says what moved beyond
+it. --csv writes the steps as CSV.
+
 On a terminal a progress line shows the run; on a pipe nothing but the
 report is written. Ctrl-C stops sending, lets requests in flight finish
 within --drain, and reports what completed, marked partial.`
@@ -61,7 +72,9 @@ within --drain, and reports what completed, marked partial.`
 const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
   inferscope bench http://127.0.0.1:11434 --endpoint ollama-chat --model llama3.2 -c 4 -n 100
-  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl`
+  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
+  inferscope bench gpu-box:8000 --sweep auto --slo ttft=500ms,tpot=50ms -d 1m --arrival constant
+  inferscope bench gpu-box:8000 --sweep concurrency=1,4,16,64 --repeat 3 -o json > before.json`
 
 // Defaults and bounds of the bench's flags.
 const (
@@ -143,6 +156,7 @@ func newBenchCmd(io *iostreams.IO) *cobra.Command {
 		},
 	})
 	o.define(cmd)
+	cmd.AddCommand(newBenchCompareCmd(io))
 	return cmd
 }
 
@@ -174,7 +188,7 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	flagDef{name: "duration", short: "d", noFiles: true, usage: "measure for `D` instead of a number of requests"}.duration(cmd, &o.duration)
 	f("warmup", "first send requests no figure counts: `W` requests, a duration, or settle (until the server's running requests and KV usage settle)").string(cmd, &o.warmup)
 	f("warmup-max", "end a --warmup settle after `D` if the server has not settled").duration(cmd, &o.warmupMax)
-	f("drain", "once sending stops (the end, or Ctrl-C), let requests in flight take `D` to finish").duration(cmd, &o.drain)
+	f("drain", "once sending stops (the end, or Ctrl-C), let requests in flight take `D` to finish; between the runs of a sweep, wait at most D for the server to be idle").duration(cmd, &o.drain)
 	f("request-timeout", "give up on a request after `D` (default: none)").duration(cmd, &o.requestTimeout)
 	flagSeed.uint64(cmd, &o.seed)
 	// What is sent.

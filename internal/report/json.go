@@ -41,6 +41,21 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
+// UnmarshalJSON implements json.Unmarshaler: null is NaN (not known), as
+// MarshalJSON wrote it, never 0.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Number(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = Number(v)
+	return nil
+}
+
 // List is a slice that JSON writes as [] when it is nil.
 type List[T any] []T
 
