@@ -230,12 +230,12 @@ func (o *benchOptions) runSweep(ctx context.Context, io *iostreams.IO, cfg bench
 			l.Draw(s)
 		}
 	}
-	res, err := sweep.Run(ctx, sc)
+	res, runErr := sweep.Run(ctx, sc)
 	mu.Lock()
 	line.Clear()
 	mu.Unlock()
-	if err != nil {
-		return err
+	if res == nil {
+		return runErr
 	}
 	if csvFile != nil {
 		if err := sweep.CSV(csvFile, res); err != nil {
@@ -245,6 +245,7 @@ func (o *benchOptions) runSweep(ctx context.Context, io *iostreams.IO, cfg bench
 			return usagef("check the disk", "writing the CSV: %v", termsafe.Text(err.Error()))
 		}
 	}
+	var err error
 	if o.json {
 		err = sweep.JSON(io.Out, res)
 	} else {
@@ -253,7 +254,8 @@ func (o *benchOptions) runSweep(ctx context.Context, io *iostreams.IO, cfg bench
 	if err != nil {
 		return writeError(err)
 	}
-	return nil
+	// The steps that ran are written; what stopped the rest is said after.
+	return runErr
 }
 
 // clip cuts s to fit a line of width cells, leaving the last for the

@@ -167,8 +167,9 @@ func (c *Config) defaults() {
 // Run runs the sweep cfg describes. A cancelled ctx (Ctrl-C) ends the run
 // in progress as bench.Run ends one (its report partial) and runs no
 // more: the result holds the steps run, marked partial. It returns an
-// error where the first run could not start (the server's metrics
-// unreadable).
+// error alone where the first run could not start (the server's metrics
+// unreadable), and the steps run with an error where a later one could
+// not.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -201,14 +202,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		p := cfg.Base.Plan
 		_, err = r.step(ctx, PhaseList, p.Concurrency, p.Rate)
 	}
-	if err != nil && len(r.res.Steps) == 0 {
-		return nil, err
+	if ctx.Err() != nil {
+		r.res.Partial = true
 	}
+	if err != nil && (len(r.res.Steps) == 0 || !errors.Is(err, errStopped) && !r.res.Partial) {
+		if len(r.res.Steps) == 0 {
+			return nil, err
+		}
+		// The steps run are reported beside the error that stopped the
+		// rest.
+		r.finish()
+		return r.res, fmt.Errorf("the sweep stopped after step %d: %w", len(r.res.Steps), err)
+	}
+	r.finish()
+	return r.res, nil
+}
+
+// finish states the knee of the steps run where no search did, and the
+// sweep's notes.
+func (r *runner) finish() {
 	if r.res.SLO != nil && r.res.Knee == nil {
 		r.res.Knee = kneeOfList(r.res)
 	}
 	r.res.Notes = append(r.res.Notes, r.notes()...)
-	return r.res, nil
 }
 
 // errStopped ends a sweep whose run was interrupted.

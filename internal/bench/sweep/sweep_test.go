@@ -3,8 +3,10 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +43,8 @@ type model struct {
 	indices   [][2]int
 	runs      int
 	sprd      float64 // each run's rate this much higher than the last's
+	// failAfter, when set, fails every scrape once that many runs ran.
+	failAfter int
 }
 
 var epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -97,6 +101,9 @@ func (m *model) run(ctx context.Context, p load.Plan, rec func(load.Record), pro
 func (m *model) scrape(context.Context) (*snapshot.Snapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failAfter > 0 && m.runs >= m.failAfter {
+		return nil, errors.New("connection refused")
+	}
 	running := 0.0
 	if m.busyFor > 0 {
 		m.busyFor--
@@ -323,5 +330,44 @@ func TestTextGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, tt.name, b.String())
+	}
+}
+
+// A server gone in the middle of a sweep: the steps run are kept, with the
+// error that stopped the rest.
+func TestStoppedByError(t *testing.T) {
+	m := &model{capacity: 10, service: 100 * time.Millisecond, tokens: 2, failAfter: 2}
+	cfg := modelConfig(m, bench.SLO{})
+	cfg.Base.Plan.Requests = 5
+	cfg.Profile, cfg.Loads = ProfileRate, []float64{1, 2, 3}
+	res, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "the sweep stopped after step 2") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("error %v", err)
+	}
+	if res == nil || len(res.Steps) != 2 || res.Partial {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// Ctrl-C: the run in progress ends as bench.Run ends one, no more run,
+// and the steps run are reported, partial.
+func TestInterrupted(t *testing.T) {
+	m := &model{capacity: 10, service: 100 * time.Millisecond, tokens: 2}
+	cfg := modelConfig(m, bench.SLO{})
+	cfg.Base.Plan.Requests = 5
+	cfg.Profile, cfg.Loads = ProfileRate, []float64{1, 2, 3, 4}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = func(s Status) {
+		if s.Step == 2 && !s.Draining {
+			cancel()
+		}
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Partial || len(res.Steps) != 2 {
+		t.Errorf("partial %v, %d steps", res.Partial, len(res.Steps))
 	}
 }
