@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
@@ -178,18 +177,24 @@ func reason(met, broke *Step) (why, phase, verdict, words string) {
 	verdict = b.Verdict
 	phase = phaseOf(broke)
 	slo := broke.SLO
-	missedShare := 1 - float64(slo.Share)
-	head := fmt.Sprintf("%s of the requests missed the target", units.Percent(missedShare))
+	head := fmt.Sprintf("%s of the requests missed the target", units.Percent(1-float64(slo.Share)))
 	failed, notSent := slo.Missed["failed"], slo.Missed["not_sent"]
 	lat := map[string]int{"ttft": slo.Missed["ttft"], "tpot": slo.Missed["tpot"], "e2e": slo.Missed["e2e"]}
 	most := max(lat["ttft"], lat["tpot"], lat["e2e"])
-	clientBound := slices.ContainsFunc(broke.Runs, func(r *bench.Report) bool { return r.ClientBound })
-	if strings.TrimSpace(phase) != "" {
-		defer func() { words += "; the engine spent more of its request time in " + phase }()
-	}
+	// A generator that fell behind is the reason only where the server's
+	// own figures show nothing that gave way: a late send makes the load
+	// burstier, not the server slower.
+	late := slices.ContainsFunc(broke.Runs, func(r *bench.Report) bool { return r.ClientBound })
+	const lateWords = ": the generator could not keep up (its run's notes say how), and the server's figures show nothing else that gave way"
+	defer func() {
+		if late && why != ReasonClient {
+			words += "; the generator also fell behind (its run's notes say how)"
+		}
+		if phase != "" {
+			words += "; the engine spent more of its request time in " + phase
+		}
+	}()
 	switch {
-	case clientBound:
-		return ReasonClient, phase, verdict, head + ": the generator could not keep up (its run's notes say how), and the figures measure the machine that sent the load as much as the server"
 	case notSent > most && notSent >= failed:
 		return ReasonClient, phase, verdict, head + ": the generator could not send the load asked: " + units.Plural(float64(notSent), "arrival") + " were never sent"
 	case failed > most:
@@ -217,14 +222,21 @@ func reason(met, broke *Step) (why, phase, verdict, words string) {
 		return ReasonDecode, phase, verdict, head + fmt.Sprintf(": the time per output token reached %s at p50 (%s at the step below): each token took longer as more requests decoded together",
 			units.Seconds(float64(b.TPOTP50.Mean)), stepValue(met, func(s Summary) report.Number { return s.TPOTP50.Mean }))
 	}
-	// The time to first token: the server's queue or its prefill.
+	// The time to first token: the server's queue or its prefill, where
+	// either grew.
 	q, p := b.Queue.Mean, b.Prefill.Mean
 	if known(q) && known(p) {
 		var q0, p0 report.Number
 		if met != nil {
 			q0, p0 = met.Summary.Queue.Mean, met.Summary.Prefill.Mean
 		}
-		if q-q0 >= p-p0 {
+		switch {
+		case q-q0 <= 0 && p-p0 <= 0 && late:
+			return ReasonClient, phase, verdict, head + lateWords
+		case q-q0 <= 0 && p-p0 <= 0:
+			return ReasonUnknown, phase, verdict, head + fmt.Sprintf(": neither the server's mean queue time (%s) nor its prefill (%s) grew from the step below: the time went outside the engine (the runs' notes say where)",
+				units.Seconds(float64(q)), units.Seconds(float64(p)))
+		case q-q0 >= p-p0:
 			return ReasonQueue, phase, verdict, head + fmt.Sprintf(": the server's mean queue time rose to %s (%s at the step below) while prefill took %s: requests waited to be taken",
 				units.Seconds(float64(q)), stepValue(met, func(s Summary) report.Number { return s.Queue.Mean }), units.Seconds(float64(p)))
 		}
@@ -233,6 +245,9 @@ func reason(met, broke *Step) (why, phase, verdict, words string) {
 	}
 	if w := b.Waiting.Mean; known(w) && w > 0 {
 		return ReasonQueue, phase, verdict, head + fmt.Sprintf(": %s requests waited on average for the server to take them (its waiting gauge), the time to first token with them", mean2(float64(w)))
+	}
+	if late {
+		return ReasonClient, phase, verdict, head + lateWords
 	}
 	if phase != "" && ttftGrew > 0 {
 		if phase == "prefill" {

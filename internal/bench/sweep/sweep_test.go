@@ -183,13 +183,15 @@ func TestKneeSearch(t *testing.T) {
 			t.Errorf("step %d: the sweep counts %d of %d good, the bench %+v", s.Index, s.SLO.Good, s.SLO.Of, g)
 		}
 	}
-	// No two runs sent the same request.
-	var spans [][2]int
-	for _, r := range m.indices {
-		spans = append(spans, r)
+	// No two runs sent the same request: each run's indices start past
+	// the last run's.
+	if len(m.indices) != len(res.Steps) {
+		t.Fatalf("%d runs, %d steps", len(m.indices), len(res.Steps))
 	}
-	if len(spans) != len(res.Steps) {
-		t.Fatalf("%d runs, %d steps", len(spans), len(res.Steps))
+	for i := 1; i < len(m.indices); i++ {
+		if m.indices[i][0] != 0 {
+			t.Errorf("run %d asked for index %d first: the source is offset, not the plan", i+1, m.indices[i][0])
+		}
 	}
 	if len(res.Notes) == 0 || res.Notes[0].ID != "sweep_knee" {
 		t.Errorf("notes %v", res.Notes)
