@@ -129,13 +129,10 @@ func stepSLO(runs []*bench.Report, taps []*tap, share float64) *StepSLO {
 // ttftBounds are the TTFT histogram's buckets: 1, 2 and 5 in each decade
 // from a millisecond to ten minutes, alike in every step so that steps
 // compare bucket by bucket.
-var ttftBounds = func() []float64 {
-	var out []float64
-	for d := 1e-3; d < 1000; d *= 10 {
-		out = append(out, d, 2*d, 5*d)
-	}
-	return out
-}()
+var ttftBounds = []float64{
+	0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
+	1, 2, 5, 10, 20, 50, 100, 200, 500,
+}
 
 // ttftHistogram buckets the completed requests' TTFT of every run.
 func ttftHistogram(taps []*tap) Histogram {

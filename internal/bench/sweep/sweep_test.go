@@ -176,6 +176,20 @@ func TestKneeSearch(t *testing.T) {
 	if k.Reason != ReasonUnknown && k.Reason != ReasonQueue {
 		t.Errorf("reason %q", k.Reason)
 	}
+	// Every completed request is in the step's TTFT histogram: one at a
+	// time each waits 50 ms alone, at or below the 50 ms bound.
+	for _, s := range res.Steps {
+		n := 0
+		for _, c := range s.TTFT.Counts {
+			n += c
+		}
+		if n != s.Summary.Completed {
+			t.Errorf("step %d: %d in the TTFT histogram, %d completed", s.Index, n, s.Summary.Completed)
+		}
+	}
+	if h := res.Steps[0].TTFT; h.Counts[5] != res.Steps[0].Summary.Completed || float64(h.Bounds[5]) != 0.05 {
+		t.Errorf("one at a time: %v under %v", h.Counts, h.Bounds)
+	}
 	// Each step's SLO is the bench's own goodput, counted apart.
 	for _, s := range res.Steps {
 		g := s.Runs[0].Client.Goodput
@@ -333,6 +347,11 @@ func TestTextGolden(t *testing.T) {
 		}
 		golden.Check(t, tt.name, b.String())
 	}
+	var b bytes.Buffer
+	if err := CSV(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "sweep.csv", b.String())
 }
 
 // A server gone in the middle of a sweep: the steps run are kept, with the
