@@ -1,0 +1,32 @@
+// Package doctest holds the tests that keep the README and docs/ true: the
+// examples they show are run, so that none can go stale.
+//
+// A fenced block marked console is a terminal session: each line that
+// starts with "$ " is a command (a line ending in a backslash goes on to
+// the next), and the lines up to the next command are what it printed,
+// stdout and stderr together. The test runs every such block in bash, in a
+// fresh folder that holds the repository's examples/ and testdata/, with
+// the inferscope built from this tree first on PATH, and compares what each
+// command prints with what the page shows. A command ending in & runs in
+// the background, and the next one starts once every loopback address it
+// names answers; every background job is stopped when the block ends. The
+// loopback ports a block names are replaced by free ones while it runs and
+// written back in what it printed, so blocks neither collide with each
+// other nor with anything listening on the machine.
+//
+// Both sides are normalised before they are compared: times of day and
+// dates read TIME, the build's version reads VERSION. A line that is only
+// "…" stands for any number of lines. An HTML comment on the line before a
+// block changes how it is read:
+//
+//	<!-- doctest: numbers -->   every number is masked (timings a run cannot repeat)
+//	<!-- doctest: skip REASON --> not run (the reason is required)
+//
+// A block marked sh shows commands without their output: each line that
+// starts with "inferscope " is checked with cli.Check (the command exists
+// and takes those flags), so a flag that is renamed or removed fails the
+// test of every page that still shows it.
+//
+// go test ./internal/doctest -update writes what the commands print now
+// into the pages; read the diff.
+package doctest

@@ -1,0 +1,186 @@
+package doctest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/cli"
+)
+
+var update = flag.Bool("update", false, "write what the pages' commands print now into the pages")
+
+const root = "../.."
+
+// bin is the folder holding the inferscope built from this tree.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "doctest-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "inferscope"), "./cmd/inferscope")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building inferscope: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	bin = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// pages are the pages whose examples are held to what the tool does.
+func pages(t *testing.T) []string {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{filepath.Join(root, "README.md")}, docs...)
+}
+
+// TestConsoleBlocks runs every console block of every page and compares
+// what each command prints with what the page shows.
+func TestConsoleBlocks(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	r := runner{bin: bin, root: mustAbs(t, root), timeout: 90 * time.Second}
+	for _, page := range pages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := strings.Split(string(raw), "\n")
+		bs, err := blocks(ls)
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		var edits []edit
+		for _, b := range bs {
+			if b.info != "console" {
+				continue
+			}
+			name := fmt.Sprintf("%s:%d", filepath.Base(page), b.start)
+			if reason, skip := strings.CutPrefix(b.options, "skip"); skip {
+				if strings.TrimSpace(reason) == "" {
+					t.Errorf("%s: a skipped block must say why (<!-- doctest: skip REASON -->)", name)
+				}
+				continue
+			}
+			steps, err := session(b.lines)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			numbers := b.options == "numbers"
+			t.Run(name, func(t *testing.T) {
+				got, err := r.run(steps, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var newLines []string
+				for i, s := range steps {
+					newLines = append(newLines, prompt(s.command)...)
+					if matches(s.shown, got[i], numbers) {
+						newLines = append(newLines, s.shown...)
+						continue
+					}
+					newLines = append(newLines, got[i]...)
+					if !*update {
+						t.Errorf("$ %s\nthe page shows:\n%s\nit prints:\n%s", s.command, strings.Join(s.shown, "\n"), strings.Join(got[i], "\n"))
+					}
+				}
+				if *update && strings.Join(newLines, "\n") != strings.Join(b.lines, "\n") {
+					edits = append(edits, edit{b, newLines})
+				}
+			})
+		}
+		if len(edits) > 0 {
+			if err := os.WriteFile(page, []byte(strings.Join(apply(ls, edits), "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// edit is a block's new lines.
+type edit struct {
+	b     block
+	lines []string
+}
+
+// apply replaces the edited blocks' lines in a page's (their fences stay),
+// the last block first so that the earlier ones' bounds still hold.
+func apply(ls []string, edits []edit) []string {
+	for k := len(edits) - 1; k >= 0; k-- {
+		e := edits[k]
+		out := append([]string{}, ls[:e.b.start]...)
+		out = append(out, e.lines...)
+		ls = append(out, ls[e.b.end:]...)
+	}
+	return ls
+}
+
+// prompt writes a command back as the page shows it.
+func prompt(cmd string) []string {
+	ls := strings.Split(cmd, "\n")
+	ls[0] = "$ " + ls[0]
+	return ls
+}
+
+// TestShownCommandsParse holds every inferscope command line an sh or
+// console block shows to the command line as it is: the command exists,
+// takes those flags, and that many arguments.
+func TestShownCommandsParse(t *testing.T) {
+	for _, page := range pages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := blocks(strings.Split(string(raw), "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		for _, b := range bs {
+			var src []string
+			switch b.info {
+			case "sh", "bash", "shell":
+				src = b.lines
+			case "console":
+				steps, err := session(b.lines)
+				if err != nil {
+					continue // TestConsoleBlocks says so
+				}
+				for _, s := range steps {
+					src = append(src, s.command)
+				}
+			default:
+				continue
+			}
+			for _, words := range commandLines(src) {
+				if err := cli.Check(words); err != nil {
+					t.Errorf("%s:%d: inferscope %s: %v", filepath.Base(page), b.start, strings.Join(words, " "), err)
+				}
+			}
+		}
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
