@@ -144,6 +144,13 @@ func (a *analyzer) header() {
 		}
 		a.r.Header = append(a.r.Header, by+": the API's counts and timings, no engine state")
 	}
+	if a.s.TimeUnknown != "" {
+		a.r.Header = append(a.r.Header, "scrape time unknown: "+a.s.TimeUnknown+" (--at TIME gives it)")
+	}
+	if a.s.AnsweredJSON != "" {
+		// Where the text came from is not where the user pointed.
+		a.r.Header = append(a.r.Header, "read from "+a.s.Source+": "+a.s.AnsweredJSON+" answered JSON (as trtllm-serve's /metrics does)")
+	}
 	if a.s.ScrapeSeconds > SlowScrape.Seconds() {
 		why := a.s.Advice.WhySlow()
 		a.r.Header = append(a.r.Header, fmt.Sprintf("the scrape waited %s (%s)", units.Seconds(a.s.ScrapeSeconds), why))
@@ -281,18 +288,28 @@ func formatLE(v float64) string {
 
 func (a *analyzer) live() {
 	var rows []report.Row
-	for _, build := range []func() (report.Row, bool){a.state, a.kvCacheRow, a.offloadUsageRow} {
+	add := func(build func() (report.Row, bool)) {
 		if row, ok := build(); ok {
 			rows = append(rows, row)
 		}
 	}
+	add(a.state)
+	rows = append(rows, a.priorityRows()...)
+	add(a.pausedRow)
+	add(a.refusedRow)
+	add(a.kvCacheRow)
+	add(a.tokenBudgetRow)
+	add(a.kvCachedRow)
+	rows = append(rows, a.poolRows()...)
+	add(a.contextRow)
+	add(a.offloadUsageRow)
 	for _, p := range peakRows {
 		v, ok := a.s.Scalar(p.name)
 		if p.extra {
 			v, ok = a.s.Extra[p.name]
 		}
 		if ok && v > 0 {
-			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " tokens", Note: p.note})
+			rows = append(rows, report.Row{ID: p.id, Label: p.label, Value: units.Count(v) + " " + units.Noun(v, "token"), Note: p.note})
 		}
 	}
 	a.section("live", "Live", rows)
@@ -318,7 +335,11 @@ func (a *analyzer) kvCacheRow() (report.Row, bool) {
 	note := ""
 	used, okU := a.s.Scalar(snapshot.KVCacheTokens)
 	if mx := a.get(snapshot.KVCacheMaxTokens); mx > 0 && okU {
-		note = units.Count(used) + " / " + units.Count(mx) + " tokens"
+		note = units.Count(used) + " / " + units.Count(mx) + " " + units.Noun(mx, "token")
+	}
+	if len(byPrefix(a.s.Extra, snapshot.ExtraKVPoolUsage)) > 0 {
+		// A hybrid model: say which of its pools this is.
+		note = strings.TrimPrefix(note+", full-attention pool", ", ")
 	}
 	row := report.Row{ID: "kv_cache", Label: "KV cache", Value: units.Percent(ratio), Bar: bar(ratio), Note: note}
 	switch b := kvBand(ratio); b {
@@ -358,30 +379,164 @@ func (a *analyzer) offloadUsageRow() (report.Row, bool) {
 }
 
 // state is "idle", "N generating" and ", M queued", from whichever of the
-// two gauges the server publishes; with queue pressure it adds a note.
+// two gauges the server publishes, or that the engine is asleep (vLLM's
+// sleep mode: nothing runs, which is not idle); with queue pressure, or a
+// queue and nothing running, it adds a note, whose advice depends on what
+// the queue waits for: batch room, or (vLLM's deferred requests) a LoRA
+// adapter slot or a KV transfer that more room would not bring sooner.
 func (a *analyzer) state() (report.Row, bool) {
 	run, okR := a.s.Scalar(snapshot.RequestsProcessing)
 	wait, okW := a.s.Scalar(snapshot.RequestsDeferred)
 	if !okR && !okW {
 		return report.Row{}, false
 	}
+	sl := a.sleep()
 	row := report.Row{ID: "state", Label: "state", Value: stateText(run, wait, okR, okW)}
+	switch {
+	case sl.all:
+		row.Value = "asleep: " + sl.what
+		if okW && wait > 0 {
+			row.Value += ", " + units.Integer(wait) + " queued"
+		}
+	case sl.some > 0:
+		row.Note = units.Plural(sl.some, "engine") + " asleep: " + sl.what
+	}
+	deferred, okD := a.s.Extra[snapshot.ExtraWaitingDeferred]
+	if okD && deferred > 0 && okW && wait > 0 {
+		note := units.Integer(math.Min(deferred, wait)) + " of the queue deferred, not waiting for capacity"
+		row.Note = joinNotes(row.Note, note)
+	}
 	if !okR || !okW || wait <= 0 {
 		return row, true
 	}
+	// Mostly deferred: a LoRA budget or a KV transfer holds the queue, not
+	// batch room, and the server's capacity knobs would not shorten it.
+	mostlyDeferred := okD && deferred*2 >= wait && a.s.Advice.QueueDeferred != ""
 	fix := ""
-	if a.s.Advice.QueueFix != "" {
+	switch {
+	case mostlyDeferred:
+		fix = "; but " + units.Integer(math.Min(deferred, wait)) + " of them are deferred, not waiting for capacity: " + a.s.Advice.QueueDeferred
+	case a.s.Advice.QueueFix != "":
 		fix = "; " + a.s.Advice.QueueFix
 	}
 	switch b, _ := queueBand(run, wait); b {
 	case queueStalled:
+		why := "if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)"
+		switch {
+		case sl.all:
+			why = "the engine is asleep (" + sl.what + "), so nothing runs until it is woken"
+			if a.s.Advice.Wake != "" {
+				why += " (" + a.s.Advice.Wake + ")"
+			}
+		case mostlyDeferred:
+			why = "they are deferred, not waiting for capacity: " + a.s.Advice.QueueDeferred
+		}
 		// One scrape cannot tell a stall from a request that just arrived.
-		a.judge(&row, b, "%s and none running: if that persists across scrapes, admission is stalled (a full KV cache, a model loading, or an engine error in the server's log)", plural(wait, "request")+" waiting")
+		a.judge(&row, b, "%s and none running: %s", units.Plural(wait, "request")+" waiting", why)
 	case queuePressure:
 		// Many times what runs is waiting: the queue, not the engine, sets
 		// the latency requests see.
 		a.judge(&row, b, "%s against %s running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue%s",
-			plural(wait, "request")+" queued", units.Integer(run), fix)
+			units.Plural(wait, "request")+" queued", units.Integer(run), fix)
+	}
+	return row, true
+}
+
+// joinNotes joins two notes of a row with "; ", either may be empty.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// sleeping is what vLLM's engine_sleep_state says: every engine asleep
+// (all), or how many of them (some), and at which level (what).
+type sleeping struct {
+	all  bool
+	some float64
+	what string
+}
+
+// sleep reads the engines' sleep state: the engines awake, and those
+// asleep at level 1 (weights offloaded to CPU memory) and level 2
+// (weights and KV discarded). Every engine is asleep where none is awake
+// (a sleep at level 0, which only pauses scheduling, reads 0 in all
+// three states).
+func (a *analyzer) sleep() sleeping {
+	x := a.s.Extra
+	awake, ok := x[snapshot.ExtraSleepState+"awake"]
+	if !ok {
+		return sleeping{}
+	}
+	off, discarded := x[snapshot.ExtraSleepState+"weights_offloaded"], x[snapshot.ExtraSleepState+"discard_all"]
+	var what string
+	switch {
+	case discarded > 0 && off > 0:
+		what = "weights offloaded to CPU memory or discarded, sleep levels 1 and 2"
+	case discarded > 0:
+		what = "weights and KV cache discarded, sleep level 2"
+	case off > 0:
+		what = "weights offloaded to CPU memory, sleep level 1"
+	default:
+		what = "scheduling paused"
+	}
+	return sleeping{all: awake == 0, some: off + discarded, what: what}
+}
+
+// refusedRow is the requests refused at admission, before they queued
+// (vLLM's --max-num-queued-reqs and --max-num-queued-tokens), by reason:
+// the load the queue and the finished count never see.
+func (a *analyzer) refusedRow() (report.Row, bool) {
+	n, ok := a.s.Extra[snapshot.ExtraAdmissionRejections]
+	if !ok || math.IsNaN(n) {
+		return report.Row{}, false
+	}
+	row := report.Row{ID: "refused", Label: "refused at admission", Value: units.Plural(n, "request"), Note: "none"}
+	if !(n > 0) {
+		return row, true
+	}
+	var reasons []string
+	for k, v := range a.s.Extra {
+		if r, ok := strings.CutPrefix(k, snapshot.ExtraAdmissionRejectionsBy); ok && v > 0 {
+			reasons = append(reasons, r)
+		}
+	}
+	sort.Strings(reasons)
+	var by []string
+	for _, r := range reasons {
+		by = append(by, r+" "+units.Integer(a.s.Extra[snapshot.ExtraAdmissionRejectionsBy+r]))
+	}
+	row.Note = "503 before queueing"
+	if len(by) > 0 {
+		row.Note += ": " + join(by)
+	}
+	limit := ""
+	if a.s.Advice.AdmissionLimit != "" {
+		limit = "; " + a.s.Advice.AdmissionLimit
+	}
+	a.judge(&row, requestsRefused, "%s refused with 503 at admission, before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load%s; raise the limit where the latency it protects allows, or add replicas",
+		units.Plural(n, "request was", "requests were"), limit)
+	return row, true
+}
+
+// tokenBudgetRow is the tokens TGI's running batch reserved, as a share
+// of its budget where the server publishes one: a reservation of each
+// request's whole length, not KV in use.
+func (a *analyzer) tokenBudgetRow() (report.Row, bool) {
+	held, ok := a.s.Extra[snapshot.ExtraTokenBudgetReserved]
+	if !ok || math.IsNaN(held) {
+		return report.Row{}, false
+	}
+	row := report.Row{ID: "token_budget", Label: "token budget", Value: units.Count(held) + " tokens reserved",
+		Note: "prompt + max_new_tokens of the running batch, not KV in use; the budget is not published"}
+	if mx := a.s.Extra[snapshot.ExtraTokenBudgetMax]; mx > 0 {
+		r := held / mx
+		row.Value, row.Bar = units.Percent(r)+" reserved", bar(r)
+		row.Note = units.Count(held) + " / " + units.Count(mx) + " tokens: prompt + max_new_tokens of the running batch, not KV in use"
 	}
 	return row, true
 }
@@ -486,7 +641,7 @@ func (a *analyzer) promptAllNote() string {
 		}
 		return "cache hits included; this server does not say how many"
 	}
-	return "includes the prefix cache's " + units.Count(h) + " hits: ≈" + units.Count(q-h) + " computed (looked up − hit)"
+	return "includes the prefix cache's " + units.Count(h) + " " + units.Noun(h, "hit") + ": ≈" + units.Count(q-h) + " computed (looked up − hit)"
 }
 
 // --- Speculative decode ----------------------------------------------------
@@ -499,7 +654,12 @@ func (a *analyzer) specDecode() {
 	var rows []report.Row
 	drafted, accepted := a.get(snapshot.SpecDecodeNumDraftTokensTotal), a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	_, hasAccepted := a.s.Scalar(snapshot.SpecDecodeNumAcceptedTokensTotal)
+	_, hasDrafted := a.s.Scalar(snapshot.SpecDecodeNumDraftTokensTotal)
+	verified, hasVerified := a.s.Extra[snapshot.ExtraSpecVerifyCalls]
 	switch {
+	case hasVerified && !hasDrafted:
+		// SGLang counts verify passes, not drafted tokens: no acceptance
+		// rate, only how many tokens a pass emits.
 	case drafted > 0 && !hasAccepted:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "accepted tokens not published", Severity: report.Dim})
 	case drafted > 0:
@@ -515,6 +675,10 @@ func (a *analyzer) specDecode() {
 		rows = append(rows, row)
 	default:
 		rows = append(rows, report.Row{ID: "draft_acceptance", Label: "draft acceptance", Value: units.Missing, Note: "no tokens drafted yet", Severity: report.Dim})
+	}
+	if gen, ok := a.s.Scalar(snapshot.TokensPredictedTotal); ok && hasVerified && verified > 0 {
+		rows = append(rows, report.Row{ID: "tokens_per_verify", Label: "tokens / verify", Value: strconv.FormatFloat(gen/verified, 'f', 2, 64),
+			Note: "generated tokens per verify pass, the target's own included (" + units.Count(verified) + " passes)"})
 	}
 	steps, hasSteps := a.s.Scalar(snapshot.SpecDecodeNumDecodeStepsTotal)
 	if hasSteps && steps > 0 && hasAccepted {
@@ -549,20 +713,50 @@ func (a *analyzer) prefixCache() {
 	}
 	if hits > q || hits < 0 {
 		a.section("prefix_cache", "Prefix cache", []report.Row{{ID: "hit_rate", Label: "hit rate", Value: units.Missing,
-			Note: units.Count(hits) + " hits of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
+			Note: units.Count(hits) + " " + units.Noun(hits, "hit") + " of " + units.Count(q) + " queried: counters out of step", Severity: report.Dim}})
 		return
 	}
 	ratio := hits / q
 	a.r.Figures.PrefixCacheHitRatio = num(ratio)
 	// A low hit rate is the workload's: nothing to act on, so no colour.
 	hit := report.Row{ID: "hit_rate", Label: "hit rate", Value: units.Percent(ratio), Bar: bar(ratio),
-		Note: units.Count(hits) + " / " + units.Count(q) + " tokens"}
+		Note: units.Count(hits) + " / " + units.Count(q) + " " + units.Noun(q, "token")}
 	a.judge(&hit, hitRateBand(ratio), "")
 	rows := []report.Row{hit}
+	rows = append(rows, a.tierRows(q, hits)...)
 	if v, ok := a.s.Scalar(snapshot.PromptTokensTotal); ok {
-		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " tokens", Note: "= queried − cached"})
+		rows = append(rows, report.Row{ID: "prefilled", Label: "prefilled", Value: units.Count(v) + " " + units.Noun(v, "token"), Note: "= queried − cached"})
 	}
 	a.section("prefix_cache", "Prefix cache", rows)
+}
+
+// tierRows split the hit rate by where the hits were (SGLang's
+// hierarchical cache: the device, host memory, storage), each a share of
+// the tokens queried, where any hit came from beyond the device.
+func (a *analyzer) tierRows(q, hits float64) []report.Row {
+	host, okH := a.s.Scalar(snapshot.PrefixCacheHostHits)
+	storage, okS := a.s.Scalar(snapshot.PrefixCacheStorageHits)
+	if !okH && !okS || !(host+storage > 0) || host+storage > hits {
+		return nil
+	}
+	var rows []report.Row
+	for _, t := range []struct {
+		id, label, note string
+		v               float64
+		ok              bool
+	}{
+		{"hit_device", "from the device", "tokens already in GPU memory", hits - host - storage, true},
+		{"hit_host", "from host memory", "tokens loaded back from host memory", host, okH},
+		{"hit_storage", "from storage", "tokens read from the storage tier", storage, okS},
+	} {
+		if !t.ok {
+			continue
+		}
+		share := t.v / q
+		rows = append(rows, report.Row{ID: t.id, Label: t.label, Value: units.Percent(share), Bar: bar(share),
+			Note: units.Count(t.v) + " " + t.note})
+	}
+	return rows
 }
 
 // --- KV offload ------------------------------------------------------------
@@ -581,7 +775,37 @@ func (a *analyzer) kvOffload() {
 	if !SectionsOf(a.s).KVOffload {
 		return
 	}
-	a.section("kv_offload", "KV offload", []report.Row{a.offloadHitShareRow(), a.offloadRAMRow(), a.offloadChurnRow(), a.offloadTrafficRow()})
+	var rows []report.Row
+	if a.has(snapshot.KVOffloadMaxTokens) || a.has(snapshot.KVOffloadMaxBytes) {
+		// A cache with a capacity (tabbyAPI's): what it holds and churns.
+		rows = append(rows, a.offloadHitShareRow(), a.offloadRAMRow(), a.offloadChurnRow())
+	}
+	rows = append(rows, a.offloadTrafficRow())
+	if row, ok := a.offloadSpeedRow(); ok {
+		rows = append(rows, row)
+	}
+	a.section("kv_offload", "KV offload", rows)
+}
+
+// offloadSpeedRow is how fast transfers went while they ran (vLLM's
+// offloading connector times each): bytes over the time transfers took,
+// not over the wall clock.
+func (a *analyzer) offloadSpeedRow() (report.Row, bool) {
+	var parts []string
+	for _, d := range []struct{ what, bytes, secs string }{
+		{"load", snapshot.KVOffloadReadBytesTotal, snapshot.ExtraKVOffloadLoadSeconds},
+		{"store", snapshot.KVOffloadWrittenBytesTotal, snapshot.ExtraKVOffloadStoreSeconds},
+	} {
+		b, okB := a.s.Scalar(d.bytes)
+		t, okT := a.s.Extra[d.secs]
+		if okB && okT && t > 0 && b >= 0 {
+			parts = append(parts, d.what+" "+units.Bytes(b/t)+"/s")
+		}
+	}
+	if len(parts) == 0 {
+		return report.Row{}, false
+	}
+	return report.Row{ID: "speed", Label: "transfer speed", Value: join(parts), Note: "while transferring: bytes over the time transfers took"}, true
 }
 
 // offloadHitShareRow is the share of prefix-cache hits restored from RAM.
@@ -614,7 +838,7 @@ func (a *analyzer) offloadRAMRow() report.Row {
 		a.offloadOverCapacity(&ram, ram.Value)
 	}
 	if cold := a.get(snapshot.KVOffloadColdAllocsTotal); cold > 0 {
-		ram.Note = units.Integer(cold) + " stores pinned synchronously"
+		ram.Note = units.Plural(cold, "store") + " pinned synchronously"
 		cost := ""
 		if a.s.Advice.ColdAlloc != "" {
 			cost = " (" + a.s.Advice.ColdAlloc + ")"
@@ -726,7 +950,7 @@ func (a *analyzer) recurrentCacheRow(budget float64) (usage float64, row report.
 // judged for its cause: the recurrent budget, the KV cache, or neither.
 func (a *analyzer) cappedRow(capped, usage float64, loss checkpointLoss) report.Row {
 	hits, okHits := a.s.Scalar(snapshot.PrefixCacheHits)
-	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " tokens"}
+	wasted := report.Row{ID: "capped", Label: "KV wasted by cap", Value: units.Count(capped) + " " + units.Noun(capped, "token")}
 	if !okHits || !a.has(snapshot.RecurrentCappedTokensTotal) || !(capped+hits > 0) {
 		return wasted
 	}

@@ -25,6 +25,25 @@ func (a *analyzer) dialectRows() {
 	a.addRows("prefix_cache", "Prefix cache", a.prefixCacheExtras(x)...)
 	a.drafts(x)
 	a.addRows("throughput", "Throughput (cumulative)", throughputExtras(x)...)
+	a.addRows("throughput", "Throughput (cumulative)", stepExtras(x)...)
+}
+
+// stepExtras are what engine steps carried: vLLM's tokens per step, and
+// TGI's speculated tokens per request-step.
+func stepExtras(x map[string]float64) []report.Row {
+	var rows []report.Row
+	if steps, ok := x[snapshot.ExtraEngineSteps]; ok && steps > 0 {
+		if tok, ok := x[snapshot.ExtraStepTokens]; ok && !math.IsNaN(tok) {
+			rows = append(rows, report.Row{ID: "step_tokens", Label: "tokens per step", Value: strconv.FormatFloat(tok/steps, 'f', 1, 64),
+				Note: "mean over " + units.Count(steps) + " steps that emitted a token; a prefill's tokens count when it ends, so not a share of the step budget"})
+		}
+	}
+	// None accepted is what every server without speculation says: no row.
+	if spec, steps := x[snapshot.ExtraSpeculatedTokens], x[snapshot.ExtraSpeculationSteps]; spec > 0 && steps > 0 {
+		rows = append(rows, report.Row{ID: "speculated", Label: "speculated tokens", Value: units.Count(spec) + " accepted",
+			Note: strconv.FormatFloat(1+spec/steps, 'f', 2, 64) + " tokens per request-step (" + units.Count(steps) + " steps)"})
+	}
+	return rows
 }
 
 // prefixCacheExtras are the KV block size, judged against the prefix-cache
@@ -33,7 +52,7 @@ func (a *analyzer) prefixCacheExtras(x map[string]float64) []report.Row {
 	var rows []report.Row
 	// With prefix caching off nothing is reused whatever the block size.
 	if bs, ok := x[snapshot.ExtraKVBlockSize]; ok && bs > 0 && a.s.PrefixCaching != "off" {
-		row := report.Row{ID: "block_size", Label: "KV block size", Value: plural(bs, "token")}
+		row := report.Row{ID: "block_size", Label: "KV block size", Value: units.Plural(bs, "token")}
 		if bs > 1 {
 			row.Note = "prefixes shorter than a block are never reused"
 		}
@@ -77,12 +96,24 @@ func throughputExtras(x map[string]float64) []report.Row {
 	return rows
 }
 
-// requestOutcomes covers how requests ended: preemptions, finish reasons,
-// failures and aborts.
+// requestOutcomes covers a router's requests in flight and how requests
+// ended: preemptions, finish reasons, failures and aborts.
 func (a *analyzer) requestOutcomes(x map[string]float64) {
 	var rows []report.Row
+	if n, ok := x[snapshot.ExtraRequestsInFlight]; ok {
+		// A router's own count (Dynamo's frontend): neither an engine's
+		// batch nor its queue, so no band judges it.
+		row := report.Row{ID: "in_flight", Label: "in flight", Value: units.Integer(n), Note: "accepted, not yet answered in full"}
+		if w, ok := x[snapshot.ExtraRequestsAwaitingFirstToken]; ok && n > 0 {
+			row.Note = units.Integer(w) + " of them with no token yet (queued at a worker or prefilling)"
+		}
+		rows = append(rows, row)
+	}
 	if n, ok := x[snapshot.ExtraPreemptions]; ok {
 		rows = append(rows, a.preemptionsRow(n))
+	}
+	if row, ok := a.retractedWorkRow(x); ok {
+		rows = append(rows, row)
 	}
 	rows = append(rows, a.finishedRows(x)...)
 	var fails []string
@@ -104,6 +135,10 @@ func (a *analyzer) requestOutcomes(x map[string]float64) {
 	if n, ok := x[snapshot.ExtraAbortedRequests]; ok && n > 0 {
 		rows = append(rows, report.Row{ID: "aborted", Label: "aborted", Value: units.Integer(n)})
 	}
+	if n, ok := x[snapshot.ExtraRequestCount]; ok && !math.IsNaN(n) {
+		rows = append(rows, report.Row{ID: "entry_calls", Label: "entry calls", Value: units.Integer(n), Severity: report.Dim,
+			Note: "calls into the generation routes, failures included: not requests received (an OpenAI-API request counts at its route and again in the generation it starts)"})
+	}
 	a.addRows("requests", "Requests", rows...)
 }
 
@@ -123,12 +158,52 @@ func (a *analyzer) preemptionsRow(n float64) report.Row {
 		return row
 	}
 	row.Note = "KV cache ran out mid-request; that work is recomputed"
-	text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", plural(n, "request was"), verb)
+	text := fmt.Sprintf("%s %s: the KV cache ran out while they ran, and their work is recomputed", units.Plural(n, "request was", "requests were"), verb)
 	if fix != "" {
 		text += "; " + fix
 	}
 	a.judge(&row, preemptions, "%s", text)
 	return row
+}
+
+// retractedWorkRow is the work retractions threw away (SGLang): the prompt
+// and generated tokens of requests retracted while they ran, whose KV was
+// dropped and is computed again as prompt when they resume; judged as a
+// share of the prompt tokens computed.
+func (a *analyzer) retractedWorkRow(x map[string]float64) (report.Row, bool) {
+	in, okIn := x[snapshot.ExtraRetractedPromptTokens]
+	out, okOut := x[snapshot.ExtraRetractedGeneratedTokens]
+	if !okIn && !okOut {
+		return report.Row{}, false
+	}
+	wasted := in + out
+	row := report.Row{ID: "retracted_work", Label: "retracted work", Value: units.Count(wasted) + " tokens",
+		Note: units.Count(in) + " prompt + " + units.Count(out) + " generated, computed again on resuming"}
+	if !okIn || !okOut {
+		// Half the waste is no waste figure.
+		which := "generated"
+		if okIn {
+			which = "prompt"
+		}
+		row.Value, row.Note = units.Missing, "the server counts only the "+which+" tokens of retracted requests"
+		row.Severity = report.Dim
+		return row, true
+	}
+	computed, ok := a.s.Scalar(snapshot.PromptTokensTotal)
+	if !ok || !(computed > 0) || !(wasted > 0) {
+		return row, true
+	}
+	share := wasted / computed
+	row.Note += ": " + units.Percent(share) + " of the prompt tokens computed"
+	if share >= retractedWorkShare {
+		fix := ""
+		if a.s.Advice.PreemptFix != "" {
+			fix = "; " + a.s.Advice.PreemptFix
+		}
+		a.judge(&row, retractedWork, "retracted requests threw away %s tokens (%s prompt, %s generated), %s of the prompt tokens computed: that work is done again when they resume%s",
+			units.Count(wasted), units.Count(in), units.Count(out), units.Percent(share), fix)
+	}
+	return row, true
 }
 
 // finishedRows are the shares of finished requests by finish reason, most
@@ -162,7 +237,7 @@ func (a *analyzer) finishedRows(x map[string]float64) []report.Row {
 	rows := make([]report.Row, 0, len(names))
 	for _, r := range names {
 		share := reasons[r] / total
-		row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: plural(reasons[r], "request")}
+		row := report.Row{ID: "finished_" + r, Label: "finished: " + r, Value: units.Percent(share), Bar: bar(share), Note: units.Plural(reasons[r], "request")}
 		switch r {
 		case "error":
 			if reasons[r] > 0 {
@@ -193,7 +268,7 @@ func (a *analyzer) drafts(x map[string]float64) {
 	accepted := a.get(snapshot.SpecDecodeNumAcceptedTokensTotal)
 	mal := 1 + accepted/drafts
 	rows := []report.Row{{ID: "mean_acceptance_length", Label: "mean acceptance length", Value: strconv.FormatFloat(mal, 'f', 2, 64),
-		Note: "1 + accepted / drafts (" + units.Count(drafts) + " drafts)"}}
+		Note: "1 + accepted / drafts (" + units.Count(drafts) + " " + units.Noun(drafts, "draft") + ")"}}
 	var pos []int
 	for k := range x {
 		if p, ok := strings.CutPrefix(k, snapshot.ExtraAcceptedPerPosition); ok {
@@ -233,16 +308,4 @@ func (a *analyzer) addRows(id, title string, rows ...report.Row) {
 		}
 	}
 	a.r.Sections = append(a.r.Sections[:at], append([]report.Section{sec}, a.r.Sections[at:]...)...)
-}
-
-// plural writes a count with its noun: "1 request", "3 requests",
-// "1 request was", "2 requests were".
-func plural(n float64, noun string) string {
-	if n == 1 {
-		return units.Integer(n) + " " + noun
-	}
-	if w, ok := strings.CutSuffix(noun, " was"); ok {
-		return units.Integer(n) + " " + w + "s were"
-	}
-	return units.Integer(n) + " " + noun + "s"
 }

@@ -29,6 +29,7 @@ func (a *analyzer) phases() {
 	var rows []report.Row
 	if busy, ok := a.s.Scalar(snapshot.EngineBusySecondsTotal); ok && busy >= 0 {
 		rows = append(rows, a.engineBusyRow(busy))
+		rows = append(rows, a.enginePhaseRows(busy)...)
 	}
 	pre, okP := a.s.Scalar(snapshot.PromptSecondsTotal)
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
@@ -46,8 +47,11 @@ func (a *analyzer) phases() {
 // cannot be this process's.
 func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	start, why := a.s.Start()
-	if start <= 0 {
+	switch {
+	case start <= 0:
 		return 0, false, why
+	case a.o.Now.IsZero():
+		return 0, false, noScrapeTime
 	}
 	up = float64(a.o.Now.UnixNano())/1e9 - start
 	if up <= 0 {
@@ -56,8 +60,15 @@ func (a *analyzer) uptime() (up float64, ok bool, why string) {
 	return up, true, ""
 }
 
+// noScrapeTime is why there is no uptime where the start is known but the
+// scrape's time is not (a file that claimed a time in the future).
+const noScrapeTime = "scrape time unknown"
+
 // noUptime says why a figure over the uptime cannot be given.
 func noUptime(why string) string {
+	if why == noScrapeTime {
+		return why
+	}
 	if why != "" {
 		return "start time unknown (" + why + ")"
 	}
@@ -65,15 +76,16 @@ func noUptime(why string) string {
 }
 
 // engineBusyRow is the engine's own busy time (SGLang's GPU execution
-// time) and, over the uptime, its utilization.
+// time, TGI's batch calls) and, over the uptime, its utilization.
 func (a *analyzer) engineBusyRow(busy float64) report.Row {
 	f := &a.r.Figures
 	f.EngineBusySeconds = num(busy)
-	row := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(busy), Note: "GPU execution time"}
+	what := setting(a.s.Advice.EngineBusy, "GPU execution time")
+	row := report.Row{ID: "engine_busy", Label: "engine busy", Value: units.Seconds(busy), Note: what}
 	up, ok, why := a.uptime()
 	switch {
 	case !ok:
-		row.Note = "GPU execution time; " + noUptime(why) + ": no utilization"
+		row.Note = what + "; " + noUptime(why) + ": no utilization"
 	case busy > up*(1+1e-9):
 		// One scheduler's busy time cannot exceed the wall clock.
 		row.Value = units.Seconds(busy) + " of " + units.Seconds(up) + " up"
@@ -82,9 +94,45 @@ func (a *analyzer) engineBusyRow(busy float64) report.Row {
 		util := busy / up
 		f.Utilization = num(util)
 		row.Value = units.Seconds(busy) + " of " + units.Seconds(up) + " up"
-		row.Bar, row.Note = bar(util), units.Percent(util)+" utilization (GPU execution time)"
+		row.Bar, row.Note = bar(util), units.Percent(util)+" utilization ("+what+")"
 	}
 	return row
+}
+
+// enginePhaseRows split the engine's busy time into its prefill and
+// decode passes (SGLang's forward modes) and the rest: passes of neither
+// alone (mixed batches, idle data-parallel ranks, a drafter's own). Each
+// is a share of the busy time, which the phases' times are parts of; a
+// phase the server does not time is left out.
+func (a *analyzer) enginePhaseRows(busy float64) []report.Row {
+	pre, okP := a.s.Scalar(snapshot.EnginePrefillSecondsTotal)
+	dec, okD := a.s.Scalar(snapshot.EngineDecodeSecondsTotal)
+	if !(busy > 0) || (!okP && !okD) {
+		return nil
+	}
+	var rows []report.Row
+	rest := busy
+	for _, ph := range []struct {
+		id, label string
+		v         float64
+		ok        bool
+	}{{"engine_prefill", "engine prefill", pre, okP}, {"engine_decode", "engine decode", dec, okD}} {
+		if !ph.ok || ph.v < 0 {
+			continue
+		}
+		share := ph.v / busy
+		rest -= ph.v
+		rows = append(rows, report.Row{ID: ph.id, Label: ph.label, Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(ph.v) + " of engine time"})
+	}
+	// Other modes: what the two phases leave of the busy time (nothing
+	// where they are the whole of it; below zero only from rounding).
+	if okP && okD && rest > busy*1e-9 {
+		share := rest / busy
+		rows = append(rows, report.Row{ID: "engine_other", Label: "engine, other", Value: units.Percent(share), Bar: bar(share),
+			Note: units.Seconds(rest) + ": mixed batches, idle data-parallel ranks, the drafter"})
+	}
+	return rows
 }
 
 // requestTimeRow is the summed request time and, over the uptime, the mean
@@ -107,7 +155,7 @@ func (a *analyzer) requestTimeRow(e float64) report.Row {
 		// busy server look idle. No figure from that.
 		row.Note = "uptime runs to " + a.timeSourceWords() + ", which may not be the scrape time"
 		a.judge(&row, fileTimeNotScrapeTime, "requests in flight would average %s, implausible for a server that finished %s: the scrape time was taken as %s, which may be much later than the scrape; give the real time with --at TIME",
-			inFlight(mean), plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
+			inFlight(mean), units.Plural(a.get(snapshot.RequestsTotal), "request"), a.timeSourceWords())
 		return row
 	}
 	f.MeanInFlight = num(mean)

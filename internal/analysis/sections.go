@@ -32,15 +32,27 @@ func AllSections() Sections { return Sections{SpecDecode: true, KVOffload: true,
 
 // SectionsOf judges from one scrape which optional sections apply: the
 // speculative-decode section once a drafter has served (requests with it,
-// or tokens drafted), the KV offload section with offload capacity
-// (tokens or bytes), the recurrent section with a checkpoint budget or
-// prompt tokens it capped.
+// tokens drafted, or passes verified), the KV offload section with offload
+// capacity (tokens or bytes) or, for a server that publishes no capacity
+// but publishes transfers only while offload is on (vLLM's offloading
+// connector), with those transfers, the recurrent section with a
+// checkpoint budget or prompt tokens it capped.
 func SectionsOf(s *snapshot.Snapshot) Sections {
+	_, capT := s.Scalar(snapshot.KVOffloadMaxTokens)
+	_, capB := s.Scalar(snapshot.KVOffloadMaxBytes)
 	return Sections{
-		SpecDecode: s.Get(snapshot.SpecDecodeRequestsTotal) > 0 || s.Get(snapshot.SpecDecodeNumDraftTokensTotal) > 0,
-		KVOffload:  s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0,
-		Recurrent:  s.Get(snapshot.RecurrentCacheMaxBytes) > 0 || s.Get(snapshot.RecurrentCappedTokensTotal) > 0,
+		SpecDecode: s.Get(snapshot.SpecDecodeRequestsTotal) > 0 || s.Get(snapshot.SpecDecodeNumDraftTokensTotal) > 0 ||
+			s.Extra[snapshot.ExtraSpecVerifyCalls] > 0,
+		KVOffload: s.Get(snapshot.KVOffloadMaxTokens) > 0 || s.Get(snapshot.KVOffloadMaxBytes) > 0 || !capT && !capB && offloadTraffic(s),
+		Recurrent: s.Get(snapshot.RecurrentCacheMaxBytes) > 0 || s.Get(snapshot.RecurrentCappedTokensTotal) > 0,
 	}
+}
+
+// offloadTraffic reports that a server publishes KV offload transfers.
+func offloadTraffic(s *snapshot.Snapshot) bool {
+	_, r := s.Scalar(snapshot.KVOffloadReadBytesTotal)
+	_, w := s.Scalar(snapshot.KVOffloadWrittenBytesTotal)
+	return r || w
 }
 
 // Has reports whether the section (an id such as "kv_offload") applies.

@@ -27,6 +27,9 @@ const (
 	cappedNegligible = 0.05 // recurrent capped share at most this
 	recurrentFull    = 0.9  // recurrent cache usage above this, with evictions
 	abortShare       = 0.05 // finished requests aborted above this share
+	// retractedWorkShare: tokens retractions threw away, as a share of
+	// the prompt tokens computed, from which the waste is worth acting on.
+	retractedWorkShare = 0.05
 	// implausibleInFlight: requests in flight averaging below this, from a
 	// guessed scrape time, with requests finished: the time is not the
 	// scrape's.
@@ -90,9 +93,11 @@ const (
 	latencyOpenTop
 	preemptionsNone
 	preemptions
+	retractedWork
 	requestsErrored
 	requestsAborted
 	requestsFailed
+	requestsRefused
 	bands // the number of bands
 )
 
@@ -138,9 +143,11 @@ var judgements = [bands]judgement{
 
 	preemptionsNone: {rows: []string{"requests/preemptions"}, limits: []float64{0}, colour: report.Good},
 	preemptions:     {rows: []string{"requests/preemptions"}, limits: []float64{0}, colour: report.Warn, note: "preemptions"},
+	retractedWork:   {rows: []string{"requests/retracted_work"}, limits: []float64{retractedWorkShare}, colour: report.Warn, note: "retracted_work"},
 	requestsErrored: {rows: []string{"requests/finished_error"}, limits: []float64{0}, colour: report.Bad, note: "requests_errored"},
 	requestsAborted: {rows: []string{"requests/finished_abort"}, limits: []float64{abortShare}},
 	requestsFailed:  {rows: []string{"requests/failed"}, limits: []float64{0}},
+	requestsRefused: {rows: []string{"live/refused"}, limits: []float64{0}, colour: report.Warn, note: "requests_refused"},
 }
 
 // judge gives row (nil for a note on no row) the colour of band b, and

@@ -38,8 +38,8 @@ const NoteBeforeWindow = "before_window"
 // Their rows are coloured from the window too. Gauge bands (KV pressure,
 // the queue) judge the scrape at the window's end, the same in either
 // view, and info notes explain the lifetime rows they sit beside.
-var windowed = []band{preemptions, requestsErrored, kvOffloadColdAllocs, kvOffloadThrashing,
-	recurrentLiveKVEvictions, recurrentRaiseBudget, draftAcceptanceLow}
+var windowed = []band{preemptions, retractedWork, requestsErrored, kvOffloadColdAllocs, kvOffloadThrashing,
+	recurrentLiveKVEvictions, recurrentRaiseBudget, draftAcceptanceLow, requestsRefused}
 
 // WindowedNotes lists the ids of the notes a windowed view judges on the
 // window: the notes that act on what happened, not on the state now.

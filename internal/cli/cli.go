@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, io *iostreams.IO) int {
 func newRoot(io *iostreams.IO, args []string) *cobra.Command {
 	root := newInspectCmd(io, args)
 	root.AddCommand(newDemoCmd(io), newFleetCmd(io), newProxyCmd(io), newRulesCmd(io), newDashboardCmd(io),
-		newVersionCmd(), newCompletionCmd())
+		newDiscoverCmd(io), newVersionCmd(), newCompletionCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
 	root.SetHelpCommand(newHelpCmd(args))
@@ -118,8 +118,10 @@ func newHelpCmd(args []string) *cobra.Command {
 		run: func(cmd *cobra.Command, topic []string) error {
 			target, rest, err := cmd.Root().Find(topic)
 			if err != nil || target == nil || len(rest) > 0 {
-				if err := commandTypo(cmd.Root(), topic); err != nil {
-					return err
+				// A topic is never a host: a misspelt one gets the command
+				// it may have meant, not commandTypo's hint about hosts.
+				if s := suggestTopic(cmd.Root(), topic); len(s) > 0 {
+					return usagef("inferscope help "+s[0]+" is its help", "no command %q; did you mean %s?", topic[0], whole(strings.Join(s, " or ")))
 				}
 				return usagef("inferscope --help lists the commands", "no command %q", strings.Join(topic, " "))
 			}
@@ -127,6 +129,14 @@ func newHelpCmd(args []string) *cobra.Command {
 			return nil
 		},
 	})
+}
+
+// suggestTopic are the commands a help topic of one word may misspell.
+func suggestTopic(root *cobra.Command, topic []string) []string {
+	if len(topic) != 1 {
+		return nil
+	}
+	return root.SuggestionsFor(topic[0])
 }
 
 // noArgs refuses any argument.

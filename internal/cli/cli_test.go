@@ -61,7 +61,9 @@ func TestGoldenReports(t *testing.T) {
 }
 
 var dialectFixtures = []string{
-	"vllm-0.8", "vllm-0.10", "vllm-new", "llamacpp-old", "llamacpp-new", "sglang-old", "sglang-new", "tgi",
+	"vllm-0.8", "vllm-0.10", "vllm-new", "vllm-0.15", "vllm-0.32", "vllm-asleep", "aphrodite", "llamacpp-old", "llamacpp-new",
+	"sglang-old", "sglang-new", "sglang-44cedc2", "sglang-2026", "sglang-2026-spec", "tgi", "tgi-3.3",
+	"trtllm-1.2", "trtllm-new", "dynamo-frontend", "lmdeploy-0.12", "lmdeploy-new",
 }
 
 // Every dialect fixture as text and JSON, and vLLM's two models one at a time.
@@ -501,5 +503,73 @@ func TestSinceVLLM(t *testing.T) {
 	qwen := rates("--model", "Qwen/Qwen3-Next-80B-A3B-Instruct")
 	if g := qwen["generation"]; g == nil || *g != 0 {
 		t.Errorf("the other model's generation rate %v, want 0", g)
+	}
+}
+
+// Refusals at admission over a window (issue 28): two scrapes of vLLM at
+// its admission limit 100 s apart, 40 more refused by the request cap and
+// 500 engine steps of 60 tokens: 0.4 refused a second, the note made on
+// the window; and a window with none refused says the 312 were before it.
+func TestSinceVLLMRefused(t *testing.T) {
+	dir := t.TempDir()
+	before := string(readFile(t, "../../testdata/dialects/vllm-0.32.prom"))
+	later := func(refused, steps, stepTokens string) string {
+		s := strings.Replace(before, "scraped_at=2026-12-04T10:00:00Z", "scraped_at=2026-12-04T10:01:40Z", 1)
+		s = strings.Replace(s, `vllm:admission_rejections_total{model_name="Qwen/Qwen3-8B",reason="max_num_queued_reqs"} 290.0`,
+			`vllm:admission_rejections_total{model_name="Qwen/Qwen3-8B",reason="max_num_queued_reqs"} `+refused, 1)
+		s = strings.Replace(s, `vllm:iteration_tokens_total_count{model_name="Qwen/Qwen3-8B",engine="0"} 45000.0`,
+			`vllm:iteration_tokens_total_count{model_name="Qwen/Qwen3-8B",engine="0"} `+steps, 1)
+		s = strings.Replace(s, `vllm:iteration_tokens_total_bucket{model_name="Qwen/Qwen3-8B",engine="0",le="+Inf"} 45000.0`,
+			`vllm:iteration_tokens_total_bucket{model_name="Qwen/Qwen3-8B",engine="0",le="+Inf"} `+steps, 1)
+		return strings.Replace(s, `vllm:iteration_tokens_total_sum{model_name="Qwen/Qwen3-8B",engine="0"} 2930000.0`,
+			`vllm:iteration_tokens_total_sum{model_name="Qwen/Qwen3-8B",engine="0"} `+stepTokens, 1)
+	}
+	b := filepath.Join(dir, "b.prom")
+	os.WriteFile(b, []byte(before), 0o644)
+	report := func(after string) (map[string]*float64, []string) {
+		t.Helper()
+		a := filepath.Join(dir, "a.prom")
+		os.WriteFile(a, []byte(after), 0o644)
+		out, errOut, code := runCLI(t, "", "--json", "--since", b, a)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct {
+			Rates map[string]map[string]*float64
+			Notes []struct{ ID, Text string }
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, n := range doc.Notes {
+			notes = append(notes, n.ID+": "+n.Text)
+		}
+		return doc.Rates["since"], notes
+	}
+	has := func(notes []string, prefix string) bool {
+		for _, n := range notes {
+			if strings.HasPrefix(n, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	rates, notes := report(later("330.0", "45500.0", "2960000.0"))
+	if r := rates["refused"]; r == nil || *r != 0.4 { // 40 refused / 100 s
+		t.Errorf("refused rate %v, want 0.4", r)
+	}
+	if r := rates["step_tokens"]; r == nil || *r != 60 { // 30,000 tokens / 500 steps
+		t.Errorf("tokens per step %v, want 60", r)
+	}
+	if !has(notes, "requests_refused: in the 1m40s between the two scrapes: 40 requests were refused") {
+		t.Errorf("no windowed refusal note: %q", notes)
+	}
+	rates, notes = report(later("290.0", "45000.0", "2930000.0"))
+	if r := rates["refused"]; r == nil || *r != 0 {
+		t.Errorf("refused rate with none %v, want 0", r)
+	}
+	if has(notes, "requests_refused") || !has(notes, "before_window: not in the 1m40s between the two scrapes, only before it: 312 requests were refused") {
+		t.Errorf("a window with none refused: %q", notes)
 	}
 }

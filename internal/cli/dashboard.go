@@ -11,6 +11,7 @@ import (
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/promql"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 const dashboardLong = `Writes a Grafana or Perses dashboard of the report's figures for the series
@@ -121,7 +122,7 @@ func (o *dashboardOptions) run(ctx context.Context, io *iostreams.IO, lo promql.
 	for _, r := range dashboard.Rows(l) {
 		panels += len(r.Panels)
 	}
-	fmt.Fprintf(io.Err, "inferscope: a %s dashboard of %d panels for %s, %s\n", o.format, panels, l.Dialect(), src.names())
+	fmt.Fprintf(io.Err, "inferscope: a %s dashboard of %s for %s, %s\n", o.format, units.Plural(float64(panels), "panel"), l.Dialect(), src.names())
 	return nil
 }
 

@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/iostreams"
 )
 
 // Each scenario's stated truth, read from `inferscope demo --once --json` as
@@ -109,4 +115,50 @@ func TestDemoScenarioTruths(t *testing.T) {
 			t.Error("same seed differs, or different seeds agree")
 		}
 	})
+}
+
+// The demo's view reads its simulated server on the server's own clock,
+// from the first frame: its start time stands (at the wall clock, the
+// first minute at 20x had a request of 40 s within 7 s of uptime, and no
+// start), the uptime is the simulated one, and so is the mean in flight.
+func TestDemoViewOnItsOwnClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	io, out, errb := iostreams.Test("", false, 0)
+	if code := run(ctx, []string{"demo", "--speed", "200", "--watch", "0.5s", "-o", "json"}, io); code != ExitInterrupted {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	uptime := regexp.MustCompile(`over ([0-9.]+) (s|min) up`)
+	frames := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var frame struct {
+			ScrapedAt time.Time `json:"scraped_at"`
+			Sections  []struct {
+				Rows []struct{ ID, Value, Note string }
+			}
+		}
+		if json.Unmarshal([]byte(line), &frame) != nil {
+			continue // the last, cut by the interrupt
+		}
+		for _, s := range frame.Sections {
+			for _, r := range s.Rows {
+				if r.ID != "request_time" {
+					continue
+				}
+				frames++
+				m := uptime.FindStringSubmatch(r.Value)
+				if strings.Contains(r.Note, "start time unknown") || m == nil || !strings.Contains(r.Note, " in flight") {
+					t.Errorf("frame at %v: request time %q: %q", frame.ScrapedAt, r.Value, r.Note)
+					continue
+				}
+				// 200x: half a wall second is 100 simulated seconds.
+				if up, _ := strconv.ParseFloat(m[1], 64); m[2] == "s" && up < 50 {
+					t.Errorf("uptime %s s: the wall clock's, not the simulated server's", m[1])
+				}
+			}
+		}
+	}
+	if frames == 0 {
+		t.Fatalf("no frame with request time:\n%.2000s", out)
+	}
 }

@@ -56,11 +56,10 @@ func (d *demoOptions) runFleet(ctx context.Context, io *iostreams.IO) error {
 	if d.fleet.config != "" {
 		conf := demo.FleetConfig(servers, demoFleetScrape)
 		if err := os.WriteFile(d.fleet.config, []byte(conf), 0o644); err != nil {
-			return usagef("check that the folder exists and is writable", "cannot write %s: %v", termsafe.Text(d.fleet.config), err)
+			return usagef("check that the folder exists and is writable", "cannot write %s: %v", d.fleet.config, err)
 		}
-		q := termsafe.ShellQuote(d.fleet.config)
-		fmt.Fprintf(io.Err, "inferscope: demo: wrote %s; next:\n", termsafe.Text(d.fleet.config))
-		fmt.Fprintf(io.Err, "inferscope: demo:   prometheus --config.file=%s --storage.tsdb.path=\"$(mktemp -d)\" --web.listen-address=127.0.0.1:9090\n", q)
+		notice(io.Err, "demo: wrote %s; next:", d.fleet.config)
+		notice(io.Err, "demo:   prometheus --config.file=%s --storage.tsdb.path=\"$(mktemp -d)\" --web.listen-address=127.0.0.1:9090", whole(termsafe.ShellEcho(d.fleet.config)))
 		fmt.Fprintf(io.Err, "inferscope: demo:   inferscope fleet --prometheus http://127.0.0.1:9090\n")
 	}
 	fmt.Fprintln(io.Err, "inferscope: demo: serving until Ctrl-C")

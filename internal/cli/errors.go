@@ -24,6 +24,9 @@ const (
 	ExitOK     = 0 // report printed
 	ExitFailOn = 1 // --fail-on tripped
 	ExitError  = 2 // could not produce a report
+	// ExitSeveral is a run given no target where several servers answer:
+	// each is listed, none read.
+	ExitSeveral = 3
 	// ExitInterrupted is Ctrl-C (SIGINT, or the key in the watch view), as
 	// a shell reports a command that SIGINT ended: 128 + 2.
 	ExitInterrupted = 130
@@ -44,6 +47,8 @@ const (
 //     --fail-on's severity: ExitFailOn, and one line naming the notes
 //     (id, severity, and the instance in a fleet); a watch stopped by it
 //     ([*watch.TrippedError]) says which note, when, and its text.
+//   - [*severalError], no target given and several servers found (listed
+//     on stdout): ExitSeveral, and one line saying so.
 //   - anything else: ExitError, with one `inferscope: error:` line and
 //     the `inferscope: hint:` lines of [printError].
 func exitCode(ctx context.Context, stderr io.Writer, err error) int {
@@ -51,6 +56,7 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 		failed  *failOnError
 		tripped *watch.TrippedError
 		werr    *watch.WriteError
+		several *severalError
 	)
 	switch {
 	case errors.Is(err, errStopped):
@@ -68,6 +74,9 @@ func exitCode(ctx context.Context, stderr io.Writer, err error) int {
 		return ExitFailOn
 	case errors.As(err, &werr):
 		err = writeError(werr.Err)
+	case errors.As(err, &several):
+		fmt.Fprintf(stderr, "inferscope: %s\n", several.Error())
+		return ExitSeveral
 	}
 	printError(stderr, err)
 	return ExitError
@@ -87,8 +96,10 @@ type usageError struct {
 
 func (e *usageError) Error() string { return e.msg }
 
+// usagef is a usageError; every string among args is repeated as the
+// user's text is (echo.go): one safe line, cut.
 func usagef(hint, format string, args ...any) error {
-	e := &usageError{msg: fmt.Sprintf(format, args...)}
+	e := &usageError{msg: fmt.Sprintf(format, echoArgs(args)...)}
 	if hint != "" {
 		e.hints = []string{hint}
 	}
@@ -201,6 +212,9 @@ func explain(err error) (string, []string) {
 	case errors.As(err, &ee):
 		hints := append([]string(nil), ee.Hints...)
 		if errors.As(err, &re) {
+			if re.tried != "" {
+				hints = append(hints, "inferscope tried "+re.tried)
+			}
 			hints = append(hints, re.lookHint())
 		} else if len(hints) == 0 {
 			hints = append(hints, "check that the target serves Prometheus metrics")
@@ -283,6 +297,7 @@ func writeError(err error) error {
 		"cannot write the report to stdout: %v", err)
 }
 
-// oneLine keeps a message on one printable line: it may quote what a server
-// sent.
-func oneLine(s string) string { return strings.TrimRight(termsafe.Line(s, 0), ".") }
+// oneLine keeps a message on one printable line, no word of it longer than
+// a value the user gave is repeated: it may quote what a server sent, or
+// what the user typed.
+func oneLine(s string) string { return strings.TrimRight(clipWords(termsafe.Line(s, 0)), ".") }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/scrape"
@@ -114,9 +115,9 @@ var (
 
 	// Reading: what one report may take, and what it sends.
 	flagTimeout = flagDef{name: "timeout", noFiles: true, usage: "give one report at most `D`: every request, the parse and the analysis in it " +
-		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval)"}
+		"(default " + units.Duration(defaultTimeout) + "; with --watch, the interval; for discover, " + units.Duration(discover.DefaultTimeout) + ")"}
 	flagMaxBytes = flagDef{name: "max-bytes", noFiles: true, usage: "accept a body of at most `N` bytes, or with k, M or G (x1024), up to " +
-		spellSize(MaxMaxBytes)}
+		units.Size(MaxMaxBytes)}
 	flagHeader = flagDef{name: "header", noFiles: true, usage: "send the HTTP header `'K: V'` with every request (repeatable); " +
 		"INFERSCOPE_BEARER_TOKEN sends Authorization: Bearer"}
 	flagFailOn = flagDef{name: "fail-on", choices: fixed("warn", "bad"), usage: "exit 1 when a note of `SEVERITY` (warn or bad) or worse fires " +
@@ -199,10 +200,13 @@ func (f *outputFlags) check(set map[string]bool) error {
 		return usagef("give one of them: -o json (or --json), or -o text", "--json and --output %s disagree", f.output)
 	}
 	f.json = f.output == "json" || f.jsonAlias
-	if f.columns < 0 || f.columns > MaxColumns {
+	// 0 is what the layout takes for "not given", never a value to give.
+	if f.columns < 0 || f.columns > MaxColumns || set["columns"] && f.columns == 0 {
 		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", f.columns)
 	}
 	switch {
+	case set["width"] && f.width == 0:
+		return usagef(fmt.Sprintf("use --width %d to %d, or leave it out to follow the terminal", MinWidth, MaxWidth), "--width 0 is too narrow for a report")
 	case f.width < 0, f.width != 0 && f.width < MinWidth:
 		return usagef(fmt.Sprintf("use --width %d or more", MinWidth), "--width %d is too narrow for a report", f.width)
 	case f.width > MaxWidth:
@@ -405,7 +409,7 @@ func (f sizeValue) String() string {
 	if f.n == nil || *f.n == 0 {
 		return ""
 	}
-	return spellSize(*f.n)
+	return units.Size(*f.n)
 }
 
 func (f sizeValue) Set(s string) error {
@@ -447,20 +451,6 @@ func parseSize(s string) (int64, error) {
 	return int64(math.Round(v)), nil
 }
 
-// spellSize writes a byte count the way --max-bytes takes it: "64M", "1G",
-// "1536k", or bytes when no unit divides it.
-func spellSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		n int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"k", 1 << 10}} {
-		if n >= u.n && n%u.n == 0 {
-			return strconv.FormatInt(n/u.n, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
 // listValue collects a repeated flag (--header, --replica-label).
 type listValue []string
 
@@ -487,19 +477,22 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-
 
 // parseTime reads the time flag --name was given: a time with its zone (or
 // Z), or Unix seconds; after 2000 (older than any inference server) and not
-// in the future (now is the clock, a minute's skew allowed).
+// in the future (now is the clock, scrape.Skew allowed, as for a file's time).
 func parseTime(name, s string, now time.Time) (time.Time, error) {
 	t, unix, ok := readTime(strings.TrimSpace(s))
 	if !ok {
 		if _, err := time.Parse("2006-01-02T15:04", strings.TrimSpace(s)); err == nil {
 			return time.Time{}, usagef("add Z for UTC or an offset such as +01:00: "+strings.TrimSpace(s)+"Z", "--%s %q has no time zone", name, s)
 		}
+		if off := zoneOffset(strings.TrimSpace(s)); off != "" && badOffset(off) {
+			return time.Time{}, usagef("write the offset as -23:59 to +23:59, such as +01:00, or Z for UTC", "--%s %q has the offset %s, outside RFC 3339's -23:59 to +23:59", name, s, off)
+		}
 		return time.Time{}, usagef(timeHint, "--%s %q is not a time", name, s)
 	}
 	switch {
 	case t.Year() < 2000:
 		return time.Time{}, usagef(timeHint, "--%s %s is before 2000, older than any inference server", name, t.UTC().Format(time.RFC3339))
-	case t.After(now.Add(time.Minute)):
+	case t.After(now.Add(scrape.Skew)):
 		hint := timeHint
 		if unix && t.Sub(now) > 100*365*24*time.Hour {
 			hint = "that reads as Unix milliseconds or finer; --" + name + " takes seconds"
@@ -509,11 +502,32 @@ func parseTime(name, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// readTime reads a time in one of timeLayouts or Unix seconds (unix).
+// zoneOffset is the numeric offset that ends s ("+01:00"), "" if none.
+func zoneOffset(s string) string {
+	if n := len(s); n >= 6 && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':' {
+		return s[n-6:]
+	}
+	return ""
+}
+
+// badOffset reports an offset ("+24:00") outside RFC 3339's: hours 00 to
+// 23, minutes 00 to 59.
+func badOffset(off string) bool {
+	if off == "" {
+		return false
+	}
+	h, errH := strconv.Atoi(off[1:3])
+	m, errM := strconv.Atoi(off[4:6])
+	return errH != nil || errM != nil || h > 23 || m > 59
+}
+
+// readTime reads a time in one of timeLayouts or Unix seconds (unix). An
+// offset RFC 3339 does not allow (+24:00, +23:60) is no time, though Go
+// reads it, and would write it back.
 func readTime(s string) (t time.Time, unix, ok bool) {
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {
-			return t, false, true
+			return t, false, !badOffset(zoneOffset(s))
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +57,6 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
 		}
 	}
-	for n, want := range map[int64]string{64 << 20: "64M", 1 << 30: "1G", 1536: "1536", 3 << 10: "3k", 100: "100"} {
-		if got := spellSize(n); got != want {
-			t.Errorf("spellSize(%d) = %q, want %q", n, got, want)
-		}
-	}
 }
 
 // --max-bytes with a unit is the cap a body meets: a 32 KiB cap takes the
@@ -76,6 +75,31 @@ func TestMaxBytesUnits(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "", "--max-bytes", "16KiB", file); code != ExitError || !strings.Contains(errOut, "16.0 KiB") {
 		t.Errorf("16KiB: exit %d: %s", code, errOut)
+	}
+}
+
+// A body too large for --max-bytes whose size is known (a plain file, an
+// answer's Content-Length) is met with a cap that holds it: taking the
+// hint's value reads it at the first try.
+func TestMaxBytesHintHolds(t *testing.T) {
+	file := fixtures + "idle.prom"
+	body := readFile(t, file)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	}))
+	defer srv.Close()
+	suggested := regexp.MustCompile(`--max-bytes ([0-9]+k)$`)
+	for _, target := range []string{file, srv.URL + "/metrics"} {
+		_, errOut, code := runCLI(t, "", "--max-bytes", "1k", target)
+		hint := strings.TrimSpace(errOut[strings.LastIndex(errOut, "inferscope: hint: "):])
+		m := suggested.FindStringSubmatch(hint)
+		if code != ExitError || m == nil {
+			t.Fatalf("%s: exit %d, no cap suggested: %s", target, code, errOut)
+		}
+		if _, errOut, code := runCLI(t, "", "--max-bytes", m[1], target); code != ExitOK {
+			t.Errorf("%s: the suggested --max-bytes %s: exit %d: %s", target, m[1], code, errOut)
+		}
 	}
 }
 
@@ -118,6 +142,43 @@ func TestParseAt(t *testing.T) {
 		if err != nil || !got.Equal(tt.want) {
 			t.Errorf("parseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// A scrape time in the future (a file's first line, its modification
+// time) is believed nowhere: the report says the time is unknown and what
+// the file claimed, gives no uptime figure from it, and --since and --save
+// refuse it, each saying how to give the time; --at gives it.
+func TestFutureScrapeTime(t *testing.T) {
+	dir := t.TempDir()
+	body := readFile(t, fixtures+"idle.prom")
+	plain := body[strings.IndexByte(string(body), '\n')+1:]
+	future := filepath.Join(dir, "future.prom")
+	if err := os.WriteFile(future, append([]byte("# inferscope: scraped_at=2999-01-01T00:00:00Z source=x\n"), plain...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const claimed = "its first line says it was scraped 2999-01-01 00:00:00 UTC, in the future"
+	out, errOut, code := runCLI(t, "", "--width", "200", future)
+	if lines := strings.SplitN(out, "\n", 3); code != ExitOK || strings.Contains(lines[0], "2999") || !strings.Contains(lines[1], "scrape time unknown: "+claimed) {
+		t.Errorf("exit %d, the report's head:\n%.400s%s", code, out, errOut)
+	}
+	if regexp.MustCompile(`mean [0-9.]+ in flight`).MatchString(out) || !strings.Contains(out, "scrape time unknown: no mean in flight") {
+		t.Errorf("a figure over an uptime from an unknown time:\n%s", out)
+	}
+	out, _, _ = runCLI(t, "", "--json", future)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["scraped_at"] != nil || doc["time_source"] != nil {
+		t.Errorf("JSON scraped_at %v, time_source %v (%v)", doc["scraped_at"], doc["time_source"], err)
+	}
+	for _, args := range [][]string{{"--since", future, fixtures + "idle.prom"}, {"--since", fixtures + "idle.prom", future}} {
+		out, errOut, code := runCLI(t, "", args...)
+		checkError(t, code, out, errOut, []string{"has no scrape time to take a window from: " + claimed, "hint: give it its time first (inferscope --at TIME --save dated.prom FILE)"})
+	}
+	out, errOut, code = runCLI(t, "", "--save", filepath.Join(dir, "x.prom"), future)
+	checkError(t, code, out, errOut, []string{"cannot save the scrape without its time: " + claimed, "hint: give it its time with --at TIME"})
+	if out, errOut, code := runCLI(t, "", "--width", "200", "--at", "2026-11-30T12:00:00Z", future); code != ExitOK ||
+		!strings.HasSuffix(strings.SplitN(out, "\n", 2)[0], "scraped 2026-11-30 12:00:00 UTC") || strings.Contains(out, "unknown: its first line") {
+		t.Errorf("--at: exit %d %s\n%.300s", code, errOut, out)
 	}
 }
 

@@ -172,8 +172,8 @@ func (o *fleetOptions) checkBounds() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 256M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("the default is "+spellSize(scrape.DefaultMaxBytes)+"; read less with a narrower --selector",
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+		return usagef("the default is "+units.Size(scrape.DefaultMaxBytes)+"; read less with a narrower --selector",
+			"--max-bytes %s is more than inferscope reads (at most %s)", units.Size(o.maxBytes), units.Size(MaxMaxBytes))
 	case o.maxInst <= 0:
 		return usagef("use a positive count such as --max-instances 2000", "--max-instances must be positive")
 	case o.maxInst > maxMaxInstances:
@@ -202,7 +202,19 @@ func (o *fleetOptions) checkWindow(set map[string]bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if w := o.end.Sub(o.start); w > maxWindow {
+	if w := o.end.Sub(o.start); w < fleet.MinWindow {
+		// A store reads ranges in whole milliseconds: less is [0ms],
+		// which it refuses, in words that would blame --selector.
+		said, example := "--window "+units.Duration(w), "--window 5m"
+		switch {
+		case set["last"]:
+			said, example = "--last "+units.Duration(w), "--last 1h"
+		case set["from"]:
+			said, example = "the range --from to --to ("+units.Duration(w)+")", "--from T --to T+1h"
+		}
+		return usagef("give a window of at least "+units.Duration(fleet.MinWindow)+", such as "+example,
+			"%s is shorter than the shortest range a store reads (%s)", whole(said), units.Duration(fleet.MinWindow))
+	} else if w > maxWindow {
 		return usagef("read at most "+units.Duration(maxWindow)+" at once, such as --last 7d", "the window is %s, longer than inferscope reads (at most %s)", units.Duration(w), units.Duration(maxWindow))
 	}
 	return nil
@@ -464,7 +476,7 @@ func (o *fleetOptions) tripping(f *fleet.Fleet) []firedNote {
 // notOne is --instance matching none, or several, instances.
 func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 	if len(f.Instances) == 0 {
-		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", termsafe.Line(o.instance, 120), o.model)
+		return usagef("the table of inferscope fleet --prometheus URL lists the instances", "--instance %s matches no instance serving %s", o.instance, o.model)
 	}
 	ids := make([]string, 0, len(f.Instances))
 	for i, in := range f.Instances {
@@ -475,7 +487,7 @@ func (o *fleetOptions) notOne(f *fleet.Fleet) error {
 		ids = append(ids, in.ID)
 	}
 	return usagef("add labels until one is left, such as --instance namespace=llm,pod=vllm-7, or group with --by",
-		"--instance %s matches %d instances: %s", termsafe.Line(o.instance, 120), len(f.Instances), strings.Join(ids, ", "))
+		"--instance %s matches %d instances: %s", o.instance, len(f.Instances), whole(strings.Join(ids, ", ")))
 }
 
 // runWatch redraws the fleet every --watch, as the single-server watch
@@ -550,15 +562,21 @@ func limitHint(le *fleet.LimitError) string {
 		if i == 0 {
 			sel = "--selector " + sel
 		}
-		ways = append(ways, fmt.Sprintf("%s (%d instances)", sel, n.Instances))
+		ways = append(ways, fmt.Sprintf("%s (%s)", sel, units.Plural(float64(n.Instances), "instance")))
 	}
 	return "narrow with " + strings.Join(ways, " or ") + "; " + raise
 }
 
 func noSeriesHint(ns *fleet.NoSeriesError, o *fleetOptions) string {
+	past := o.last > 0 || o.from != "" || o.at != ""
 	switch {
 	case o.one:
 		return "check --instance against the table of inferscope fleet --prometheus URL without it"
+	case past && len(ns.Prefixes) == 0 && len(ns.Selector) > 0:
+		// Nothing at all then: the range is as likely wrong as the selector.
+		return "check the range (within the store's retention, after the servers were first scraped) and --selector: without it, does the store hold series then?"
+	case past && len(ns.Prefixes) == 0:
+		return "check the range: the store holds nothing then; is it within the store's retention, and after the servers were first scraped?"
 	case len(ns.Selector) > 0:
 		return "check --selector: without it, does the store hold the servers' series?"
 	}
@@ -597,7 +615,7 @@ func (o *fleetOptions) storeHint(e *promapi.Error) string {
 		if o.maxBytes >= MaxMaxBytes {
 			return "read less: a narrower --selector, a shorter window"
 		}
-		return fmt.Sprintf("read less (a narrower --selector, a shorter window), or raise the cap: --max-bytes %s", spellSize(min(2*o.maxBytes, MaxMaxBytes)))
+		return fmt.Sprintf("read less (a narrower --selector, a shorter window), or raise the cap: --max-bytes %s", units.Size(min(2*o.maxBytes, MaxMaxBytes)))
 	}
 	return "inferscope fleet --show-queries writes every query sent; check --selector"
 }

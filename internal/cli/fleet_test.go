@@ -51,6 +51,11 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"--prometheus", "p:9090", "--from", "2999-01-01T03:00Z"}, "in the future", "RFC 3339"},
 		{[]string{"--prometheus", "p:9090", "--last", "90d"}, "longer than inferscope reads", "--last 7d"},
 		{[]string{"--prometheus", "p:9090", "--last", "1h", "--window", "1m"}, "--window sets the window", "leave out --window"},
+		// A window the store cannot take ([0ms]) is the flag's fault, not --selector's.
+		{[]string{"--prometheus", "p:9090", "--last", "1ns"}, "--last 1ns is shorter than the shortest range a store reads (1ms)", "at least 1ms, such as --last 1h"},
+		{[]string{"--prometheus", "p:9090", "--window", "1ns"}, "--window 1ns is shorter than the shortest range", "such as --window 5m"},
+		{[]string{"--prometheus", "p:9090", "--window", "999us"}, "--window 999µs is shorter", "at least 1ms"},
+		{[]string{"--prometheus", "p:9090", "--from", "2026-01-01T02:00:00.0000001Z", "--to", "2026-01-01T02:00:00.0000002Z"}, "the range --from to --to (100ns) is shorter", "at least 1ms"},
 		{[]string{"--prometheus", "p:9090", "--selector", `up{job="x"}`}, "not a query or a metric name", "inside braces"},
 		{[]string{"--prometheus", "p:9090", "--instance", "vllm-7"}, "expected label=value", "--instance pod=vllm-7"},
 		{[]string{"--prometheus", "p:9090", "--by", "name space"}, "is not a label name", "--by namespace,pod"},
@@ -401,5 +406,32 @@ func TestFleetHostileStore(t *testing.T) {
 	}
 	if n := len(other.Requests()); n != 0 {
 		t.Errorf("the other host was sent %d requests", n)
+	}
+}
+
+// A store with nothing in the window says so with the window, and a past
+// range is pointed at as the likely mistake (and the selector with it),
+// not the store's scraping.
+func TestFleetNoSeriesInRange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	s := storetest.Prometheus(t, storetest.Config{})
+	for _, tc := range []struct {
+		args      []string
+		err, hint string
+	}{
+		{[]string{"--from", "2026-11-01T00:00Z", "--to", "2026-11-01T01:00Z"},
+			"no series at all in the window, 2026-11-01T00:00:00Z to 2026-11-01T01:00:00Z", "hint: check the range: the store holds nothing then"},
+		{[]string{"--at", "2026-11-01T00:00Z", "--selector", `{namespace="llm"}`},
+			`matching {namespace="llm"} (and no series at all in the window, 2026-10-31T23:55:00Z to 2026-11-01T00:00:00Z)`, "hint: check the range (within the store's retention, after the servers were first scraped) and --selector"},
+		{nil, "no series at all in the window", "is the store scraping the servers' /metrics?"},
+	} {
+		io, _, errb := iostreams.Test("", false, 0)
+		code := run(context.Background(), append([]string{"fleet", "--prometheus", s.URL}, tc.args...), io)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != ExitError || len(lines) != 2 || !strings.Contains(lines[0], tc.err) || !strings.Contains(lines[1], tc.hint) {
+			t.Errorf("%q: exit %d\n%s\nwant error with %q, hint with %q", tc.args, code, errb, tc.err, tc.hint)
+		}
 	}
 }

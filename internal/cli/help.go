@@ -59,6 +59,7 @@ func newCommand(s commandSpec) *cobra.Command {
 	} else {
 		exits = append(exits, exitSignals...)
 	}
+	slices.SortStableFunc(exits, func(a, b exitStatus) int { return a.code - b.code })
 	ann := map[string]string{"exit": encodeExits(exits)}
 	for flag, instead := range s.moved {
 		ann["moved:"+flag] = instead
@@ -281,9 +282,13 @@ func unknownFlag(c *cobra.Command, ne *pflag.NotExistError, help string, args []
 	switch {
 	case group != "":
 		spelled = "-" + name
-		if c.Flags().Lookup(group) != nil {
-			hints = append(hints, "a long flag takes two dashes: --"+group)
-		} else if name == "v" && c.HasParent() {
+		long := singleDash(c, args, group)
+		if long != "" {
+			// -json: pflag read -j (-hist: -h, then -i), but what was
+			// typed, and meant, is said first.
+			return usagef(help, "unknown flag -%s: a long flag takes two dashes, --%s", long, long)
+		}
+		if name == "v" && c.HasParent() {
 			hints = append(hints, "inferscope --version prints the version")
 		}
 	case c.Annotations["moved:"+name] != "":
@@ -293,8 +298,23 @@ func unknownFlag(c *cobra.Command, ne *pflag.NotExistError, help string, args []
 			hints = append(hints, "did you mean --"+s+"?")
 		}
 	}
-	e := &usageError{msg: "unknown flag " + spelled, hints: append(hints, help)}
-	return e
+	return &usageError{msg: fmt.Sprintf("unknown flag %s", echoed(spelled)), hints: append(hints, help)}
+}
+
+// singleDash is the long flag of c that an argument wrote with one dash
+// (-json), where pflag failed on its shorthands from rest on; "" if none.
+func singleDash(c *cobra.Command, args []string, rest string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		w, ok := strings.CutPrefix(a, "-")
+		w, _, _ = strings.Cut(w, "=")
+		if ok && len(w) > 1 && strings.HasSuffix(w, rest) && c.Flags().Lookup(w) != nil {
+			return w
+		}
+	}
+	return ""
 }
 
 // suggestFlags are the flags of fs that name may be a misspelling of:

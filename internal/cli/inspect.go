@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/render"
@@ -20,21 +22,28 @@ import (
 	"github.com/inferscope/inferscope/internal/slots"
 	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/termsafe"
+	"github.com/inferscope/inferscope/internal/units"
 	"github.com/inferscope/inferscope/internal/watch"
 )
 
 // rootLong is inferscope's own help, its defaults filled in from where
 // they are declared.
 var rootLong = `inferscope reads an LLM inference server's Prometheus /metrics (tabbyAPI,
-vLLM, llama.cpp's server, SGLang, TGI) and shows the figures worth looking
-at, each with a note where it implies an action: one report, a live view
-with wall-clock rates over windows (--watch), or the rates between a saved
-scrape and now (--since).
+vLLM, llama.cpp's server, SGLang, TGI, TensorRT-LLM's trtllm-serve, NVIDIA
+Dynamo's frontend, LMDeploy) and shows the figures worth looking at, each
+with a note where it implies an action: one report, a live view with
+wall-clock rates over windows (--watch), or the rates between a saved scrape
+and now (--since).
 
-TARGET is a URL, host:port (http:// and /metrics are filled in), a saved
-scrape (a file, such as one --save wrote), or - for stdin; it defaults to
-` + scrape.DefaultURL + ` (tabbyAPI). --watch re-reads its target
-and --since reads two: neither takes stdin twice.
+TARGET is a URL, host:port (http:// and /metrics are filled in; where that
+/metrics answers JSON, as trtllm-serve's does, /prometheus/metrics is read), a
+saved scrape (a file, such as one --save wrote), or - for stdin; it defaults to
+` + scrape.DefaultURL + ` (tabbyAPI) or, where nothing listens
+there, the one server found on this machine's default ports (inferscope
+discover lists them; several are listed, and none read). --watch re-reads
+its target and --since reads two: neither takes stdin twice. A llama.cpp
+router (one llama-server serving several models) is read one model at a
+time: --model NAME.
 
 ` + watchKeys
 
@@ -43,7 +52,8 @@ const watchKeys = `Keys of the --watch view on a terminal: q quit, h distributio
 strips, u each unit (slots, engines), space pause, +/- interval, r reset history,
 arrows and PgUp/PgDn scroll.`
 
-const rootExample = `  inferscope gpu-box:5000                      one report
+const rootExample = `  inferscope                                   this machine's server, found on its default ports
+  inferscope gpu-box:5000                      one report
   inferscope -w 2s gpu-box:5000                a live view, refreshed every 2s
   inferscope --save before.prom gpu-box:5000   a report, and the raw scrape kept
   inferscope --since before.prom gpu-box:5000  every rate between then and now
@@ -72,6 +82,11 @@ type inspectOptions struct {
 	// withRates says the report is shown under windowed rates (a watch
 	// view, --since).
 	withRates bool
+	// clock, when set, is the target's own clock, which each scrape is
+	// read by (the demo's simulated server, whose clock runs --speed times
+	// the wall clock): its start time, uptime and request times are all
+	// on it.
+	clock func() time.Time
 }
 
 // defaultOptions are the defaults of inferscope's flags, for every command
@@ -95,6 +110,7 @@ func newInspectCmd(io *iostreams.IO, args []string) *cobra.Command {
 		exits: []exitStatus{
 			{ExitOK, "a report written (with --watch: the view closed with q)"},
 			exitFailOnTripped,
+			{ExitSeveral, "no target given, and several servers answer on this machine's default ports: each listed on stdout with its command, none read"},
 		},
 		args: cobra.ArbitraryArgs,
 		moved: map[string]string{
@@ -176,8 +192,8 @@ func (o *inspectOptions) checkLimits() error {
 	case o.maxBytes <= 0:
 		return usagef("use a positive size such as --max-bytes 64M", "--max-bytes must be positive")
 	case o.maxBytes > MaxMaxBytes:
-		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+spellSize(defaultOptions().maxBytes),
-			"--max-bytes %s is more than inferscope reads (at most %s)", spellSize(o.maxBytes), spellSize(MaxMaxBytes))
+		return usagef("real scrapes are kilobytes to a few megabytes; the default is "+units.Size(defaultOptions().maxBytes),
+			"--max-bytes %s is more than inferscope reads (at most %s)", units.Size(o.maxBytes), units.Size(MaxMaxBytes))
 	}
 	return nil
 }
@@ -242,7 +258,7 @@ func (o *inspectOptions) checkAt() error {
 	}
 	if t, err := scrape.Resolve(o.target); err == nil && t.URL != nil {
 		return usagef("leave out --at, or give a saved file or - for stdin",
-			"--at gives the time of a file or stdin; a live scrape of %s has its own", termsafe.ShellQuote(t.URL.Redacted()))
+			"--at gives the time of a file or stdin; a live scrape of %s has its own", t.URL.Redacted())
 	}
 	return nil
 }
@@ -305,6 +321,9 @@ func notInHeader(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 func (o *inspectOptions) run(ctx context.Context, io *iostreams.IO) error {
 	so, err := o.scrapeOptions(io)
 	if err != nil {
+		return err
+	}
+	if err := o.locate(ctx, io, so); err != nil {
 		return err
 	}
 	switch {
@@ -370,7 +389,13 @@ func (o *inspectOptions) readSlots(ctx context.Context, snap *snapshot.Snapshot,
 	if maxBytes <= 0 {
 		maxBytes = scrape.DefaultMaxBytes
 	}
-	snap.Slots = slots.Read(ctx, t.URL, slots.Options{Headers: so.Headers, MaxBytes: maxBytes, Transport: tr, UserAgent: so.UserAgent, Now: so.Now})
+	var query url.Values
+	if o.model != "" {
+		// A llama.cpp snapshot with --model is a router's model (one
+		// server's refuses --model): its /slots is asked for the same.
+		query = discover.RouterQuery(o.model)
+	}
+	snap.Slots = slots.Read(ctx, t.URL, slots.Options{Headers: so.Headers, MaxBytes: maxBytes, Transport: tr, UserAgent: so.UserAgent, Now: so.Now, Query: query})
 }
 
 func (o *inspectOptions) dialectOptions() dialect.Options {
@@ -406,7 +431,7 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 		if err := saveScrape(o.save, got.res); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Err, "inferscope: saved the scrape to %s\n", termsafe.Text(o.save))
+		notice(io.Err, "saved the scrape to %s", o.save)
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)
@@ -417,12 +442,15 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 // load scrapes a target and reads it into a canonical snapshot; a non-zero
 // at is the scrape's time as the user gave it (--at).
 func load(ctx context.Context, target string, so scrape.Options, do dialect.Options, at time.Time) (*snapshot.Snapshot, *scrape.Result, error) {
-	res, err := scrape.Fetch(ctx, target, so)
+	res, routed, err := fetch(ctx, target, so, do.Model)
 	if err != nil {
 		return nil, nil, err
 	}
+	if routed != "" {
+		do.Model = "" // a router's child labels nothing: its series are the model's
+	}
 	if !at.IsZero() {
-		res.ScrapedAt, res.TimeSource = at, scrape.TimeGiven
+		res.ScrapedAt, res.TimeSource, res.TimeUnknown = at, scrape.TimeGiven, ""
 	}
 	snap, err := parse(ctx, res, do)
 	if err != nil {
@@ -430,7 +458,10 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 			// Ctrl-C or --timeout during the parse: not the body's fault.
 			return nil, res, err
 		}
-		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, err: err}
+		return nil, res, &readError{source: res.Source, fromFile: res.FromFile, tried: res.TextPathFailed, err: err}
+	}
+	if routed != "" {
+		snap.Models = []string{routed}
 	}
 	return snap, res, nil
 }
@@ -440,7 +471,10 @@ func load(ctx context.Context, target string, so scrape.Options, do dialect.Opti
 type readError struct {
 	source   string
 	fromFile bool
-	err      error
+	// tried says what the server's other text path gave, where the body
+	// was JSON and that path was tried in vain (scrape.TextPath).
+	tried string
+	err   error
 }
 
 func (e *readError) Error() string { return e.err.Error() }
@@ -452,9 +486,9 @@ func (e *readError) lookHint() string {
 	case e.source == "-":
 		return "check what was piped in: inferscope reads a Prometheus exposition on stdin"
 	case e.fromFile:
-		return "check the file: head " + termsafe.ShellQuote(e.source)
+		return "check the file: head " + termsafe.ShellEcho(e.source)
 	}
-	return "check what the endpoint sends: curl -s " + termsafe.ShellQuote(e.source) + " | head"
+	return "check what the endpoint sends: curl -s " + termsafe.ShellEcho(e.source) + " | head"
 }
 
 // parse reads a scrape result's body into a snapshot; the parse stops when
@@ -474,14 +508,19 @@ func parse(ctx context.Context, res *scrape.Result, do dialect.Options) (*snapsh
 		return nil, err
 	}
 	snap.Source = res.Source
+	snap.AnsweredJSON = res.AnsweredJSON
 	snap.ScrapedAt = res.ScrapedAt
 	snap.TimeSource = res.TimeSource
+	snap.TimeUnknown = res.TimeUnknown
 	snap.ScrapeSeconds = res.Waited.Seconds()
 	snap.StartToken = res.StartToken
 	return snap, nil
 }
 
 func saveScrape(path string, res *scrape.Result) error {
+	if res.ScrapedAt.IsZero() {
+		return usagef("give it its time with --at TIME", "cannot save the scrape without its time: %s", whole(res.TimeUnknown))
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return usagef("check that the folder exists and is writable", "cannot save the scrape: %v", termsafe.Text(err.Error()))

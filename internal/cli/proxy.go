@@ -132,7 +132,7 @@ func (o *proxyOptions) run(ctx context.Context, io *iostreams.IO, up *url.URL) e
 	signal.Notify(term, syscall.SIGTERM)
 	defer signal.Stop(term)
 	p, err := proxy.New(proxy.Options{Upstream: up, InjectUsage: o.inject, UpstreamHeaderTimeout: o.headerTimeout,
-		Notice: func(s string) { fmt.Fprintf(io.Err, "inferscope: proxy: %s\n", s) }})
+		Notice: func(s string) { notice(io.Err, "proxy: %s", whole(s)) }})
 	if err != nil {
 		return usagef("give the server's base URL, such as --upstream http://127.0.0.1:11434", "%v", err)
 	}
@@ -213,10 +213,10 @@ func drain(ctx context.Context, srv *proxy.Server, p *proxy.Proxy, timeout time.
 		cancel()
 	}()
 	if n := p.InFlight(); n > 0 {
-		fmt.Fprintf(io.Err, "inferscope: proxy: draining: %d requests in flight may take up to %s to finish; a second signal stops at once\n", n, units.Duration(timeout))
+		fmt.Fprintf(io.Err, "inferscope: proxy: draining: %s in flight may take up to %s to finish; a second signal stops at once\n", units.Plural(float64(n), "request"), units.Duration(timeout))
 	}
 	if cut := srv.Drain(dctx); cut > 0 {
-		fmt.Fprintf(io.Err, "inferscope: proxy: stopped with %d requests still in flight, cut\n", cut)
+		fmt.Fprintf(io.Err, "inferscope: proxy: stopped with %s still in flight, cut\n", units.Plural(float64(cut), "request"))
 	}
 }
 
@@ -233,7 +233,7 @@ func (o *proxyOptions) check(set map[string]bool) (*url.URL, error) {
 	if err != nil {
 		var ue *proxy.UpstreamError
 		if errors.As(err, &ue) {
-			return nil, usagef(ue.Hint, "%s", ue.Msg)
+			return nil, usagef(ue.Hint, "%s", whole(ue.Msg))
 		}
 		return nil, err
 	}

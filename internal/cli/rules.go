@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -279,28 +278,20 @@ func (o *rulesOptions) run(ctx context.Context, io *iostreams.IO, lo promql.Opti
 		if err := rules.Encode(&b, file); err != nil {
 			return err
 		}
-		what = fmt.Sprintf("promtool tests for %s, loading %s", plural(len(set.Alerts), "alert"), o.rulesFile)
+		what = fmt.Sprintf("promtool tests for %s, loading %s", units.Plural(float64(len(set.Alerts)), "alert"), termsafe.Echo(o.rulesFile))
 	} else if err := set.Write(&b, rules.Format(o.format)); err != nil {
 		return err
 	}
 	if _, err := io.Out.Write(b.Bytes()); err != nil {
 		return writeError(err)
 	}
-	fmt.Fprintf(io.Err, "inferscope: %s for %s, %s\n", what, src.lib.Dialect(), src.names())
+	notice(io.Err, "%s for %s, %s", whole(what), src.lib.Dialect(), whole(src.names()))
 	return nil
 }
 
 // rulesSummary says how many rules of each kind were written.
 func rulesSummary(records, alerts int) string {
-	return plural(records, "recording rule") + ", " + plural(alerts, "alert")
-}
-
-// plural writes a count of things: "1 alert", "9 alerts".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
+	return units.Plural(float64(records), "recording rule") + ", " + units.Plural(float64(alerts), "alert")
 }
 
 // names says whose series names the output uses, and which of the

@@ -88,7 +88,7 @@ func TestRulesCommand(t *testing.T) {
 		check  func(t *testing.T, out string)
 	}{
 		{[]string{"rules", vllmFixture}, "",
-			"inferscope: 46 recording rules, 8 alerts for vllm, the series names " + vllmFixture + " publishes\n",
+			"inferscope: 47 recording rules, 8 alerts for vllm, the series names " + vllmFixture + " publishes\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				// vLLM 0.10's names, not the newest ones.
@@ -97,7 +97,7 @@ func TestRulesCommand(t *testing.T) {
 				}
 			}},
 		{[]string{"rules", "-", "--format", "vmalert"}, string(body),
-			"inferscope: 46 recording rules, 8 alerts for vllm, the series names - publishes\n",
+			"inferscope: 47 recording rules, 8 alerts for vllm, the series names - publishes\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				if strings.Count(out, "type: prometheus") != 2 {
@@ -105,7 +105,7 @@ func TestRulesCommand(t *testing.T) {
 				}
 			}},
 		{[]string{"rules", "--dialect", "tgi", "--by", "pod", "--runbook-base", "https://wiki.example/llm"}, "",
-			"inferscope: 25 recording rules, 5 alerts for tgi, its newest series names\n",
+			"inferscope: 28 recording rules, 5 alerts for tgi, its newest series names\n",
 			func(t *testing.T, out string) {
 				ruleFile(t, out)
 				if !strings.Contains(out, "runbook_url: https://wiki.example/llm#queue_pressure") || !strings.Contains(out, "sum by (pod)") {
@@ -113,7 +113,7 @@ func TestRulesCommand(t *testing.T) {
 				}
 			}},
 		{[]string{"rules", "--dialect", "vllm", "--tests", "--rules-file", "my-rules.yml"}, "",
-			"inferscope: promtool tests for 9 alerts, loading my-rules.yml for vllm, its newest series names\n",
+			"inferscope: promtool tests for 10 alerts, loading my-rules.yml for vllm, its newest series names\n",
 			func(t *testing.T, out string) {
 				var doc map[string]any
 				if err := yaml.Unmarshal([]byte(out), &doc); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/analysis"
@@ -21,6 +22,9 @@ import (
 // the command adds (the demo says it runs faster than the wall clock), and
 // the server's raw families only when they will be written as JSON.
 func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *report.Report {
+	if o.clock != nil {
+		now = s.ScrapedAt // the target's clock, not the view's
+	}
 	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json, WithRates: o.withRates})
 	r.Version = version.String()
 	r.Header = append(o.header, r.Header...)
@@ -33,7 +37,8 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		return err
 	}
 	do := o.dialectOptions()
-	target := o.target
+	var mu sync.Mutex
+	target, answered := o.target, ""
 	return watch.Run(ctx, io, watch.Config{
 		Interval: o.watch,
 		Windows:  windows,
@@ -51,13 +56,40 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 		// given up at once on Ctrl-C, so neither a slow parse nor a slow
 		// server holds the view.
 		Fetch: func(ctx context.Context) (*snapshot.Snapshot, error) {
-			return bounded(ctx, o.timeout, func(ctx context.Context) (*snapshot.Snapshot, error) {
-				s, res, err := load(ctx, target, so, do, time.Time{})
+			// A read given up on (--timeout) may still run: each read takes
+			// its own copy of where to read.
+			mu.Lock()
+			at := target
+			mu.Unlock()
+			type read struct {
+				s   *snapshot.Snapshot
+				res *scrape.Result
+			}
+			r, err := bounded(ctx, o.timeout, func(ctx context.Context) (read, error) {
+				s, res, err := load(ctx, at, so, do, time.Time{})
 				if err == nil {
 					o.readSlots(ctx, s, res, so)
+					if o.clock != nil {
+						s.ScrapedAt = o.clock()
+					}
 				}
-				return s, err
+				return read{s, res}, err
 			})
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Found at the other text path (trtllm-serve): read there from
+			// now on, and keep saying so.
+			if r.res.AnsweredJSON != "" {
+				answered = r.res.AnsweredJSON
+				if t, ok := scrape.TextTarget(at); ok {
+					target = t
+				}
+			}
+			r.s.AnsweredJSON = answered
+			return r.s, nil
 		},
 		Build: o.build,
 	})
@@ -79,16 +111,26 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		do := o.dialectOptions()
 		before, _, err := load(ctx, o.since, so, do, time.Time{})
 		if err != nil {
-			return nil, fmt.Errorf("--since %s: %w", termsafe.Text(o.since), err)
+			return nil, fmt.Errorf("--since %s: %w", termsafe.Echo(o.since), err)
 		}
 		after, res, err := load(ctx, o.target, so, do, time.Time{})
 		if err != nil {
 			return nil, err
 		}
 		o.readSlots(ctx, after, res, so)
+		for _, s := range []struct {
+			flag string
+			snap *snapshot.Snapshot
+		}{{"--since " + termsafe.Echo(o.since), before}, {termsafe.Echo(o.target), after}} {
+			// No window from a time that cannot be the scrape's.
+			if s.snap.ScrapedAt.IsZero() {
+				return nil, usagef("give it its time first (inferscope --at TIME --save dated.prom FILE), then compare with --since",
+					"%s has no scrape time to take a window from: %s", whole(s.flag), whole(s.snap.TimeUnknown))
+			}
+		}
 		if !after.ScrapedAt.After(before.ScrapedAt) {
 			return nil, usagef("the file given to --since must be the earlier scrape", "--since %s was scraped at %s, not before the target (%s)",
-				termsafe.Text(o.since), before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
+				o.since, before.ScrapedAt.UTC().Format(time.RFC3339), after.ScrapedAt.UTC().Format(time.RFC3339))
 		}
 		// The rates first, as in the watch view (the window is what
 		// --since is run for), and the notes judged on the window.

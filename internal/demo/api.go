@@ -90,12 +90,23 @@ func segment(role, text string) sim.Segment {
 	return sim.Segment{ID: h.Sum64(), Tokens: tokens(text) + 4}
 }
 
-// answerLength is how many tokens to generate: the request's limit, else
-// a length drawn from the scenario's span by the prompt (the same prompt
-// gets the same length), within the context.
-func (a *apiHandler) answerLength(limit int, segs []sim.Segment) int {
-	n := limit
+// Why an answer ends, as both APIs say it: where the answer ended on its
+// own, and where a limit cut it (the request's max_tokens or num_predict,
+// or the context the prompt leaves).
+const (
+	finishStop   = "stop"
+	finishLength = "length"
+)
+
+// answerLength is how many tokens to generate, and why the answer ends
+// there: the request's limit ([finishLength]), else a length drawn from the
+// scenario's span by the prompt (the same prompt gets the same length,
+// [finishStop]), either cut to the context the prompt leaves
+// ([finishLength]).
+func (a *apiHandler) answerLength(limit int, segs []sim.Segment) (int, string) {
+	n, why := limit, finishLength
 	if n <= 0 {
+		why = finishStop
 		h := uint64(14695981039346656037)
 		for _, s := range segs {
 			h = (h ^ s.ID) * 1099511628211
@@ -108,7 +119,10 @@ func (a *apiHandler) answerLength(limit int, segs []sim.Segment) int {
 	for _, s := range segs {
 		prompt += s.Tokens
 	}
-	return max(1, min(n, a.s.Config().MaxSeqLen-prompt))
+	if room := a.s.Config().MaxSeqLen - prompt; n > room {
+		n, why = room, finishLength
+	}
+	return max(1, n), why
 }
 
 // apiError answers an error the way each API does.
@@ -129,9 +143,12 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
-// submit gives the simulator a request.
-func (a *apiHandler) submit(segs []sim.Segment, limit int) (*sim.Job, error) {
-	return a.s.Submit(segs, a.answerLength(limit, segs))
+// submit gives the simulator a request, and says why its answer will end
+// where it does: the one decision both APIs' answers report.
+func (a *apiHandler) submit(segs []sim.Segment, limit int) (*sim.Job, string, error) {
+	n, why := a.answerLength(limit, segs)
+	j, err := a.s.Submit(segs, n)
+	return j, why, err
 }
 
 // wait calls emit with each new run of tokens as the simulation produces
@@ -226,11 +243,12 @@ func (a *apiHandler) openai(w http.ResponseWriter, r *http.Request, chat bool) {
 	if chat {
 		ans.id, ans.object = "chat"+ans.id, "chat.completion"
 	}
-	j, err := a.submit(segs, ans.limit)
+	j, finish, err := a.submit(segs, ans.limit)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, true, err.Error())
 		return
 	}
+	ans.finish = finish
 	if req.Stream {
 		ans.stream(w, r, j, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	} else {
@@ -243,7 +261,8 @@ type openaiAnswer struct {
 	chat              bool
 	id, object, model string
 	created           int64
-	limit             int // max_tokens, 0 for none
+	limit             int    // max_tokens, 0 for none
+	finish            string // why the answer ends (answerLength)
 }
 
 // choice is the answer's one choice: text, a delta, or a message.
@@ -271,13 +290,6 @@ func usage(p sim.Progress) map[string]any {
 		"total_tokens": g.PromptTokens + g.GeneratedTokens, "prompt_tokens_details": map[string]any{"cached_tokens": g.CachedTokens}}
 }
 
-func (o *openaiAnswer) finish(p sim.Progress) string {
-	if o.limit > 0 && p.Generation.GeneratedTokens >= o.limit {
-		return "length"
-	}
-	return "stop"
-}
-
 // wholeText waits for the job to finish and returns its progress and the
 // whole text it generated (an answer that is not streamed).
 func wholeText(r *http.Request, j *sim.Job) (sim.Progress, string, error) {
@@ -295,7 +307,7 @@ func (o *openaiAnswer) whole(w http.ResponseWriter, r *http.Request, j *sim.Job)
 	if err != nil {
 		return // the client went away
 	}
-	b := o.body(o.object, []any{o.choice(text, o.finish(p), false)})
+	b := o.body(o.object, []any{o.choice(text, o.finish, false)})
 	b["usage"] = usage(p)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(b)
@@ -328,7 +340,7 @@ func (o *openaiAnswer) stream(w http.ResponseWriter, r *http.Request, j *sim.Job
 	if err != nil {
 		return // the client went away
 	}
-	last := o.choice("", o.finish(p), true)
+	last := o.choice("", o.finish, true)
 	if o.chat {
 		last["delta"] = map[string]any{}
 	}
@@ -368,11 +380,12 @@ func (a *apiHandler) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 		json.NewEncoder(w).Encode(map[string]any{"model": ans.model, "created_at": ans.start.UTC(), "response": "", "done": true, "done_reason": "load"})
 		return
 	}
-	j, err := a.submit(segs, ans.limit)
+	j, finish, err := a.submit(segs, ans.limit)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, false, err.Error())
 		return
 	}
+	ans.finish = finish
 	if req.Stream == nil || *req.Stream {
 		ans.stream(w, r, j)
 	} else {
@@ -400,11 +413,12 @@ func (req *ollamaRequest) segments(chat bool) []sim.Segment {
 
 // ollamaAnswer is one Ollama answer being written.
 type ollamaAnswer struct {
-	chat  bool
-	model string
-	limit int // num_predict, 0 for none
-	start time.Time
-	now   func() time.Time
+	chat   bool
+	model  string
+	limit  int    // num_predict, 0 for none
+	finish string // why the answer ends (answerLength)
+	start  time.Time
+	now    func() time.Time
 }
 
 func (o *ollamaAnswer) line(text string) *ollamaLine {
@@ -424,10 +438,7 @@ func (o *ollamaAnswer) line(text string) *ollamaLine {
 func (o *ollamaAnswer) final(p sim.Progress, text string) *ollamaLine {
 	g := p.Generation
 	l := o.line(text)
-	l.Done, l.DoneReason = true, "stop"
-	if o.limit > 0 && g.GeneratedTokens >= o.limit {
-		l.DoneReason = "length"
-	}
+	l.Done, l.DoneReason = true, o.finish
 	l.ollamaCounts = &ollamaCounts{
 		TotalDuration:      o.now().Sub(o.start).Nanoseconds(),
 		PromptEvalCount:    g.PromptTokens,

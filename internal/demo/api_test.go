@@ -122,3 +122,70 @@ func TestAPIRefuses(t *testing.T) {
 		t.Errorf("tags: %d %s", code, body)
 	}
 }
+
+// TestAPIFinishReason: an answer a limit cut (the request's, or the
+// context the prompt leaves) ends with "length" in both APIs, streamed or
+// not; one that ended where the scenario drew it, with "stop"; and the
+// tokens the answer counts are the simulator's.
+func TestAPIFinishReason(t *testing.T) {
+	srv := startAPI(t)
+	base := srv.APIURL()
+	// A completion prompt is its text's tokens (4 bytes each) and 4 more;
+	// this one leaves room for 10 tokens, fewer than any drawn answer.
+	room := 10
+	full := strings.Repeat("x", 4*(srv.sim.Config().MaxSeqLen-4-room))
+	for _, c := range []struct {
+		name, path, body string
+		reason           string
+		tokens           int // 0: not checked
+	}{
+		{"openai, cut by the context", "/v1/completions", `{"prompt":"` + full + `"}`, "length", room},
+		{"openai, cut by the context before max_tokens", "/v1/completions", `{"max_tokens":1000,"prompt":"` + full + `"}`, "length", room},
+		{"openai stream, cut by the context", "/v1/completions", `{"stream":true,"prompt":"` + full + `"}`, "length", 0},
+		{"openai, max_tokens", "/v1/chat/completions", `{"max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`, "length", 3},
+		{"openai, ended on its own", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "stop", 0},
+		{"ollama, cut by the context", "/api/generate", `{"stream":false,"prompt":"` + full + `"}`, "length", room},
+		{"ollama stream, cut by the context", "/api/generate", `{"prompt":"` + full + `"}`, "length", room},
+		{"ollama, num_predict", "/api/generate", `{"stream":false,"prompt":"hi","options":{"num_predict":3}}`, "length", 3},
+		{"ollama, ended on its own", "/api/chat", `{"stream":false,"messages":[{"role":"user","content":"hi"}]}`, "stop", 0},
+	} {
+		code, body := call(t, "POST", base+c.path, c.body)
+		reason, tokens := finishOf(body)
+		if code != 200 || reason != c.reason || c.tokens != 0 && tokens != c.tokens {
+			t.Errorf("%s: %d, ends %q after %d tokens, want %q after %d: %.300s", c.name, code, reason, tokens, c.reason, c.tokens, body)
+		}
+	}
+}
+
+// finishOf is the reason an answer (a JSON object, or the last of an SSE
+// stream's or an NDJSON stream's) gives for ending, and the tokens it
+// counts.
+func finishOf(body string) (string, int) {
+	reason, tokens := "", 0
+	for _, line := range strings.Split(body, "\n") {
+		var last struct {
+			DoneReason string `json:"done_reason"`
+			EvalCount  int    `json:"eval_count"`
+			Choices    []struct {
+				FinishReason *string `json:"finish_reason"`
+			}
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		line = strings.TrimPrefix(line, "data: ")
+		if json.Unmarshal([]byte(line), &last) != nil {
+			continue
+		}
+		for _, c := range last.Choices {
+			if c.FinishReason != nil {
+				reason = *c.FinishReason
+			}
+		}
+		if last.DoneReason != "" {
+			reason, tokens = last.DoneReason, last.EvalCount
+		}
+		tokens = max(tokens, last.Usage.CompletionTokens)
+	}
+	return reason, tokens
+}

@@ -189,6 +189,12 @@ type Server struct {
 	api  string // the API's base URL, when served
 }
 
+// Now is the simulated server's own clock: its published process start
+// (the moment [Start] ran) plus the virtual time it has run, o.Speed times
+// the wall time since. Its request times are on this clock; a reader on
+// the wall clock sees them take longer than the process has been up.
+func (s *Server) Now() time.Time { return s.sim.Now() }
+
 // URL is where the metrics are served, e.g. http://127.0.0.1:40123/metrics.
 func (s *Server) URL() string { return s.url }
 

@@ -117,7 +117,7 @@ type dialect struct {
 
 // all lists the supported dialects; detection prefers the one with most
 // families when a scrape mixes them.
-var all = []dialect{tabbyAPI, vllm, llamaCpp, sglang, tgi}
+var all = []dialect{tabbyAPI, vllm, aphrodite, llamaCpp, sglang, tgi, trtllm, dynamo, lmdeploy}
 
 // Names lists the supported dialect names.
 func Names() []string {
@@ -270,7 +270,7 @@ func pick(fams []*dto.MetricFamily, name string) (dialect, error) {
 			// A forced dialect with none of its series would be an empty report.
 			return dialect{}, &UnknownError{Prefixes: Prefixes(fams), Wanted: name}
 		}
-		return dialect{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownDialect, name, strings.Join(Names(), ", "))
+		return dialect{}, fmt.Errorf("%w %s (known: %s)", ErrUnknownDialect, termsafe.Quote(name), strings.Join(Names(), ", "))
 	}
 	best, bestN := -1, 0
 	for i, d := range all {

@@ -129,6 +129,9 @@ var vllm010Extra = map[string]float64{
 	"num_preemptions_total":  0 + 7,
 	"kv_block_size":          16,
 	"kv_num_blocks":          2 * 35482,
+	// iteration_tokens_total's _sum and _count over the two engines
+	"engine_step_tokens_total": 1.4605e6 + 1.4357e6, // 2,896,200 tokens
+	"engine_steps_total":       61002 + 60311,       // 121,313 steps
 }
 
 // vLLM newest: two models (L = Llama 70B, Q = Qwen3-Next) × engines 0 and 1,
@@ -180,6 +183,15 @@ var vllmNewExtra = map[string]float64{
 	"spec_decode_accepted_per_pos:2": 93000 + 95000,
 	"kv_block_size":                  1056, // the larger of 16 and 1056
 	"kv_num_blocks":                  2*24576 + 2*1190,
+	// waiting by reason: L1 defers one request (a LoRA budget or a KV
+	// transfer); the other five of requests_deferred wait for capacity
+	"requests_waiting_deferred": 0 + 1 + 0 + 0,
+	// every engine awake, none asleep at either level
+	"engine_sleep_state:awake":             1 + 1 + 1 + 1,
+	"engine_sleep_state:weights_offloaded": 0,
+	"engine_sleep_state:discard_all":       0,
+	"engine_step_tokens_total":             5.641e6 + 5.5745e6 + 3.859e6 + 3.89235e6, // 18,966,850
+	"engine_steps_total":                   160211 + 158733 + 98012 + 101374,         // 518,330
 }
 
 // SGLang newest: two DP ranks (dp_rank/tp_rank 0 and 1), one model.
@@ -200,6 +212,11 @@ var sglangNewScalars = map[string]float64{
 	// gpu_execution_seconds_total: each DP scheduler's forward modes
 	// added, the two schedulers averaged (issue 18).
 	"engine_busy_seconds_total": ((2210.5 + 8800.25) + (2150.75 + 9010.5)) / 2,
+	// forward_extend and forward_decode on their own, averaged alike.
+	"engine_prefill_seconds_total": (2210.5 + 2150.75) / 2,
+	"engine_decode_seconds_total":  (8800.25 + 9010.5) / 2,
+	"kv_cache_evictable_tokens":    120756 + 122232,
+	"kv_cache_free_tokens":         190010 + 171002,
 }
 
 var sglangNewHists = map[string]float64{
@@ -218,6 +235,9 @@ var sglangNewExtra = map[string]float64{
 	"num_preemptions_total":      3 + 5, // num_retracted_requests_total
 	"kv_block_size":              1,
 	"kv_num_blocks":              412000 + 412000,
+	// num_retracted_{input,output}_tokens_total
+	"retracted_prompt_tokens_total":    24576 + 40960,
+	"retracted_generated_tokens_total": 1510 + 2766,
 }
 
 // vLLM with prefix caching off: computed = vllm:prompt_tokens_total.
@@ -254,7 +274,180 @@ func addLines(more string) func(string) string {
 	return func(body string) string { return body + "\n" + more }
 }
 
+// The workload of vllm-0.32.prom, vllm-0.15.prom and aphrodite.prom: one
+// engine of Qwen3-8B; 1000 finished requests (2,400,000 prompt tokens of
+// which 900,000 cached, 360,000 generated) and 64 running whose prefills
+// are done (150,000 prompt tokens, 50,000 cached, 20,000 generated).
+const qwen8B = "Qwen/Qwen3-8B"
+
+// bytesPerToken is Qwen3-8B's KV per token: 36 layers × K and V × 8 KV
+// heads × 128 dimensions × 2 bytes.
+const bytesPerToken = 36 * 2 * 8 * 128 * 2 // 147,456
+
+var workloadScalars = map[string]float64{
+	"requests_processing":  64,
+	"requests_deferred":    16,
+	"kv_cache_usage_ratio": 0.9734,
+	// by_source local_compute: finished (2,400,000 − 900,000) + running
+	// (150,000 − 50,000)
+	"prompt_tokens_total": 1500000 + 100000,
+	// local_cache_hit 830,000 + external_kv_transfer 120,000 (loaded from
+	// the CPU offload)
+	"cached_tokens_total":            830000 + 120000,
+	"prefix_cache_queries":           2600000,
+	"prefix_cache_hits":              830000, // the GPU cache's own; the external ones are the connector's
+	"tokens_predicted_total":         360000 + 20000,
+	"requests_total":                 900 + 78 + 17 + 3 + 2,
+	"prompt_seconds_total":           216.6668, // the prefill histogram's sum
+	"tokens_predicted_seconds_total": 11160.0,  // the decode histogram's sum
+	"kv_cache_max_tokens":            458752,   // kv_cache_size_tokens = 28,672 blocks × 16
+	"process_start_time_seconds":     1796367582.75,
+	// The connector: 120,000 tokens loaded back in 600 loads, 1,000,000
+	// stored in 2,500 stores.
+	"kv_offload_read_bytes_total":    120000 * bytesPerToken, // 17,694,720,000
+	"kv_offload_written_bytes_total": 1000000 * bytesPerToken,
+}
+
+var workloadHists = map[string]float64{
+	"time_to_first_token_seconds":           1000 + 64,                      // the running ones have their first token
+	"inter_token_latency_seconds":           (360000 - 1000) + (20000 - 64), // one a decode step after the first token
+	"request_time_per_output_token_seconds": 1000,
+	"e2e_request_latency_seconds":           1000,
+	"request_queue_time_seconds":            1000,
+	"request_prefill_time_seconds":          1000,
+	"request_decode_time_seconds":           1000,
+	"request_prompt_tokens":                 1000,
+	"request_generation_tokens":             1000,
+}
+
+var workloadExtra = map[string]float64{
+	"finished_reason:stop": 900, "finished_reason:length": 78, "finished_reason:abort": 17,
+	"finished_reason:error": 3, "finished_reason:repetition": 2,
+	"num_preemptions_total": 37,
+	"kv_block_size":         16,
+	"kv_num_blocks":         28672,
+	// 290 by the request cap, 22 by the prompt-token cap
+	"admission_rejections_total":                 290 + 22,
+	"admission_rejections:max_num_queued_reqs":   290,
+	"admission_rejections:max_num_queued_tokens": 22,
+	"requests_waiting_deferred":                  4, // of the 16 waiting
+	"engine_sleep_state:awake":                   1,
+	"engine_sleep_state:weights_offloaded":       0,
+	"engine_sleep_state:discard_all":             0,
+	// every prompt and generated token, over the 45,000 steps that
+	// emitted one
+	"engine_step_tokens_total":       (2400000 + 150000) + (360000 + 20000),
+	"engine_steps_total":             45000,
+	"kv_offload_load_seconds_total":  1.42,
+	"kv_offload_store_seconds_total": 12.3,
+}
+
+// TGI 3.3 (tgi-3.3.prom): 200 finished, 3 running, 2 failed.
+var tgi33Scalars = map[string]float64{
+	"requests_total":         200,
+	"requests_processing":    3,
+	"requests_deferred":      0,
+	"tokens_predicted_total": 42836, // tgi_request_generated_tokens_sum
+	// 149 prefill calls of 0.3 s + 9,000 decode calls of 0.02 s, one after
+	// another
+	"engine_busy_seconds_total": 149*0.3 + 9000*0.02, // 224.7
+	// each method's calls: 149 prefills of 0.3 s, 9,000 decodes of 0.02 s
+	"engine_prefill_seconds_total": 149 * 0.3,
+	"engine_decode_seconds_total":  9000 * 0.02,
+}
+
+var tgi33Hists = map[string]float64{
+	"e2e_request_latency_seconds":           200,
+	"request_queue_time_seconds":            200,
+	"request_prompt_tokens":                 202, // observed at validation: the two failures too
+	"request_generation_tokens":             200,
+	"request_time_per_output_token_seconds": 200,
+}
+
+var tgi33Extra = map[string]float64{
+	"failed_reason:validation":     1,
+	"failed_reason:generation":     1,
+	"request_count_total":          200 + 2 + 3, // finished, failed and running, all through /generate
+	"token_budget_reserved_tokens": 6144,
+	// the summary's _sum over its _count: 12,000 speculated tokens in
+	// 30,000 request-steps
+	"speculated_tokens_total":      12000,
+	"speculated_token_steps_total": 30000,
+}
+
 var fixtureCases = []fixtureCase{
+	{
+		name: "vllm 0.32 at its admission limit", file: "vllm-0.32.prom", dialect: "vllm", prefix: "on", models: []string{qwen8B},
+		scalars: workloadScalars, hists: workloadHists, extra: workloadExtra,
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// The flat offload names gone: the deprecated transfer_type ones
+		// say the same.
+		name: "vllm 0.32, offload by transfer_type", file: "vllm-0.32.prom", edit: dropLines("kv_offload_load_", "kv_offload_store_"),
+		dialect: "vllm", prefix: "on", models: []string{qwen8B},
+		scalars: workloadScalars, hists: workloadHists, extra: workloadExtra,
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// A store not yet published beside the loads: none yet.
+		name: "vllm 0.32, no store yet", file: "vllm-0.32.prom", edit: dropLines("kv_offload_store_", "kv_offload_total_"),
+		dialect: "vllm", prefix: "on", models: []string{qwen8B},
+		scalars: with(workloadScalars, map[string]float64{"kv_offload_written_bytes_total": 0}),
+		hists:   workloadHists,
+		extra:   with(workloadExtra, map[string]float64{"kv_offload_store_seconds_total": 0}),
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// 0.13 to 0.15: computed prompt tokens from the finished requests'
+		// request_prefill_kv_computed_tokens sum, so without the running
+		// requests' 100,000; no cached count, no deferred queue, no
+		// admission limit, no error or repetition reason.
+		name: "vllm 0.15", file: "vllm-0.15.prom", dialect: "vllm", prefix: "on", models: []string{qwen8B},
+		scalars: with(workloadScalars, map[string]float64{"prompt_tokens_total": 2400000 - 900000, "cached_tokens_total": del}),
+		hists:   workloadHists,
+		extra: with(workloadExtra, map[string]float64{
+			"finished_reason:stop": 900 + 3 + 2, "finished_reason:error": del, "finished_reason:repetition": del,
+			"admission_rejections_total": del, "admission_rejections:max_num_queued_reqs": del,
+			"admission_rejections:max_num_queued_tokens": del, "requests_waiting_deferred": del,
+		}),
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		// Without the kv-computed histogram either: vLLM's lump sum only.
+		name: "vllm 0.12-like", file: "vllm-0.15.prom", edit: dropLines("request_prefill_kv_computed_tokens"),
+		dialect: "vllm", prefix: "on", models: []string{qwen8B},
+		scalars: with(workloadScalars, map[string]float64{"prompt_tokens_total": del, "cached_tokens_total": del,
+			snapshot.PromptTokensAll: 2400000 + 150000}),
+		hists: workloadHists,
+		extra: with(workloadExtra, map[string]float64{
+			"finished_reason:stop": 905, "finished_reason:error": del, "finished_reason:repetition": del,
+			"admission_rejections_total": del, "admission_rejections:max_num_queued_reqs": del,
+			"admission_rejections:max_num_queued_tokens": del, "requests_waiting_deferred": del,
+		}),
+		missing: []string{"prompt tokens computed", "KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "aphrodite", file: "aphrodite.prom", dialect: "aphrodite", prefix: "on", models: []string{qwen8B},
+		scalars: workloadScalars, hists: workloadHists,
+		extra: with(workloadExtra, map[string]float64{"admission_rejections_total": del,
+			"admission_rejections:max_num_queued_reqs": del, "admission_rejections:max_num_queued_tokens": del}),
+		missing: []string{"KV tokens in use", "largest prompt and generation"},
+	},
+	{
+		name: "vllm asleep", file: "vllm-asleep.prom", dialect: "vllm", models: []string{"m"},
+		scalars: map[string]float64{
+			"requests_processing": 0, "requests_deferred": 0, "kv_cache_usage_ratio": 0,
+			"prompt_tokens_total": 52000 - 12000, "cached_tokens_total": 12000,
+			"tokens_predicted_total": 9000, "requests_total": 30 + 10,
+		},
+		extra: map[string]float64{
+			"finished_reason:stop": 30, "finished_reason:length": 10, "requests_waiting_deferred": 0,
+			// level 1: awake 0, weights offloaded 1
+			"engine_sleep_state:awake": 0, "engine_sleep_state:weights_offloaded": 1, "engine_sleep_state:discard_all": 0,
+		},
+		missing: []string{"KV capacity", "KV tokens in use", "largest prompt and generation", "uptime"},
+	},
 	{
 		name: "vllm 0.8", file: "vllm-0.8.prom", dialect: "vllm", prefix: "on", models: []string{llama8B},
 		scalars: map[string]float64{
@@ -285,12 +478,14 @@ var fixtureCases = []fixtureCase{
 			"request_generation_tokens":    128,
 		},
 		extra: map[string]float64{
-			"finished_reason:stop":   118,
-			"finished_reason:length": 9,
-			"finished_reason:abort":  1,
-			"num_preemptions_total":  2,
-			"kv_block_size":          16,
-			"kv_num_blocks":          27264,
+			"finished_reason:stop":     118,
+			"finished_reason:length":   9,
+			"finished_reason:abort":    1,
+			"num_preemptions_total":    2,
+			"kv_block_size":            16,
+			"kv_num_blocks":            27264,
+			"engine_step_tokens_total": 71424, // iteration_tokens_total_sum
+			"engine_steps_total":       19102, // its _count
 		},
 		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
 	},
@@ -313,6 +508,7 @@ var fixtureCases = []fixtureCase{
 		extra: map[string]float64{
 			"finished_reason:stop": 118, "finished_reason:length": 9, "finished_reason:abort": 1,
 			"num_preemptions_total": 2, "kv_block_size": 16, "kv_num_blocks": 27264,
+			"engine_step_tokens_total": 71424, "engine_steps_total": 19102,
 		},
 		missing: []string{"prompt tokens computed", "prefix-cache hit rate", "KV tokens in use", "largest prompt and generation"},
 	},
@@ -390,6 +586,13 @@ var fixtureCases = []fixtureCase{
 			"finished_reason:error":      1 + 0,
 			"finished_reason:repetition": 0, // published, zero
 			"num_preemptions_total":      14 + 9,
+			"requests_waiting_deferred":  0 + 1,
+			"engine_sleep_state:awake":   1 + 1,
+			// published, zero
+			"engine_sleep_state:weights_offloaded": 0,
+			"engine_sleep_state:discard_all":       0,
+			"engine_step_tokens_total":             5.641e6 + 5.5745e6, // 11,215,500
+			"engine_steps_total":                   160211 + 158733,    // 318,944
 		},
 		missing: []string{"KV capacity", "KV tokens in use", "largest prompt and generation"},
 	},
@@ -632,12 +835,32 @@ var fixtureCases = []fixtureCase{
 			"requests finished", "largest prompt", "uptime"},
 	},
 	{
+		name: "tgi 3.3 with speculation", file: "tgi-3.3.prom", dialect: "tgi",
+		scalars: tgi33Scalars, hists: tgi33Hists, extra: tgi33Extra,
+		missing: []string{"token budget", "time to first token", "prefill and decode time per request", "prompt tokens computed", "KV-cache usage",
+			"prefix cache", "inter-token latency", "largest prompt and generation", "uptime"},
+	},
+	{
+		// A build that publishes the budget (a stock router sets it before
+		// its recorder exists): the reserved tokens' share of it.
+		name: "tgi 3.3 with its budget", file: "tgi-3.3.prom", edit: addLines("# TYPE tgi_batch_max_total_tokens gauge\ntgi_batch_max_total_tokens 98304"),
+		dialect: "tgi", scalars: tgi33Scalars, hists: tgi33Hists,
+		extra: with(tgi33Extra, map[string]float64{"token_budget_max_tokens": 98304}),
+		missing: []string{"time to first token", "prefill and decode time per request", "prompt tokens computed", "KV-cache usage",
+			"prefix cache", "inter-token latency", "largest prompt and generation", "uptime"},
+	},
+	{
 		name: "tgi", file: "tgi.prom", dialect: "tgi",
 		scalars: map[string]float64{
 			"requests_total":         5120,
 			"requests_processing":    12,
 			"requests_deferred":      4,
 			"tokens_predicted_total": 1433600, // tgi_request_generated_tokens_sum
+			// tgi_batch_inference_duration_sum, decode + prefill: one
+			// batching task runs the calls one at a time
+			"engine_busy_seconds_total":    16410.2 + 1301.6, // 17,711.8
+			"engine_prefill_seconds_total": 1301.6,
+			"engine_decode_seconds_total":  16410.2,
 		},
 		hists: map[string]float64{
 			"e2e_request_latency_seconds": 5120,
@@ -651,8 +874,11 @@ var fixtureCases = []fixtureCase{
 			"failed_reason:generation": 2,
 			"failed_reason:overloaded": 35,
 			"failed_reason:validation": 61,
+			// entries into the generation routes, failures included
+			"request_count_total":          5230,
+			"token_budget_reserved_tokens": 98304, // tgi_batch_current_max_tokens
 		},
-		missing: []string{"time to first token", "prefill and decode time", "prompt tokens computed", "KV-cache usage",
+		missing: []string{"token budget", "time to first token", "prefill and decode time per request", "prompt tokens computed", "KV-cache usage",
 			"prefix cache", "inter-token latency", "largest prompt and generation", "uptime"},
 	},
 }
@@ -828,7 +1054,9 @@ sglang:gpu_execution_seconds_total{category="forward_decode",engine_type="unifie
 		"kv_cache_usage_ratio": 0.5,
 		// One scheduler's busy time, read by both its ranks: each mode's
 		// larger reading, added (30 + 90.5), never the ranks' sum.
-		"engine_busy_seconds_total": 120.5,
+		"engine_busy_seconds_total":    120.5,
+		"engine_prefill_seconds_total": 30,
+		"engine_decode_seconds_total":  90.5,
 	})
 	if h := s.Histograms["request_queue_time_seconds"]; h == nil || h.Count != 10 || h.Sum != 4.5 {
 		t.Errorf("queue histogram = %+v, want the fuller replica (10 observations, sum 4.5)", h)
@@ -949,7 +1177,7 @@ func TestForcedDialects(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(Names(), " "); got != "tabbyapi vllm llamacpp sglang tgi" {
+	if got := strings.Join(Names(), " "); got != "tabbyapi vllm aphrodite llamacpp sglang tgi trtllm dynamo lmdeploy" {
 		t.Errorf("Names() = %q", got)
 	}
 }

@@ -16,8 +16,13 @@ import (
 //
 // Traps handled:
 //   - prompt_tokens_total already excludes prompt tokens reused from the
-//     slot cache, as tabbyAPI's does; prompt_tokens_cached_total (newest)
-//     counts those, and the two add up to every prompt token looked up.
+//     slot cache, as tabbyAPI's does; prompt_tokens_cached_total counts
+//     those, and the two add up to every prompt token looked up. The
+//     cached counter is not in b10309 (82bb485, the newest build run
+//     here); upstream added it after, in ggml-org/llama.cpp #26920
+//     (decaf508b, 2026-08-13). prompt_tokens_cache_total ("cache"), of an
+//     unmerged pull request (#24850, #25328) and forks carrying it, is not
+//     read.
 //   - n_tokens_max (old n_past_max) is the longest prompt + generation, not
 //     the largest prompt: it goes to Extra as largest_sequence_tokens.
 //   - prompt_tokens_seconds and predicted_tokens_seconds are not read.

@@ -32,7 +32,7 @@ func TestNamePrefixes(t *testing.T) {
 			}
 		}
 	}
-	if n := len(NamePrefixes()); n != 8 {
-		t.Errorf("%d prefixes, want 8: %v", n, NamePrefixes())
+	if n := len(NamePrefixes()); n != 17 {
+		t.Errorf("%d prefixes, want 17: %v", n, NamePrefixes())
 	}
 }

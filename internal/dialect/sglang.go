@@ -28,7 +28,8 @@ import (
 // Traps handled:
 //   - sglang:prompt_tokens_total is the whole prompt, cached tokens included,
 //     counted when a request finishes. Computed tokens are
-//     realtime_tokens_total{mode="prefill_compute"} where published (with
+//     prefill_effective_tokens_total{mode="input"} where published (below),
+//     else realtime_tokens_total{mode="prefill_compute"} (with
 //     mode="prefill_cache" as the cached ones), else prompt_tokens_total −
 //     cached_tokens_total. Either way queries = computed + cached and
 //     hits = cached: the lifetime hit rate from counters.
@@ -50,17 +51,48 @@ import (
 //     max_total_num_tokens are tokens.
 //   - time_per_output_token_seconds was the per-token latency histogram
 //     before inter_token_latency_seconds.
-//   - gpu_execution_seconds_total{category} (with the environment variable
-//     SGLANG_ENABLE_METRICS_DEVICE_TIMER=1) is the GPU's own busy time per
-//     scheduler, one series per forward mode ("forward_extend",
-//     "forward_decode", …): the one engine-level busy figure among the
-//     servers read, so its rate is a utilization. Forward modes add up
-//     within a scheduler; replicas of one scheduler (tp_rank, …) agree,
-//     and data-parallel schedulers are averaged, so that the rate is the
-//     share of the time a scheduler was busy. The last interval's
-//     sglang:utilization gauge is not one: it is running requests over
-//     the SLO capacity or token usage over 0.9, whichever is larger, and
-//     stays 0 where that capacity is not set.
+//   - The engine's busy time is forward_execution_seconds_total{category}
+//     (2026, with the environment variable SGLANG_ENABLE_METRICS_DEVICE_TIMER=1;
+//     before, gpu_execution_seconds_total, categories "forward_extend",
+//     "forward_decode", …): the GPU's own time per scheduler, one series per
+//     forward mode, the one engine-level busy figure among the servers read,
+//     so its rate is a utilization. Forward modes add up within a scheduler;
+//     replicas of one scheduler (tp_rank, …) agree, and data-parallel
+//     schedulers are averaged, so that the rate is the share of the time a
+//     scheduler was busy. Prefill is the modes "extend" and "split_prefill",
+//     decode "decode" and speculative decoding's "target_verify"; the rest
+//     (mixed batches, idle data-parallel ranks, the drafter's own passes)
+//     is busy time of neither phase. dp_cooperation_forward_execution_
+//     seconds_total is the same time again, labelled by how many ranks
+//     were prefilling: not read. The last interval's sglang:utilization
+//     gauge is not a utilization: it is running requests over the SLO
+//     capacity or token usage over 0.9, whichever is larger, and stays 0
+//     where that capacity is not set.
+//   - With --enable-priority-scheduling the running and waiting gauges (and
+//     the disaggregation queues) gain a priority label: the total is the
+//     series with priority="" and each priority has its own series beside
+//     it, so adding them all counts every request twice. Totals are read
+//     from the series without a priority; each priority's is a breakdown
+//     (Extra running_priority:, queued_priority:).
+//   - In 2026 token_usage became the fullest of the full-attention, SWA and
+//     mamba pools; full_token_usage is the full-attention pool, and
+//     num_used_tokens the larger of the full-attention and SWA pools' use,
+//     which against max_total_num_tokens (the full-attention pool) mixes
+//     pools. The KV cache figures are the full-attention pool's:
+//     kv_used_tokens (locked by running requests), kv_evictable_tokens
+//     (cached prefixes no request uses), kv_available_tokens (free), and
+//     full_token_usage. Where a hybrid model's scrape has only token_usage,
+//     that is read and said to be the fullest pool's.
+//   - prefill_effective_tokens_total{mode=input|device_hit|host_hit|
+//     storage_hit} (2026) counts prefill with the second count of a
+//     retracted request's tokens left out: computed tokens are "input",
+//     hits the three tiers. Where published it is the one source of
+//     prompt tokens and the hit rate; the work retractions threw away is
+//     num_retracted_input_tokens_total and …_output_tokens_total.
+//   - cache_config_info{page_size,num_pages} (until 2026, replaced by the
+//     page_size, num_pages and context_len gauges) carries no rank label
+//     in upstream code: with several data-parallel ranks it is one
+//     scheduler's pages, and the total is not known.
 var sglang = dialect{
 	name:  "sglang",
 	title: "SGLang",
@@ -200,16 +232,20 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 	if model != "" {
 		s.Model = model
 	}
-	p := rankMapper{newMapper(fams, keep, s)}
+	// Totals are the series without a priority (priority=""): a priority's
+	// own series is part of them.
+	p := rankMapper{newMapper(fams, both(keep, noPriority), s)}
 
 	sglangPromptTokens(p)
-	haveMax := sglangScalars(p)
+	sglangScalars(p)
+	haveMax := sglangKV(p)
+	sglangPriorities(rankMapper{newMapper(fams, keep, s)})
 	haveQueue, haveSizes := sglangHists(p)
 	sglangExtras(p, first)
 	sglangBusy(p)
-	sglangCacheConfig(p.mapper)
+	sglangPages(p, fams)
 
-	p.missing("prefill and decode time: SGLang publishes no per-phase time sums")
+	p.missing("prefill and decode time: SGLang publishes none per request (its device timer times the engine's passes)")
 	if !haveQueue {
 		p.missing("queue time: this SGLang publishes no queue-time histogram")
 	}
@@ -220,11 +256,47 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 		p.missing("KV capacity: this SGLang does not publish max_total_num_tokens")
 	}
 	if v, ok := p.sum(sgNames("spec_accept_length")...); ok && v > 0 {
-		p.missing("speculative decoding totals: SGLang publishes per-batch acceptance gauges only")
+		if _, counted := s.Extra[snapshot.ExtraSpecVerifyCalls]; counted {
+			p.missing("draft acceptance: SGLang counts verify passes (spec_verify_calls_total), not drafted or accepted tokens; its acceptance rate is a per-batch gauge")
+		} else {
+			p.missing("speculative decoding totals: SGLang publishes per-batch acceptance gauges only")
+		}
 	}
 	p.missing("largest prompt and generation: SGLang publishes no peak series")
 	p.processStart("uptime: no process_start_time_seconds (SGLang's multiprocess registry drops it)")
 	return nil
+}
+
+// noPriority keeps a series that is not one priority's part of a total:
+// one without a priority label, or with the empty one that labels the
+// total under priority scheduling.
+func noPriority(m *dto.Metric) bool {
+	v, ok := labelValue(m, "priority")
+	return !ok || v == ""
+}
+
+// sglangPriorities sets the running and waiting requests of each priority
+// (priority scheduling): a breakdown of the totals, each summed over the
+// data-parallel ranks as the totals are.
+func sglangPriorities(p rankMapper) {
+	for _, g := range []struct{ prefix, base string }{
+		{snapshot.ExtraRunningByPriority, "num_running_reqs"},
+		{snapshot.ExtraQueuedByPriority, "num_queue_reqs"},
+	} {
+		mf := p.fam(sgNames(g.base)...)
+		if mf == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, m := range mf.GetMetric() {
+			if v, ok := labelValue(m, "priority"); ok && v != "" && !seen[v] && (p.keep == nil || p.keep(m)) {
+				seen[v] = true
+				if n, ok := rankSum(mf, both(p.keep, withLabel("priority", v))); ok {
+					p.extra(g.prefix+v, n)
+				}
+			}
+		}
+	}
 }
 
 // rankMapper is a mapper for servers whose every rank (tensor, pipeline,
@@ -260,22 +332,15 @@ func (p rankMapper) hist(canon string, names ...string) bool {
 	return false
 }
 
-// sglangScalars sets the token, request and KV figures; haveMax reports
-// whether the KV capacity was among them.
-func sglangScalars(p rankMapper) (haveMax bool) {
+// sglangScalars sets the token and request figures and the live state's
+// request gauges.
+func sglangScalars(p rankMapper) {
 	p.scalar(snapshot.TokensPredictedTotal, sgCounter("generation_tokens")...)
 	if !p.scalar(snapshot.RequestsTotal, sgCounter("num_requests")...) {
 		p.scalar(snapshot.RequestsTotal, sgCounter("request_success")...)
 	}
 	p.scalar(snapshot.RequestsProcessing, append(sgNames("num_running_reqs"), sgNames("num_requests_running")...)...)
 	p.scalar(snapshot.RequestsDeferred, append(sgNames("num_queue_reqs"), sgNames("num_requests_waiting")...)...)
-	if mf := p.fam(sgNames("token_usage")...); mf != nil && p.ratioOK(mf, p.keep, 1, "fraction") {
-		if v, ok := rankMean(mf, p.keep); ok {
-			p.s.Scalars[snapshot.KVCacheUsageRatio] = v
-		}
-	}
-	p.scalar(snapshot.KVCacheTokens, sgNames("num_used_tokens")...)
-	return p.scalar(snapshot.KVCacheMaxTokens, sgNames("max_total_num_tokens")...)
 }
 
 // sglangHists sets the latency and size histograms; it reports whether
@@ -318,17 +383,47 @@ func sglangExtras(p rankMapper, first bool) {
 	if v, ok := p.sum(slices.Concat(sgCounter("num_retracted_requests"), sgNames("total_retracted_reqs"))...); ok {
 		p.extra(snapshot.ExtraPreemptions, v)
 	}
+	// What retractions threw away: the prompt and generated tokens whose KV
+	// was dropped, computed again as prompt when the requests resume.
+	if v, ok := p.sum(sgCounter("num_retracted_input_tokens")...); ok {
+		p.extra(snapshot.ExtraRetractedPromptTokens, v)
+	}
+	if v, ok := p.sum(sgCounter("num_retracted_output_tokens")...); ok {
+		p.extra(snapshot.ExtraRetractedGeneratedTokens, v)
+	}
+	// Set at each log interval to those paused for a weight update since
+	// the one before (a pid label per scheduler process).
+	if v, ok := p.sum(sgNames("num_paused_reqs")...); ok {
+		p.extra(snapshot.ExtraPausedRequests, v)
+	}
+	// Added when a request that was verified finishes: a series only once
+	// speculative decoding has served one.
+	if v, ok := p.sum(sgCounter("spec_verify_calls")...); ok {
+		p.extra(snapshot.ExtraSpecVerifyCalls, v)
+	}
 }
 
-// sglangBusy sets the engine's busy seconds from gpu_execution_seconds_total:
-// each scheduler's forward modes added (one value per mode, the largest of
-// its replicas'), averaged over data-parallel schedulers.
+// sglangPrefill and sglangDecode are the forward modes whose GPU time is
+// prefill's and decode's: the target model's extend passes (the first
+// spelling 2026's, the others gpu_execution_seconds_total's), and its
+// decode and speculative verify passes. Other modes (mixed, idle, the
+// drafter's) are busy time of neither.
+var (
+	sglangPrefill = []string{"extend", "split_prefill", "forward_extend", "forward_prefill", "forward_split_prefill"}
+	sglangDecode  = []string{"decode", "target_verify", "forward_decode", "forward_target_verify"}
+)
+
+// sglangBusy sets the engine's busy seconds from forward_execution_seconds_total
+// (gpu_execution_seconds_total before): each scheduler's forward modes
+// added (one value per mode, the largest of its replicas'), averaged over
+// data-parallel schedulers; and the same of the prefill and decode modes,
+// each averaged over the schedulers that ran one (0 where none has).
 func sglangBusy(p rankMapper) {
-	mf := p.fam(sgCounter("gpu_execution_seconds")...)
+	mf := p.fam(append(sgCounter("forward_execution_seconds"), sgCounter("gpu_execution_seconds")...)...)
 	if mf == nil {
 		return
 	}
-	perScheduler := map[string]float64{}
+	busy, prefill, decode := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for key, ms := range rankGroups(mf, p.keep) {
 		best, ok := groupMax(ms)
 		if !ok {
@@ -336,16 +431,30 @@ func sglangBusy(p rankMapper) {
 		}
 		mode, _ := labelValue(ms[0], "category")
 		scheduler := strings.Replace(key, "category\xff"+mode, "", 1)
-		perScheduler[scheduler] += best
+		busy[scheduler] += best
+		switch {
+		case slices.Contains(sglangPrefill, mode):
+			prefill[scheduler] += best
+		case slices.Contains(sglangDecode, mode):
+			decode[scheduler] += best
+		}
 	}
-	if len(perScheduler) == 0 {
+	if len(busy) == 0 {
 		return
 	}
-	sum := 0.0
-	for _, v := range perScheduler {
-		sum += v
+	// A mode's series appears with its first pass: where no scheduler has
+	// one yet, that phase has taken 0 s.
+	for canon, per := range map[string]map[string]float64{
+		snapshot.EngineBusySecondsTotal:    busy,
+		snapshot.EnginePrefillSecondsTotal: prefill,
+		snapshot.EngineDecodeSecondsTotal:  decode,
+	} {
+		sum := 0.0
+		for _, v := range per {
+			sum += v
+		}
+		p.s.Scalars[canon] = sum / math.Max(float64(len(per)), 1)
 	}
-	p.s.Scalars[snapshot.EngineBusySecondsTotal] = sum / float64(len(perScheduler))
 }
 
 // sglangFirstMetrics reports whether the scrape is from SGLang's first
@@ -410,6 +519,9 @@ func sglangLazyCached(p *mapper) bool {
 // lifetime prefix-cache queries and hits, from one source so they agree.
 // Where the cached share is unknown it sets only PromptTokensAll.
 func sglangPromptTokens(p rankMapper) {
+	if sglangEffectiveTokens(p) {
+		return
+	}
 	var computed, cached float64
 	ok := false
 	if rt := p.fam(sgCounter("realtime_tokens")...); rt != nil {
@@ -446,36 +558,4 @@ func sglangPromptTokens(p rankMapper) {
 	p.s.Scalars[snapshot.CachedTokensTotal] = cached
 	p.s.Scalars[snapshot.PrefixCacheQueries] = computed + cached
 	p.s.Scalars[snapshot.PrefixCacheHits] = cached
-}
-
-// sglangCacheConfig reads page size and page count from cache_config_info.
-func sglangCacheConfig(p *mapper) {
-	mf := p.fam(sgNames("cache_config_info")...)
-	if mf == nil {
-		return
-	}
-	var pageSize, pages float64
-	allPages := true
-	for _, ms := range rankGroups(mf, p.keep) {
-		groupPages, ok := 0.0, false
-		for _, m := range ms {
-			if v, okPS := labelNumber(m, "page_size"); okPS && v > pageSize {
-				pageSize = v
-			}
-			if v, okNP := labelNumber(m, "num_pages"); okNP {
-				groupPages, ok = math.Max(groupPages, v), true
-			}
-		}
-		if ok {
-			pages += groupPages
-		} else {
-			allPages = false
-		}
-	}
-	if pageSize > 0 {
-		p.extra(snapshot.ExtraKVBlockSize, pageSize)
-	}
-	if allPages && pages > 0 {
-		p.extra(snapshot.ExtraKVNumBlocks, pages)
-	}
 }

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -20,18 +21,47 @@ import (
 // WorkerId, Component, …): each replica's engine is one more series, summed
 // or averaged like engines. They are read as vllm: series of the same name.
 //
+// Aphrodite (aphrodite.go) publishes the same series under aphrodite:,
+// read here under vLLM's names and reported as Aphrodite.
+//
 // Traps handled:
 //   - vllm:prompt_tokens_total counts every prompt token, cached ones too.
-//     Computed tokens are prompt_tokens_by_source_total{source="local_compute"}
-//     where published, else prompt_tokens_total − prompt_tokens_cached_total
-//     (which also subtracts the single token a fully cached prompt
-//     recomputes). With prefix caching off (cache_config_info
-//     enable_prefix_caching "False", or "None", which no engine reads as on)
-//     every prompt token is computed and none cached. Otherwise versions
-//     before the cached counter get no computed figure: prompt_tokens_total
-//     − prefix_cache_hits would only approximate it (hits are counted again
-//     after each preemption, prompt tokens when prefill ends); the report
-//     gets vLLM's own count as snapshot.PromptTokensAll instead.
+//     Computed tokens are, first found: prompt_tokens_by_source_total
+//     {source="local_compute"} (0.16 on); prompt_tokens_total −
+//     prompt_tokens_cached_total (which also subtracts the single token a
+//     fully cached prompt recomputes); with prefix caching off
+//     (cache_config_info enable_prefix_caching "False", or "None", which
+//     no engine reads as on) every prompt token, none cached; the _sum of
+//     request_prefill_kv_computed_tokens (0.13 to 0.15: each finished
+//     request's prompt less the tokens it found cached, locally or through
+//     a KV connector, counted when the request finishes rather than as its
+//     prefill ends, and a request aborted before it was scheduled counted
+//     whole). Versions before that get no computed figure:
+//     prompt_tokens_total − prefix_cache_hits would only approximate it
+//     (hits are counted again after each preemption, prompt tokens when
+//     prefill ends); the report gets vLLM's own count as
+//     snapshot.PromptTokensAll instead.
+//   - admission_rejections_total{reason} (PR #55812, on v0.29's
+//     --max-num-queued-reqs and --max-num-queued-tokens) counts requests
+//     refused with 503 before they queue: no queue gauge or finished count
+//     ever sees them, so without it an overloaded server looks calm.
+//   - num_requests_waiting_by_reason{reason="deferred"} is the part of the
+//     queue waiting on a LoRA adapter budget, a KV transfer or a blocked
+//     status, not for batch room: capacity does not shorten it.
+//   - engine_sleep_state{sleep_state} is 0/1 per engine for awake,
+//     weights_offloaded (sleep level 1) and discard_all (level 2); a
+//     sleeping engine runs nothing and is not idle.
+//   - iteration_tokens_total is a histogram, one observation per engine
+//     step that emitted a token, of the prompt tokens of prefills that
+//     ended in it (every chunk at once) plus the tokens generated: its sum
+//     over its count is tokens per step as the frontend counts them, not a
+//     share of max_num_batched_tokens, which vLLM does not publish.
+//   - The KV offloading connector's kv_offload_{load,store}_bytes and
+//     _time (vllm/backends/distributed/kv_transfer/kv_connector/v1/
+//     offloading/metrics.py @055e47c) are the offload figures read back
+//     and written; the deprecated kv_offload_total_bytes and _total_time
+//     by transfer_type (CPU_to_GPU is a load) where only they are
+//     published. The connector publishes no capacity, pages or evictions.
 //   - Prefix-cache queries and hits are tokens from the 0.9-era rename on, but
 //     vLLM 0.8's gpu_prefix_cache_* counted full blocks. A block hit rate is
 //     not a token hit rate (a prompt's partial last block is never looked
@@ -59,6 +89,12 @@ var vllm = dialect{
 		PreemptFix:  "lower max_num_seqs or max_model_len, or raise gpu_memory_utilization",
 		QueueFix:    "raise max_num_seqs while the KV cache has room; past that, add replicas or data-parallel engines",
 		KVFix:       "raise gpu_memory_utilization, lower max_model_len, or store the cache as kv_cache_dtype=fp8",
+		AdmissionLimit: "--max-num-queued-reqs caps the requests in flight (waiting and running), " +
+			"--max-num-queued-tokens the prompt tokens still in prefill",
+		QueueDeferred: "deferred requests wait on a LoRA adapter slot (--max-loras), a KV transfer from another " +
+			"instance, or a blocked status: more batch room does not shorten that",
+		Wake:          "POST /wake_up",
+		OffloadBudget: "cpu_bytes_to_use in --kv-transfer-config's kv_connector_extra_config",
 	},
 	partLabel: "engine",
 }
@@ -113,7 +149,12 @@ func vllmNames(fams []*dto.MetricFamily) []*dto.MetricFamily {
 }
 
 func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
-	fams = vllmNames(fams)
+	return readVLLMAs("vLLM", vllmNames(fams), o, s)
+}
+
+// readVLLMAs reads vLLM's series, spelt vllm: (Ray Serve's and
+// Aphrodite's copies renamed first), for the server people call title.
+func readVLLMAs(title string, fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	s.Models = servedModels(fams, isVLLM, modelLabel)
 	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
 	if err != nil {
@@ -126,6 +167,7 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 
 	p.scalar(snapshot.RequestsProcessing, "vllm:num_requests_running")
 	p.scalar(snapshot.RequestsDeferred, "vllm:num_requests_waiting")
+	vllmLive(p)
 	if mf := p.fam("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"); mf != nil && p.ratioOK(mf, keep, 1, "fraction") {
 		// Each engine has its own cache; data-parallel engines are sized alike.
 		if v, ok := mean(mf, keep); ok {
@@ -161,11 +203,104 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	p.scalar(snapshot.SpecDecodeNumAcceptedTokensTotal, counterNames("vllm:spec_decode_num_accepted_tokens")...)
 	p.extraSum(snapshot.ExtraSpecDecodeDrafts, counterNames("vllm:spec_decode_num_drafts")...)
 	p.extraByLabel(snapshot.ExtraAcceptedPerPosition, "position", counterNames("vllm:spec_decode_num_accepted_tokens_per_pos")...)
+	vllmSteps(p)
+	vllmOffload(p)
 
-	p.missing("KV tokens in use: vLLM publishes the usage fraction only")
-	p.missing("largest prompt and generation: vLLM publishes no peak series")
-	p.processStart("uptime: no process_start_time_seconds (vLLM drops it when --api-server-count > 1)")
+	p.missing("KV tokens in use: %s publishes the usage fraction only", title)
+	p.missing("largest prompt and generation: %s publishes no peak series", title)
+	p.processStart("uptime: no process_start_time_seconds (" + title + " drops it when --api-server-count > 1)")
 	return nil
+}
+
+// vllmSleepStates are engine_sleep_state's states: awake, asleep at level
+// 1 (weights offloaded to CPU memory) and at level 2 (weights and KV
+// discarded). An engine asleep at level 0 (scheduling paused) reads 0 in
+// all three.
+var vllmSleepStates = []string{"awake", "weights_offloaded", "discard_all"}
+
+// vllmLive reads what the queue and the engines' state say beyond the two
+// request gauges: requests refused at admission (v0.29's
+// --max-num-queued-reqs and --max-num-queued-tokens, counted by
+// admission_rejections_total: they never reach the queue or the finished
+// count), the part of the queue deferred rather than waiting for capacity,
+// and each engine's sleep state.
+func vllmLive(p *mapper) {
+	p.extraSum(snapshot.ExtraAdmissionRejections, counterNames("vllm:admission_rejections")...)
+	p.extraByLabel(snapshot.ExtraAdmissionRejectionsBy, "reason", counterNames("vllm:admission_rejections")...)
+	if mf := p.fam("vllm:num_requests_waiting_by_reason"); mf != nil {
+		if v, ok := Sum(mf, both(p.keep, withLabel("reason", "deferred"))); ok {
+			p.extra(snapshot.ExtraWaitingDeferred, v)
+		}
+	}
+	if mf := p.fam("vllm:engine_sleep_state"); mf != nil {
+		for _, st := range vllmSleepStates {
+			if v, ok := Sum(mf, both(p.keep, withLabel("sleep_state", st))); ok {
+				p.extra(snapshot.ExtraSleepState+st, v)
+			}
+		}
+	}
+}
+
+// vllmSteps reads iteration_tokens_total, a histogram despite its name:
+// one observation per engine step that emitted a token, of the tokens the
+// frontend counted in it. Its sum and count give the mean tokens a step
+// carried; its bounds (fixed in vLLM, but a histogram's bounds are the
+// server's to choose) are not needed for that.
+func vllmSteps(p *mapper) {
+	mf := p.fam("vllm:iteration_tokens_total")
+	if mf == nil {
+		return
+	}
+	// A paste cut short (no _count, no +Inf bucket) gives neither: a mean
+	// needs both.
+	h := Hist(mf, p.keep)
+	if h == nil || h.NoSum || h.NoTop {
+		return
+	}
+	p.extra(snapshot.ExtraStepTokens, h.Sum)
+	p.extra(snapshot.ExtraEngineSteps, h.Count)
+}
+
+// vllmOffload reads the KV offloading connector's transfers: load is the
+// offload medium to the GPU (read back), store the GPU to the medium
+// (written), in bytes and seconds. The flat names (load_bytes,
+// store_time, …) replaced kv_offload_total_bytes and _total_time by
+// transfer_type (CPU_to_GPU, GPU_to_CPU), which newer versions keep
+// updating for the CPU spec only: the flat ones are read where published.
+// A direction not yet published beside the other is none yet: the
+// connector creates a series at its first transfer.
+func vllmOffload(p *mapper) {
+	for _, d := range []struct {
+		load, store string // the flat bases
+		old         string // the deprecated base, by transfer_type
+		read, write string // where they go
+		extra       bool
+	}{
+		{"vllm:kv_offload_load_bytes", "vllm:kv_offload_store_bytes", "vllm:kv_offload_total_bytes",
+			snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal, false},
+		{"vllm:kv_offload_load_time", "vllm:kv_offload_store_time", "vllm:kv_offload_total_time",
+			snapshot.ExtraKVOffloadLoadSeconds, snapshot.ExtraKVOffloadStoreSeconds, true},
+	} {
+		load, okL := p.sum(counterNames(d.load)...)
+		store, okS := p.sum(counterNames(d.store)...)
+		if !okL && !okS {
+			mf := p.fam(counterNames(d.old)...)
+			if mf == nil {
+				continue
+			}
+			load, _ = Sum(mf, both(p.keep, withLabel("transfer_type", "CPU_to_GPU")))
+			store, _ = Sum(mf, both(p.keep, withLabel("transfer_type", "GPU_to_CPU")))
+		}
+		set := func(key string, v float64) {
+			if d.extra {
+				p.extra(key, v)
+			} else if !math.IsNaN(v) {
+				p.s.Scalars[key] = v
+			}
+		}
+		set(d.read, load)
+		set(d.write, store)
+	}
 }
 
 // vllmPromptTokens sets computed and cached prompt tokens, which vLLM's own
@@ -182,7 +317,7 @@ func vllmPromptTokens(p *mapper) {
 		p.s.Scalars[snapshot.PromptTokensAll] = c.all
 	}
 	switch {
-	case !c.haveCached && c.haveAll:
+	case !c.haveCached && !c.haveComputed && c.haveAll:
 		p.missing("prompt tokens computed: this vLLM counts prompt tokens including prefix-cache hits and publishes no cached-token count")
 	case c.haveCached && !c.haveComputed:
 		p.missing("prompt tokens computed: this scrape has cached prompt tokens but no prompt-token total to take them from")
@@ -216,6 +351,15 @@ func vllmPromptCounts(p *mapper) promptCounts {
 		c.computed, c.haveComputed, c.cached, c.haveCached = c.all, true, 0, true
 	case !c.haveComputed && c.haveCached && c.haveAll && c.all >= c.cached:
 		c.computed, c.haveComputed = c.all-c.cached, true
+	}
+	if !c.haveComputed {
+		// 0.13 to 0.15: each finished request's prompt less what it found
+		// cached, locally or through a KV connector.
+		if mf := p.fam("vllm:request_prefill_kv_computed_tokens"); mf != nil {
+			if h := Hist(mf, p.keep); h != nil && !h.NoSum {
+				c.computed, c.haveComputed = h.Sum, true
+			}
+		}
 	}
 	return c
 }

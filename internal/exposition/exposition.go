@@ -133,7 +133,8 @@ func htmlError(line int) *Error {
 
 func jsonError() *Error {
 	return &Error{Kind: NotMetrics, Reason: "the body is JSON, not the Prometheus text format",
-		Hints: []string{"the URL may be an API route; inference servers publish their metrics at /metrics"}}
+		Hints: []string{"the URL may be an API route; inference servers publish their metrics at /metrics",
+			"TensorRT-LLM's trtllm-serve answers JSON at /metrics and publishes Prometheus text at /prometheus/metrics (with return_perf_metrics: true in --extra_llm_api_options)"}}
 }
 
 // sniffOther reports a body that is plainly another kind of document: JSON

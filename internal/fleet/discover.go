@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/promql"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // DefaultBy is the grouping unless told: the scrape target (job and
@@ -277,7 +278,8 @@ func modelLabelsOf(owner string) []string { return modelLabels[owner] }
 // one cache_config_info per engine.
 const maxInfos = 64
 
-// served lists the models the group's dialect's series name, sorted.
+// served lists the models the group's dialect's series name, sorted, as
+// the dialect lists them (dialect.ServedModels).
 func (g *group) served() []string {
 	var out []string
 	for k := range g.models {
@@ -286,7 +288,7 @@ func (g *group) served() []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return dialect.ServedModels(g.dialect, out)
 }
 
 // Bounds of discovery.
@@ -344,8 +346,8 @@ func (e *LimitError) Error() string {
 		within = " within " + e.Selector.Short()
 	}
 	if e.What == "series" {
-		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %d instances allowed",
-			e.Limit, within, SeriesPerInstance, e.Limit/SeriesPerInstance)
+		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %s allowed",
+			e.Limit, within, SeriesPerInstance, units.Plural(float64(e.Limit/SeriesPerInstance), "instance"))
 	}
 	found := fmt.Sprint(e.Found)
 	if e.AtLeast {

@@ -203,6 +203,10 @@ type Instance struct {
 	bornAt time.Time
 }
 
+// MinWindow is the shortest window a store reads: PromQL writes a range in
+// whole milliseconds, and [0ms] is refused.
+const MinWindow = time.Millisecond
+
 // NoSeriesError is a store (within the selector) holding no series of any
 // dialect.
 type NoSeriesError struct {
@@ -210,6 +214,8 @@ type NoSeriesError struct {
 	// Prefixes are the name prefixes the store does have (within the
 	// selector), at most 20.
 	Prefixes []string
+	// From and To are the window looked in.
+	From, To time.Time
 }
 
 func (e *NoSeriesError) Error() string {
@@ -218,7 +224,7 @@ func (e *NoSeriesError) Error() string {
 		what += " matching " + e.Selector.Short()
 	}
 	if len(e.Prefixes) == 0 {
-		return what + " (and no series at all in the window)"
+		return what + " (and no series at all in the window, " + e.From.UTC().Format(time.RFC3339) + " to " + e.To.UTC().Format(time.RFC3339) + ")"
 	}
 	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
 }
@@ -229,6 +235,9 @@ func (e *NoSeriesError) Error() string {
 func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if !o.To.After(o.From) {
 		return nil, fmt.Errorf("the window must end after it starts (%s to %s)", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
+	}
+	if w := o.To.Sub(o.From); w < MinWindow {
+		return nil, fmt.Errorf("the window of %s is shorter than a store reads (%s)", w, MinWindow)
 	}
 	if o.By == nil {
 		o.By = DefaultBy()
@@ -343,7 +352,7 @@ func noSeries(ctx context.Context, q *querier, o Options) error {
 	if len(ps) > 20 {
 		ps = append(ps[:20], fmt.Sprintf("and %d more", len(ps)-20))
 	}
-	return &NoSeriesError{Selector: o.Selector, Prefixes: ps}
+	return &NoSeriesError{Selector: o.Selector, Prefixes: ps, From: o.From, To: o.To}
 }
 
 // run is one report's work.

@@ -164,7 +164,7 @@ func (r *run) notes() []report.Note {
 	}
 	if native > 0 {
 		add(NoteNative, report.Info, "%s stored as native or custom-bucket histograms: read from their histogram values as the classic buckets they stand for",
-			count(native, "instance's histograms"))
+			units.Plural(float64(native), "instance's histograms", "instances' histograms"))
 	}
 	if r.meta != nil && r.meta.missing {
 		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
@@ -173,7 +173,7 @@ func (r *run) notes() []report.Note {
 	for _, l := range slices.Sorted(maps.Keys(r.replicaDups)) {
 		if n := len(r.replicaDups[l]); n > 0 {
 			add(NoteReplicas, report.Bad, "the series of %s repeat under the label %s (an HA pair read twice?): every count is added twice; read them once with --replica-label %s (or --dedup on a Thanos querier)",
-				count(n, "instance"), l, l)
+				units.Plural(float64(n), "instance"), l, l)
 		}
 	}
 	if c := r.coverage(); c != "" {
@@ -181,7 +181,7 @@ func (r *run) notes() []report.Note {
 	}
 	if ws := r.readWhole(); len(ws) > 0 {
 		add(NoteReadWhole, report.Info, "%s read whole from %s series, where the store's sums cannot give the table: %s",
-			count(len(ws), "instance"), their(len(ws)), listIDs(ws, func(in *Instance) string { return in.Why }))
+			units.Plural(float64(len(ws)), "instance"), their(len(ws)), listIDs(ws, func(in *Instance) string { return in.Why }))
 	}
 	return out
 }
@@ -213,33 +213,23 @@ func (r *run) stateNotes(add func(string, report.Severity, string, ...any)) {
 	}
 	if ds := byState[Down]; len(ds) > 0 {
 		add(NoteDown, report.Bad, "%s down (up == 0 at the window's end): %s; figures end at the last sample",
-			count(len(ds), "instance"), listIDs(ds, lastSeen))
+			units.Plural(float64(len(ds)), "instance"), listIDs(ds, lastSeen))
 	}
 	if gs := byState[Gone]; len(gs) > 0 {
 		add(NoteGone, report.Info, "%s stopped publishing inside the window: %s; figures and rates end at the last sample",
-			count(len(gs), "instance"), listIDs(gs, lastSeen))
+			units.Plural(float64(len(gs)), "instance"), listIDs(gs, lastSeen))
 	}
 	if rs := byState[Restarted]; len(rs) > 0 {
 		add(NoteRestarts, report.Warn, "%s restarted inside the window: %s; counters counted from zero at each restart, from raw samples",
-			count(len(rs), "instance"), listIDs(rs, restartedAt))
+			units.Plural(float64(len(rs)), "instance"), listIDs(rs, restartedAt))
 	}
 	if ns := byState[New]; len(ns) > 0 {
 		add(NoteNew, report.Info, "%s first seen inside the window: %s; counted from the process start where it lies in the window (else from the first sample), with rates over that time, which the totals add as shown",
-			count(len(ns), "instance"), listIDs(ns, bornAt))
+			units.Plural(float64(len(ns)), "instance"), listIDs(ns, bornAt))
 	}
 	if us := byState[Unreadable]; len(us) > 0 {
-		add(NoteUnreadable, report.Warn, "%s could not be read: %s", count(len(us), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
+		add(NoteUnreadable, report.Warn, "%s could not be read: %s", units.Plural(float64(len(us)), "instance"), listIDs(us, func(in *Instance) string { return in.Err.Error() }))
 	}
-}
-
-func count(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "'s histograms") {
-		return fmt.Sprintf("%d %s", n, strings.Replace(what, "instance's", "instances'", 1))
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // listIDs names up to maxListed instances, each with what detail says.

@@ -75,11 +75,16 @@ var tableNeeds = []string{
 	// The notes on what happened (analysis.WindowedNotes) and on the
 	// state: preemptions, errors, offload and recurrent state, drafts.
 	snapshot.ExtraPreemptions, snapshot.ExtraFinishedReason + "error",
+	snapshot.ExtraRetractedPromptTokens, snapshot.ExtraRetractedGeneratedTokens,
 	snapshot.KVOffloadColdAllocsTotal, snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal, snapshot.KVOffloadEvictionsTotal,
 	snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens, snapshot.KVOffloadBytes, snapshot.KVOffloadMaxBytes,
 	snapshot.RecurrentCacheLiveKVEvictionsTotal, snapshot.RecurrentCappedTokensTotal, snapshot.RecurrentCacheEvictionsTotal,
 	snapshot.RecurrentCacheBytes, snapshot.RecurrentCacheMaxBytes,
 	snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal, snapshot.SpecDecodeRequestsTotal,
+	// vLLM's refusals at admission (a note on what happened), and what the
+	// queue and state notes say: a queue deferred, an engine asleep.
+	snapshot.ExtraAdmissionRejections, snapshot.ExtraWaitingDeferred,
+	snapshot.ExtraSleepState + "awake", snapshot.ExtraSleepState + "weights_offloaded", snapshot.ExtraSleepState + "discard_all",
 }
 
 // pushdown reads the fleet's instances shape by shape, once discovery has
@@ -522,7 +527,7 @@ func (r *run) library(g *group, pts []point) (*promql.Library, *snapshot.Snapsho
 	case err != nil:
 		return nil, nil, "its series make nothing the store can sum"
 	case lib.ReadByValue():
-		return nil, nil, "vLLM's prefix counters told blocks from tokens by their size"
+		return nil, nil, "which of its series to read rested on their values (vLLM's prefix counters in blocks or tokens, the pools of a hybrid SGLang model)"
 	}
 	return lib, s, ""
 }

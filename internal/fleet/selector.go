@@ -41,12 +41,12 @@ func (s Selector) With(more ...Matcher) Selector {
 func (s Selector) braces() string { return "{" + s.String() + "}" }
 
 // shortRunes is how much of a selector or of the user's text a message
-// quotes.
-const shortRunes = 120
+// quotes: as much as of any value the user gave.
+const shortRunes = termsafe.EchoRunes
 
-// Short writes the selector in braces for a message: on one line, cut to
-// 120 runes.
-func (s Selector) Short() string { return termsafe.Line(s.braces(), shortRunes) }
+// Short writes the selector in braces for a message as every value the
+// user gave is repeated ([termsafe.Echo]).
+func (s Selector) Short() string { return termsafe.Echo(s.braces()) }
 
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -57,33 +57,13 @@ type SelectorError struct {
 	Msg   string
 }
 
-// Error quotes the input where it is short, else the 40 bytes or so on
-// each side of the problem: a 12 kB selector made a 14,350-character line.
+// Error quotes the input where it is short, else the bytes on each side
+// of the problem ([termsafe.QuoteAt]).
 func (e *SelectorError) Error() string {
 	if utf8.RuneCountInString(e.Input) <= shortRunes {
-		return fmt.Sprintf("%s at byte %d of %q", e.Msg, e.At+1, e.Input)
+		return fmt.Sprintf("%s at byte %d of %s", e.Msg, e.At+1, termsafe.Quote(e.Input))
 	}
-	return fmt.Sprintf("%s at byte %d of %d: %s", e.Msg, e.At+1, len(e.Input), excerpt(e.Input, e.At, 40))
-}
-
-// excerpt quotes s around byte at, about width bytes on each side, with
-// "…" where it is cut.
-func excerpt(s string, at, width int) string {
-	from, to := max(0, at-width), min(len(s), at+width)
-	for from > 0 && !utf8.RuneStart(s[from]) {
-		from--
-	}
-	for to < len(s) && !utf8.RuneStart(s[to]) {
-		to++
-	}
-	q := strconv.Quote(s[from:to])
-	if from > 0 {
-		q = "…" + q
-	}
-	if to < len(s) {
-		q += "…"
-	}
-	return q
+	return fmt.Sprintf("%s at byte %d of %d: %s", e.Msg, e.At+1, len(e.Input), termsafe.QuoteAt(e.Input, e.At))
 }
 
 // ParseSelector reads label matchers as PromQL writes them inside a series
@@ -191,7 +171,7 @@ func (p *selParser) matcher() (Matcher, error) {
 		}
 	}
 	if op == "" {
-		return Matcher{}, p.fail("expected =, !=, =~ or !~ after " + name)
+		return Matcher{}, p.fail("expected =, !=, =~ or !~ after " + termsafe.Echo(name))
 	}
 	p.pos += len(op)
 	p.space()

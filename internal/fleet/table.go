@@ -230,11 +230,7 @@ func (f *Fleet) title() []string {
 	if f.Range {
 		when = fmt.Sprintf("from %s to %s (%s)", f.From.UTC().Format("2006-01-02 15:04:05"), f.To.UTC().Format("2006-01-02 15:04:05 MST"), windowLabel(f.Window()))
 	}
-	n := len(f.Instances)
-	inst := fmt.Sprintf("%d instances", n)
-	if n == 1 {
-		inst = "1 instance"
-	}
+	inst := units.Plural(float64(len(f.Instances)), "instance")
 	return []string{
 		"inferscope fleet · " + f.Backend.String() + " · " + f.Store + " · " + inst,
 		when,

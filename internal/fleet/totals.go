@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/snapshot"
+	"github.com/inferscope/inferscope/internal/units"
 )
 
 // pairs are canonical counters that divide one another in some figure
@@ -78,7 +79,7 @@ func totals(f *Fleet, o Options) *Instance {
 	s := mergeSnapshots(snaps, live)
 	s.ScrapedAt = o.To.UTC()
 	s.TimeSource = "scrape"
-	s.Source = fmt.Sprintf("totals of %d instances", len(snaps))
+	s.Source = "totals of " + units.Plural(float64(len(snaps)), "instance")
 	t.snap = s
 	d := mergeDeltas(deltas)
 	d.Seconds = o.To.Sub(o.From).Seconds()
@@ -98,7 +99,7 @@ func totals(f *Fleet, o Options) *Instance {
 	sec, figs := rateSection(t.Figures, t.delta, o, nil)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
 	rep.Rates = figs
-	rep.Header = append([]string{fmt.Sprintf("totals of %d instances: each rate the sum of the rows', each ratio and percentile over the rows' summed counters and buckets; the lifetime sections add counters, histograms and extensive gauges", len(snaps))}, rep.Header...)
+	rep.Header = append([]string{fmt.Sprintf("totals of %s: each rate the sum of the rows', each ratio and percentile over the rows' summed counters and buckets; the lifetime sections add counters, histograms and extensive gauges", units.Plural(float64(len(snaps)), "instance"))}, rep.Header...)
 	t.Report = rep
 	if ts := totalTrends(f.Instances); len(ts) > 0 {
 		t.Trends, t.Report.Trends = ts, ts

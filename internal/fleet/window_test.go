@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // covering dates each instance by a family every instance has one of: of
@@ -34,5 +37,15 @@ func TestCovering(t *testing.T) {
 				t.Errorf("covering = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A window shorter than a store reads is refused before any query: its
+// range would be written [0ms].
+func TestRunRefusesSubMillisecondWindow(t *testing.T) {
+	to := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	_, err := Run(context.Background(), nil, Options{From: to.Add(-999 * time.Microsecond), To: to})
+	if err == nil || !strings.Contains(err.Error(), "shorter than a store reads") {
+		t.Errorf("a 999µs window: %v", err)
 	}
 }

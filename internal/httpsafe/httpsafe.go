@@ -211,6 +211,9 @@ type TooLargeError struct {
 	// Decompressed: the body was within the cap on the wire, and gzip
 	// made it larger.
 	Decompressed bool
+	// Size is the body's size where the answer said it (an unencoded
+	// Content-Length), else 0: what a cap must be to hold it.
+	Size int64
 }
 
 func (e *TooLargeError) Error() string {
@@ -319,7 +322,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	where := Redact(r.URL)
 	if resp.ContentLength > t.max {
 		resp.Body.Close()
-		return nil, &TooLargeError{URL: where, Max: t.max}
+		e := &TooLargeError{URL: where, Max: t.max, Size: resp.ContentLength}
+		if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+			e.Size = 0 // the wire's size: the body is larger
+		}
+		return nil, e
 	}
 	resp.Body = &capped{rc: resp.Body, left: t.max, err: &TooLargeError{URL: where, Max: t.max}}
 	if t.gzip && isGzip(resp.Header.Get("Content-Encoding")) {

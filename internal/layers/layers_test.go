@@ -37,6 +37,9 @@ var layer = map[string]int{
 
 	// Issue 22: one sparkline renderer for every trend.
 	"internal/spark": 0, "internal/slots": 2,
+
+	// Issue 28: servers found without a target.
+	"internal/discover": 3, "internal/discover/discovertest": 0,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -174,9 +174,14 @@ var figureDefs = func() []figureDef {
 	defs := []figureDef{
 		{"live/running", "requests running", "inferscope_requests_running", Count, "sum", gaugeOf(snapshot.RequestsProcessing)},
 		{"live/waiting", "requests waiting to be admitted", "inferscope_requests_waiting", Count, "sum", gaugeOf(snapshot.RequestsDeferred)},
+		{"live/waiting_deferred", "requests waiting deferred, not for capacity (a LoRA budget, a KV transfer)", "inferscope_requests_waiting_deferred", Count, "sum", gaugeOf(snapshot.ExtraWaitingDeferred)},
+		{"live/refused", "requests refused with 503 at admission, before queueing", "inferscope_requests_refused", RequestsPerSec, "rate$w", rateOf(snapshot.ExtraAdmissionRejections)},
 		{"live/kv_cache", "KV cache referenced by running requests", "inferscope_kv_cache_usage", Ratio, "ratio", (*Library).kvUsage},
 		{"live/kv_offload", "KV offload cache held", "inferscope_kv_offload_usage", Ratio, "ratio", func(l *Library) (string, bool) {
 			return l.gaugeRatio(snapshot.KVOffloadTokens, snapshot.KVOffloadMaxTokens)
+		}},
+		{"live/token_budget", "token budget reserved by the running batch (prompt + max_new_tokens, not KV in use)", "inferscope_token_budget_reserved", Ratio, "ratio", func(l *Library) (string, bool) {
+			return l.gaugeRatio(snapshot.ExtraTokenBudgetReserved, snapshot.ExtraTokenBudgetMax)
 		}},
 
 		{"throughput/prefill_work", "prompt tokens computed (cache hits excluded)", "inferscope_prompt_computed_tokens", TokensPerSec, "rate$w", rateOf(snapshot.PromptTokensTotal)},
@@ -190,23 +195,31 @@ var figureDefs = func() []figureDef {
 		{"throughput/cached", "prompt tokens served from the prefix cache", "inferscope_prompt_cached_tokens", TokensPerSec, "rate$w", rateOf(snapshot.CachedTokensTotal)},
 		{"throughput/decode_work", "tokens generated", "inferscope_generated_tokens", TokensPerSec, "rate$w", rateOf(snapshot.TokensPredictedTotal)},
 		{"throughput/requests", "requests finished", "inferscope_requests_finished", RequestsPerSec, "rate$w", rateOf(snapshot.RequestsTotal)},
+		{"throughput/step_tokens", "tokens per engine step that emitted a token (a prefill's tokens when it ends: not a share of the step budget)", "inferscope_engine_step_tokens", Factor, "ratio_rate$w", ratioOf(snapshot.ExtraStepTokens, snapshot.ExtraEngineSteps)},
 
-		{"phases/engine_busy", "engine busy: the share of the time a scheduler executed on the GPU (SGLang's device timer), a utilization", "inferscope_engine_utilization", Ratio, "rate$w", rateOf(snapshot.EngineBusySecondsTotal)},
+		{"phases/engine_busy", "engine busy: the share of the time a scheduler executed on the GPU (SGLang's device timer) or was in a batch call (TGI's), a utilization", "inferscope_engine_utilization", Ratio, "rate$w", rateOf(snapshot.EngineBusySecondsTotal)},
+		{"phases/engine_prefill", "engine prefill: the share of the time a scheduler executed prefill passes (SGLang's device timer) or prefill batch calls (TGI's)", "inferscope_engine_prefill_utilization", Ratio, "rate$w", rateOf(snapshot.EnginePrefillSecondsTotal)},
+		{"phases/engine_decode", "engine decode: the share of the time a scheduler executed decode passes (SGLang's device timer) or decode batch calls (TGI's)", "inferscope_engine_decode_utilization", Ratio, "rate$w", rateOf(snapshot.EngineDecodeSecondsTotal)},
 		{"phases/mean_in_flight", "requests in flight, in prefill or decode, on average: summed request time per second (not a busy share: requests overlap)", "inferscope_mean_in_flight", Factor, "rate$w", (*Library).inFlight},
 		{"phases/prefill_share", "prefill share of request time", "inferscope_prefill_share", Ratio, "ratio_rate$w", ratioOf(snapshot.PromptSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
 		{"phases/decode_share", "decode share of request time", "inferscope_decode_share", Ratio, "ratio_rate$w", ratioOf(snapshot.TokensPredictedSecondsTotal, snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal)},
 
 		{"spec_decode/draft_acceptance", "drafted tokens accepted", "inferscope_draft_acceptance", Ratio, "ratio_rate$w", ratioOf(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal)},
 		{"spec_decode/tokens_per_step", "tokens per decode step with the drafter", "inferscope_tokens_per_step", Factor, "ratio_rate$w", onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDecodeStepsTotal)},
+		{"spec_decode/tokens_per_verify", "generated tokens per verify pass, the target's own included (SGLang's accept length)", "inferscope_tokens_per_verify", Factor, "ratio_rate$w", ratioOf(snapshot.TokensPredictedTotal, snapshot.ExtraSpecVerifyCalls)},
 		{"spec_decode/mean_acceptance_length", "mean acceptance length (1 + accepted / drafts)", "inferscope_mean_acceptance_length", Factor, "ratio_rate$w", onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.ExtraSpecDecodeDrafts)},
 
 		{"prefix_cache/hit_rate", "prefix-cache hit rate (tokens)", "inferscope_prefix_cache_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries)},
+		{"prefix_cache/hit_host", "prefix-cache hits from host memory, per token queried", "inferscope_prefix_cache_host_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheHostHits, snapshot.PrefixCacheQueries)},
+		{"prefix_cache/hit_storage", "prefix-cache hits from storage, per token queried", "inferscope_prefix_cache_storage_hits_per_queries", Ratio, "ratio_rate$w", ratioOf(snapshot.PrefixCacheStorageHits, snapshot.PrefixCacheQueries)},
 
 		{"kv_offload/hit_share", "share of cache hits restored from RAM", "inferscope_kv_offload_restored_per_hits", Ratio, "ratio_rate$w", ratioOf(snapshot.KVOffloadRestoredTokensTotal, snapshot.PrefixCacheHits)},
 		{"kv_offload/traffic", "offload bytes read back per byte written", "inferscope_kv_offload_read_per_written", Ratio, "ratio_rate$w", ratioOf(snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal)},
 		{"kv_offload/read", "offload read", "inferscope_kv_offload_read_bytes", BytesPerSec, "rate$w", rateOf(snapshot.KVOffloadReadBytesTotal)},
 		{"kv_offload/written", "offload written", "inferscope_kv_offload_written_bytes", BytesPerSec, "rate$w", rateOf(snapshot.KVOffloadWrittenBytesTotal)},
 		{"kv_offload/evictions", "offload pages evicted", "inferscope_kv_offload_evictions", PerSec, "rate$w", rateOf(snapshot.KVOffloadEvictionsTotal)},
+		{"kv_offload/load_speed", "offload load speed while loading (bytes over the time loads took)", "inferscope_kv_offload_load_speed", BytesPerSec, "ratio_rate$w", ratioOf(snapshot.KVOffloadReadBytesTotal, snapshot.ExtraKVOffloadLoadSeconds)},
+		{"kv_offload/store_speed", "offload store speed while storing (bytes over the time stores took)", "inferscope_kv_offload_store_speed", BytesPerSec, "ratio_rate$w", ratioOf(snapshot.KVOffloadWrittenBytesTotal, snapshot.ExtraKVOffloadStoreSeconds)},
 		{"kv_offload/cold_allocs", "offload stores pinned synchronously", "inferscope_kv_offload_cold_allocs", PerSec, "rate$w", rateOf(snapshot.KVOffloadColdAllocsTotal)},
 
 		{"recurrent/cache", "recurrent checkpoint cache used", "inferscope_recurrent_cache_usage", Ratio, "ratio", (*Library).recurrentUsage},
@@ -214,6 +227,11 @@ var figureDefs = func() []figureDef {
 		{"recurrent/live_kv_evictions", "checkpoints dropped with their K/V still cached", "inferscope_recurrent_live_kv_evictions", PerSec, "rate$w", rateOf(snapshot.RecurrentCacheLiveKVEvictionsTotal)},
 
 		{"requests/preemptions", "requests preempted", "inferscope_preemptions", PerSec, "rate$w", rateOf(snapshot.ExtraPreemptions)},
+		{"requests/retracted_work", "tokens retracted requests threw away, prompt and generated, computed again on resuming", "inferscope_retracted_tokens", TokensPerSec, "rate$w", func(l *Library) (string, bool) {
+			in, ok1 := l.rate(snapshot.ExtraRetractedPromptTokens)
+			out, ok2 := l.rate(snapshot.ExtraRetractedGeneratedTokens)
+			return in + " + " + out, ok1 && ok2
+		}},
 		{"requests/finished_error", "finished requests that ended in an error", "inferscope_requests_error_share", Ratio, "ratio_rate$w", share("error")},
 		{"requests/finished_abort", "finished requests aborted", "inferscope_requests_abort_share", Ratio, "ratio_rate$w", share("abort")},
 		{"requests/failed", "requests failed", "inferscope_requests_failed", RequestsPerSec, "rate$w", rateOf(failedTotal)},

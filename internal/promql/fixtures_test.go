@@ -81,8 +81,9 @@ var unread = map[string]string{
 	snapshot.KVCacheMaxTokens:              "vLLM's is a label of cache_config_info",
 	snapshot.LiveStateAgeSeconds:           "the exporter's own health",
 	snapshot.LiveStateFailuresTotal:        "the exporter's own health",
-	snapshot.ExtraKVBlockSize:              "a label of cache_config_info",
-	snapshot.ExtraKVNumBlocks:              "a label of cache_config_info",
+	snapshot.ExtraKVBlockSize:              "configuration (a label of cache_config_info, or SGLang's page_size), which the one-shot shows",
+	snapshot.ExtraKVNumBlocks:              "configuration (a label of cache_config_info, or SGLang's num_pages), which the one-shot shows",
+	snapshot.ExtraContextLength:            "configuration, which the one-shot shows",
 	snapshot.ExtraLargestSequence:          "a lifetime peak",
 	snapshot.ExtraSlotPrefillSpeed:         "a lifetime ratio",
 	snapshot.ExtraSlotDecodeSpeed:          "a lifetime ratio",
@@ -97,9 +98,14 @@ func unreadReason(name string) (string, bool) {
 	if r, ok := unread[name]; ok {
 		return r, true
 	}
-	for _, p := range []string{snapshot.ExtraFinishedReason, snapshot.ExtraFailedReason, snapshot.ExtraAcceptedPerPosition} {
+	for _, p := range []string{snapshot.ExtraFinishedReason, snapshot.ExtraFailedReason, snapshot.ExtraAcceptedPerPosition, snapshot.ExtraAdmissionRejectionsBy} {
 		if strings.HasPrefix(name, p) {
 			return "a reason or position the figures do not name", true
+		}
+	}
+	for _, p := range []string{snapshot.ExtraRunningByPriority, snapshot.ExtraQueuedByPriority, snapshot.ExtraKVPoolUsage} {
+		if strings.HasPrefix(name, p) {
+			return "a part of the live state beside the totals the figures read (a priority's, a hybrid model's other pool)", true
 		}
 	}
 	return "", false
@@ -154,7 +160,7 @@ func quantityTests(t *testing.T, fx fixture, l *promql.Library) []promtool.ExprT
 	for _, q := range l.Quantities() {
 		v, sum, ok := expected(fx.snap, q)
 		switch {
-		case !ok && (nanOnly(pts, l, q) || invalid(fx.snap) || halfRatio(fx.snap, q)):
+		case !ok && (nanOnly(pts, l, q) || unpublished(pts, l, q) || cutHistogram(fx.fams, l, q) || invalid(fx.snap) || halfRatio(fx.snap, q)):
 			continue // no value yet, or one the dialect left out for a reason it names
 		case !ok:
 			t.Errorf("%s: the library reads %s, which the dialect does not", fx.path, q)
@@ -222,6 +228,37 @@ func nanOnly(pts []promtool.Point, l *promql.Library, q string) bool {
 		}
 	}
 	return seen
+}
+
+// unpublished reports a quantity none of whose series the fixture has (a
+// histogram's _count cut off a paste): the expression returns nothing, as
+// the dialect reads nothing.
+func unpublished(pts []promtool.Point, l *promql.Library, q string) bool {
+	e, _ := l.Quantity(q)
+	for _, p := range pts {
+		if strings.Contains(e, p.Labels["__name__"]+"{") || strings.Contains(e, p.Labels["__name__"]+")") || strings.Contains(e, p.Labels["__name__"]+"[") {
+			return false
+		}
+	}
+	return true
+}
+
+// cutHistogram reports a quantity read from the _sum or _count of a
+// histogram the fixture cut short (no _count): the dialect takes no
+// figure from it, where the library's expression reads what is there.
+func cutHistogram(fams []*dto.MetricFamily, l *promql.Library, q string) bool {
+	e, _ := l.Quantity(q)
+	for _, mf := range fams {
+		if mf.GetType() != dto.MetricType_HISTOGRAM || !strings.Contains(e, mf.GetName()+"_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetHistogram().SampleCount == nil && m.GetHistogram().SampleCountFloat == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // invalid reports a snapshot that left out series the library still sees.

@@ -80,7 +80,7 @@ var ErrUnknownDialect = errors.New("unknown dialect")
 
 // dialectNames are the dialects a library can be built for, in the order
 // internal/dialect lists them.
-var dialectNames = []string{"tabbyapi", "vllm", "llamacpp", "sglang", "tgi"}
+var dialectNames = []string{"tabbyapi", "vllm", "aphrodite", "llamacpp", "sglang", "tgi", "trtllm", "dynamo", "lmdeploy"}
 
 // Dialects lists the dialects a library can be built for.
 func Dialects() []string { return slices.Clone(dialectNames) }
@@ -484,7 +484,11 @@ type dialectReader struct {
 var readers = []dialectReader{
 	{"tabbyapi", readTabbyAPI, newestOf("tabbyapi")},
 	{"vllm", readVLLM, newestOf("vllm")},
+	{"aphrodite", readAphrodite, newestOf("aphrodite")},
 	{"llamacpp", readLlamaCpp, newestOf("llamacpp")},
 	{"sglang", readSGLang, newestOf("sglang")},
 	{"tgi", readTGI, newestOf("tgi")},
+	{"trtllm", readTRTLLM, newestOf("trtllm")},
+	{"dynamo", readDynamo, newestOf("dynamo")},
+	{"lmdeploy", readLMDeploy, newestOf("lmdeploy")},
 }

@@ -90,9 +90,10 @@ func TestExpressionsFromScrapedNames(t *testing.T) {
 		// Ray Serve's copies under their own prefix.
 		{"ray prefix", "../../testdata/dialects/ray-vllm.prom", "vllm", "live/running",
 			`sum by (job, instance) (ray_vllm_num_requests_running)`, ""},
-		// SGLang: replicated ranks reduced to one before summing.
+		// SGLang: replicated ranks reduced to one before summing, and the
+		// priorities' own series (priority scheduling) left out.
 		{"sglang ranks", "../../testdata/dialects/sglang-new.prom", "sglang", "live/waiting",
-			`sum by (job, instance) (max without (tp_rank, pp_rank, moe_ep_rank, attn_tp_rank, pid) (sglang:num_queue_reqs))`, ""},
+			`sum by (job, instance) (max without (tp_rank, pp_rank, moe_ep_rank, attn_tp_rank, pid) (sglang:num_queue_reqs{priority=""}))`, ""},
 		// TGI's counters have no _total: both spellings.
 		{"tgi bare", "../../testdata/dialects/tgi.prom", "tgi", "throughput/requests",
 			`sum by (job, instance) (rate({__name__=~"tgi_request_success|tgi_request_success_total"}[5m]))`, ""},

@@ -126,6 +126,12 @@ var conditionDefs = []conditionDef{
 		p, ok := l.increase(snapshot.ExtraPreemptions)
 		return p + " > " + num(lim[0]), ok
 	}},
+	{"retracted_work", true, "tokens retractions threw away per prompt token computed", Ratio, func(l *Library, lim []float64) (string, bool) {
+		in, ok1 := l.increase(snapshot.ExtraRetractedPromptTokens)
+		out, ok2 := l.increase(snapshot.ExtraRetractedGeneratedTokens)
+		c, ok3 := l.increase(snapshot.PromptTokensTotal)
+		return "(" + in + " + " + out + ") / (" + c + " > 0) >= " + num(lim[0]), all(ok1, ok2, ok3)
+	}},
 	{"requests_errored", true, "requests that ended in an error in the window", Count, func(l *Library, lim []float64) (string, bool) {
 		e, ok := l.increase(snapshot.ExtraFinishedReason + "error")
 		return e + " > " + num(lim[0]), ok
@@ -133,6 +139,10 @@ var conditionDefs = []conditionDef{
 	{"draft_acceptance_low", true, "drafted tokens accepted", Ratio, func(l *Library, lim []float64) (string, bool) {
 		a, ok := l.ratio(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDraftTokensTotal)
 		return a + " <= " + num(lim[0]), ok
+	}},
+	{"requests_refused", true, "requests refused at admission in the window", Count, func(l *Library, lim []float64) (string, bool) {
+		r, ok := l.increase(snapshot.ExtraAdmissionRejections)
+		return r + " > " + num(lim[0]), ok
 	}},
 
 	{"admission_stalled", false, "requests waiting", Count, func(l *Library, _ []float64) (string, bool) {

@@ -43,6 +43,7 @@ func state(r *rand.Rand) (start, end promql.Values) {
 		snapshot.RecurrentCacheEvictionsTotal:         pick(0, 0, 4),
 		snapshot.RecurrentStrandedByKVTotal:           pick(0, 0, 2),
 		snapshot.ExtraPreemptions:                     pick(0, 0, 1, 7),
+		snapshot.ExtraAdmissionRejections:             pick(0, 0, 1, 30),
 		snapshot.SpecDecodeNumDecodeStepsTotal:        pick(0, 50),
 		snapshot.KVOffloadRestoredTokensTotal:         0,
 		snapshot.RecurrentCacheStrandedEvictionsTotal: 0,
@@ -56,6 +57,12 @@ func state(r *rand.Rand) (start, end promql.Values) {
 	inc[snapshot.ExtraFinishedReason+"error"] = math.Min(inc[snapshot.RequestsTotal], pick(0, 0, 1))
 	inc[snapshot.ExtraFinishedReason+"abort"] = math.Min(inc[snapshot.RequestsTotal]-inc[snapshot.ExtraFinishedReason+"error"], pick(0, 1, 20))
 	inc[snapshot.ExtraFailedReason+"*"] = pick(0, 1, 10)
+	// SGLang's tiers of hits and the work its retractions threw away,
+	// near 5% of the prompt tokens computed.
+	inc[snapshot.PrefixCacheHostHits] = math.Min(inc[snapshot.CachedTokensTotal], pick(0, 10))
+	inc[snapshot.PrefixCacheStorageHits] = 0
+	inc[snapshot.ExtraRetractedPromptTokens] = pick(0, 0, 40, 240)
+	inc[snapshot.ExtraRetractedGeneratedTokens] = pick(0, 10)
 
 	start = promql.Values{Scalars: map[string]float64{}, Hists: map[string]histogram.Histogram{}}
 	end = promql.Values{Scalars: map[string]float64{}, Hists: map[string]histogram.Histogram{}}

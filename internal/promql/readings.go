@@ -131,8 +131,11 @@ func (l *Library) ReadByValue() bool { return l.byValue }
 // decidingLabels are the labels whose values decide how a library reads a
 // scrape (besides its names, HELP and the sizes ReadByValue says): which
 // finish reasons a vLLM counter has, which sources its prompt count is
-// split by, whether prefix caching is on, SGLang's realtime modes.
-var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode"}
+// split by, whether prefix caching is on, SGLang's token modes, whether
+// vLLM publishes a deferred queue and which sleep states, TGI's batch
+// methods, Dynamo's request status and error type.
+var decidingLabels = []string{"finished_reason", "finish_reason", "source", "enable_prefix_caching", "mode",
+	"reason", "sleep_state", "method", "status", "error_type"}
 
 // DecidingLabels lists the labels whose values decide how a library reads
 // a scrape: two servers publishing the same families with the same values
@@ -142,7 +145,8 @@ func DecidingLabels() []string { return slices.Clone(decidingLabels) }
 // modelLabels are the labels each dialect reads the served model from,
 // as internal/dialect does (SGLang's first metrics, of late 2024, used
 // name=, which later names a function; they are not read here).
-var modelLabels = map[string][]string{"vllm": {"model_name"}, "sglang": {"model_name"}, "tabbyapi": {"model"}}
+var modelLabels = map[string][]string{"vllm": {"model_name"}, "aphrodite": {"model_name"}, "sglang": {"model_name"}, "tabbyapi": {"model"},
+	"trtllm": {"model_name"}, "lmdeploy": {"model_name"}, "dynamo": {"model"}}
 
 // ModelLabels lists the labels a dialect's series name the served model
 // by (none where its series carry no model).

@@ -27,7 +27,7 @@ type Values struct {
 // target's, and values that satisfy the selector). It is the library read
 // backwards, for tests a user can run (rules' --tests) and for checking
 // that the dialect reads the same values back. A quantity the library does
-// not read, or reads from a histogram's _sum, is not written; a quantity
+// not read, or reads from a histogram's _sum or _count, is not written; a quantity
 // made of several series (computed = all − cached) is written through the
 // series it is made of, which the other values must give.
 func (l *Library) Families(v Values, labels map[string]string) ([]*dto.MetricFamily, error) {
@@ -180,8 +180,10 @@ func (w *writer) one(name string, s source, v Values) error {
 			return nil
 		}
 		return w.hist(t.ref, h)
-	case strings.HasSuffix(t.ref.name, "_sum") && !t.ref.bare:
-		return nil // a histogram's sum: written with the histogram
+	case (strings.HasSuffix(t.ref.name, "_sum") || strings.HasSuffix(t.ref.name, "_count")) && !t.ref.bare:
+		// A histogram's (or summary's) sum or count: written with the
+		// histogram, where it is a canonical one, else not at all.
+		return nil
 	}
 	x, ok := v.Scalars[name]
 	if !ok {
@@ -202,9 +204,12 @@ func (w *writer) one(name string, s source, v Values) error {
 
 // several writes a quantity made of several series: the one its other
 // parts leave unknown is given what makes the whole come out at value.
+// Where several parts that add are unknown (LMDeploy's requests waiting at
+// the engine and for a request handle), the first takes the whole and the
+// others none.
 func (w *writer) several(name string, s source, value float64) error {
 	known := 0.0
-	var unknown *term
+	var unknown []*term
 	for i, t := range s.terms {
 		x, ok := w.written(t.ref)
 		switch {
@@ -212,20 +217,31 @@ func (w *writer) several(name string, s source, value float64) error {
 			known -= x
 		case ok:
 			known += x
-		case unknown == nil:
-			unknown = &s.terms[i]
 		default:
+			unknown = append(unknown, &s.terms[i])
+		}
+	}
+	if len(unknown) == 0 {
+		return nil // its parts were all given
+	}
+	for _, t := range unknown[1:] {
+		if t.neg || unknown[0].neg {
 			return fmt.Errorf("cannot write %s: two of its series are unknown", name)
 		}
 	}
-	if unknown == nil {
-		return nil // its parts were all given
-	}
 	x := value - known
-	if unknown.neg {
+	if unknown[0].neg {
 		x = known - value
 	}
-	return w.scalar(unknown.ref, s.kind, x)
+	if err := w.scalar(unknown[0].ref, s.kind, x); err != nil {
+		return err
+	}
+	for _, t := range unknown[1:] {
+		if err := w.scalar(t.ref, s.kind, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // written finds the value written for a ref's series.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // Op is a label matcher's operator.
@@ -47,7 +49,7 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string {
-	return fmt.Sprintf("selector %s: %s (at byte %d)", strconv.Quote(e.Selector), e.Reason, e.At+1)
+	return fmt.Sprintf("selector %s: %s (at byte %d)", termsafe.QuoteAt(e.Selector, e.At), e.Reason, e.At+1)
 }
 
 // maxSelector bounds a selector's length: it is typed on a command line.
@@ -60,7 +62,7 @@ const maxSelector = 4096
 // refused: the series names are the library's to choose.
 func ParseSelector(s string) ([]Matcher, error) {
 	if len(s) > maxSelector {
-		return nil, &SelectorError{Selector: s[:64] + "…", Reason: fmt.Sprintf("longer than %d bytes", maxSelector)}
+		return nil, &SelectorError{Selector: s, Reason: fmt.Sprintf("longer than %d bytes", maxSelector)}
 	}
 	if !utf8.ValidString(s) {
 		return nil, &SelectorError{Selector: strings.ToValidUTF8(s, "\uFFFD"), Reason: "not valid UTF-8"}
@@ -190,7 +192,7 @@ func (p *selParser) matcher() (Matcher, error) {
 		}
 	}
 	if op == "" {
-		return Matcher{}, p.fail("expected =, !=, =~ or !~ after " + name)
+		return Matcher{}, p.fail("expected =, !=, =~ or !~ after " + termsafe.Echo(name))
 	}
 	p.i += len(op)
 	p.space()

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/inferscope/inferscope/internal/httpsafe"
+	"github.com/inferscope/inferscope/internal/termsafe"
 )
 
 // UpstreamError is an upstream the proxy cannot stand in front of, with
@@ -41,17 +42,17 @@ func ParseUpstream(s string) (*url.URL, error) {
 	case s == "":
 		return nil, &UpstreamError{"--upstream is empty", "give the server's base URL, " + example}
 	case err != nil:
-		return nil, &UpstreamError{fmt.Sprintf("--upstream %q is not a URL or host:port", s), "give the server's base URL, " + example}
+		return nil, &UpstreamError{fmt.Sprintf("--upstream %s is not a URL or host:port", termsafe.Quote(s)), "give the server's base URL, " + example}
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, &UpstreamError{fmt.Sprintf("--upstream %q is not an http:// or https:// URL", s), "give the server's base URL, " + example}
+		return nil, &UpstreamError{fmt.Sprintf("--upstream %s is not an http:// or https:// URL", termsafe.Quote(s)), "give the server's base URL, " + example}
 	case u.Hostname() == "":
-		return nil, &UpstreamError{fmt.Sprintf("--upstream %q has no host", s), "give the server's base URL, " + example}
+		return nil, &UpstreamError{fmt.Sprintf("--upstream %s has no host", termsafe.Quote(s)), "give the server's base URL, " + example}
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, &UpstreamError{"--upstream has a query or fragment; clients' paths and queries are added to it", "give the base URL only, " + example}
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, &UpstreamError{fmt.Sprintf("--upstream %q has an invalid port", s), "a port is a number from 1 to 65535"}
+			return nil, &UpstreamError{fmt.Sprintf("--upstream %s has an invalid port", termsafe.Quote(s)), "a port is a number from 1 to 65535"}
 		}
 	}
 	return u, nil

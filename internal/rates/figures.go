@@ -108,6 +108,7 @@ const (
 	fBytes                     // a rate of bytes, a size per second
 	fMean                      // a mean number of requests ("0.42")
 	fPercent                   // a share 0..1 (a rate of seconds per second)
+	fFactor                    // a ratio that is a number of things, not a share: 3 significant figures ("65.1" tokens a step, "3.20" a verify)
 )
 
 // Row is one figure of the windowed report: one line of the rates table,
@@ -126,8 +127,9 @@ type Row struct {
 	hist   string // the histogram a percentile reads
 	q      float64
 	// offload: only with offload capacity; drafter: only once a drafter
-	// has served requests.
-	offload, drafter bool
+	// has served requests; tiers: only once the prefix cache has had a
+	// hit beyond the device (host memory, storage).
+	offload, drafter, tiers bool
 	// judged is the one-shot row ("section/row") whose band colours this
 	// figure's trend; "" where none judges it.
 	judged string
@@ -146,14 +148,24 @@ var rows = []Row{
 	{ID: "prompt_cache_hits", Label: "prompt cache hits tok/s", num: snapshot.CachedTokensTotal},
 	{ID: "generation", Label: "generation tok/s", num: snapshot.TokensPredictedTotal},
 	{ID: "requests", Label: "requests /s", num: snapshot.RequestsTotal},
+	// Refused at admission (vLLM): load the finished count never sees.
+	{ID: "refused", Label: "refused /s", num: snapshot.ExtraAdmissionRejections, judged: "live/refused"},
 	{ID: "offload_restored", Label: "offload restored tok/s", num: snapshot.KVOffloadRestoredTokensTotal, offload: true},
 	{ID: "offload_read", Label: "offload read /s", num: snapshot.KVOffloadReadBytesTotal, format: fBytes, offload: true},
 	{ID: "offload_written", Label: "offload written /s", num: snapshot.KVOffloadWrittenBytesTotal, format: fBytes, offload: true},
+	{ID: "retracted", Label: "retracted tok/s", num: snapshot.ExtraRetractedPromptTokens, add: []string{snapshot.ExtraRetractedGeneratedTokens}},
 	{ID: "in_flight", Label: "in prefill or decode", num: snapshot.PromptSecondsTotal, add: []string{snapshot.TokensPredictedSecondsTotal}, format: fMean},
 	{ID: "engine_busy", Label: "engine busy", num: snapshot.EngineBusySecondsTotal, format: fPercent},
+	{ID: "engine_prefill", Label: "engine prefill", num: snapshot.EnginePrefillSecondsTotal, format: fPercent},
+	{ID: "engine_decode", Label: "engine decode", num: snapshot.EngineDecodeSecondsTotal, format: fPercent},
 	{ID: "busy_sampled", Label: "busy, sampled", kind: kSampled},
+	// vLLM's tokens per engine step, as its frontend counts them.
+	{ID: "step_tokens", Label: "tokens / step", kind: kRatio, num: snapshot.ExtraStepTokens, den: []string{snapshot.ExtraEngineSteps}, format: fFactor},
 	{ID: "prefix_hit_ratio", Label: "prefix hit ratio", kind: kRatio, num: snapshot.PrefixCacheHits, den: []string{snapshot.PrefixCacheQueries}, judged: "prefix_cache/hit_rate"},
+	{ID: "prefix_hit_host", Label: "prefix hits, host", kind: kRatio, num: snapshot.PrefixCacheHostHits, den: []string{snapshot.PrefixCacheQueries}, tiers: true},
+	{ID: "prefix_hit_storage", Label: "prefix hits, storage", kind: kRatio, num: snapshot.PrefixCacheStorageHits, den: []string{snapshot.PrefixCacheQueries}, tiers: true},
 	{ID: "draft_acceptance", Label: "draft acceptance", kind: kRatio, num: snapshot.SpecDecodeNumAcceptedTokensTotal, den: []string{snapshot.SpecDecodeNumDraftTokensTotal}, drafter: true, judged: "spec_decode/draft_acceptance"},
+	{ID: "tokens_per_verify", Label: "tokens / verify", kind: kRatio, num: snapshot.TokensPredictedTotal, den: []string{snapshot.ExtraSpecVerifyCalls}, format: fFactor, drafter: true},
 	{ID: "prefill_share", Label: "prefill of request time", kind: kRatio, num: snapshot.PromptSecondsTotal, den: []string{snapshot.PromptSecondsTotal, snapshot.TokensPredictedSecondsTotal}},
 	{ID: "ttft_p50", Label: "TTFT p50", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.5},
 	{ID: "ttft_p99", Label: "TTFT p99", kind: kQuantile, hist: snapshot.TimeToFirstTokenSeconds, q: 0.99},
@@ -171,7 +183,7 @@ const MinSampled = 10
 var counterNames, histNames = seriesOf(rows)
 
 const (
-	nCounters = 15
+	nCounters = 25
 	nHists    = 2
 )
 
@@ -209,7 +221,8 @@ func appendNew(names []string, name string) []string {
 // RowsFor returns the rows a server supports, judged from a scrape of it:
 // those whose series it publishes, the offload rows and draft acceptance
 // only where the report has their section (analysis.SectionsOf: offload
-// capacity; a drafter that has served). The sampled busy share needs a
+// capacity; a drafter that has served), the prefix cache's tiers once one
+// beyond the device has had a hit. The sampled busy share needs a
 // session of scrapes ([History]) and is not among them.
 func RowsFor(s *snapshot.Snapshot) []Row { return (supported(s) &^ sampledRows).rows() }
 
@@ -232,9 +245,10 @@ func supported(s *snapshot.Snapshot) rowSet {
 	// The report's sections decide: a row is there with its section.
 	secs := analysis.SectionsOf(s)
 	offload, drafter := secs.KVOffload, secs.SpecDecode
+	tiers := s.Get(snapshot.PrefixCacheHostHits)+s.Get(snapshot.PrefixCacheStorageHits) > 0
 	var set rowSet
 	for i, r := range rows {
-		if (r.offload && !offload) || (r.drafter && !drafter) {
+		if (r.offload && !offload) || (r.drafter && !drafter) || (r.tiers && !tiers) {
 			continue
 		}
 		var ok bool
@@ -268,11 +282,14 @@ func (set rowSet) rows() []Row {
 	return out
 }
 
-// counted reports whether s holds name as a counter can be: a number not
-// below zero.
+// counted reports whether s holds name (a Scalars name or an Extra key)
+// as a counter can be: a number not below zero.
 func counted(s *snapshot.Snapshot, name string) bool {
 	v, ok := s.Scalar(name)
-	return ok && v >= 0
+	if !ok {
+		v, ok = s.Extra[name]
+	}
+	return ok && v >= 0 && !math.IsInf(v, 0)
 }
 
 // Compute returns the figures of rows over the window d, in the order of
@@ -353,6 +370,8 @@ func (r Row) Cell(f Figure) string {
 		return "idle"
 	case f.Value == nil:
 		return ""
+	case r.format == fFactor:
+		return factor(*f.Value)
 	case r.kind == kRatio, r.kind == kSampled, r.format == fPercent:
 		return units.Percent(*f.Value)
 	case r.kind == kQuantile:
@@ -375,3 +394,15 @@ func Mean(v float64) string {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// factor writes a number of things to three significant figures: "3.20",
+// "65.1", "412".
+func factor(v float64) string {
+	switch a := math.Abs(v); {
+	case a < 9.995:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 99.95:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}

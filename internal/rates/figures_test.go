@@ -35,6 +35,14 @@ func TestComputeDelta(t *testing.T) {
 			"prefix_cache_hits":           300, "prefix_cache_queries": 1200,
 			"prompt_seconds_total": 12, "tokens_predicted_seconds_total": 36,
 			"spec_decode_num_accepted_tokens_total": 0, "spec_decode_num_draft_tokens_total": 0,
+			"admission_rejections_total": 12,
+			"engine_step_tokens_total":   13020, "engine_steps_total": 200,
+			// SGLang's: engine time by phase, hits by tier, retractions'
+			// waste, verify passes.
+			"engine_prefill_seconds_total": 15, "engine_decode_seconds_total": 39,
+			"prefix_cache_host_hits": 60, "prefix_cache_storage_hits": 0,
+			"retracted_prompt_tokens_total": 240, "retracted_generated_tokens_total": 60,
+			"tokens_predicted_total": 960, "spec_decode_verify_calls_total": 300,
 		},
 		Hists: map[string]histogram.Histogram{
 			// 50 first tokens in (0, 0.5 s], 50 in (0.5 s, 1 s].
@@ -58,14 +66,22 @@ func TestComputeDelta(t *testing.T) {
 		"engine_busy":         {math.NaN(), ""},     // no increase given
 		"busy_sampled":        {0.25, "25.0%"},      // 3 of 12 scrapes found a request running
 		"prompt_cache_hits":   {0, "0"},             // a true zero
-		"generation":          {math.NaN(), ""},     // no increase given
+		"generation":          {16, "16"},           // 960 / 60
 		"requests":            {0.5, "0.5"},         // 30 / 60
+		"refused":             {0.2, "0.2"},         // 12 refused / 60 s
+		"step_tokens":         {65.1, "65.1"},       // 13,020 tokens over 200 steps
 		"offload_restored":    {math.NaN(), ""},     // no increase given
 		"offload_read":        {3 << 20, "3.0 MiB"}, // 3 MiB a second
 		"offload_written":     {math.NaN(), ""},     // no increase given
 		"prefix_hit_ratio":    {0.25, "25.0%"},      // 300 / 1200
 		"draft_acceptance":    {math.NaN(), "idle"}, // nothing drafted
 		"prefill_share":       {0.25, "25.0%"},      // 12 / (12 + 36)
+		"retracted":           {5, "5"},             // (240 prompt + 60 generated) / 60
+		"engine_prefill":      {0.25, "25.0%"},      // 15 s of 60
+		"engine_decode":       {0.65, "65.0%"},      // 39 s of 60
+		"prefix_hit_host":     {0.05, "5.0%"},       // 60 of 1200 queried
+		"prefix_hit_storage":  {0, "0.0%"},          // none of 1200
+		"tokens_per_verify":   {3.2, "3.20"},        // 960 generated / 300 passes
 		"ttft_p50":            {0.5, "500 ms"},      // rank 50 tops the first bucket
 		"ttft_p99":            {0.99, "990 ms"},     // rank 99: 49/50 into (0.5, 1]
 		"e2e_p50":             {5, "≥5.00 s"},       // rank 2 in the open top: above 5 s is all that is known
@@ -131,7 +147,13 @@ func TestRowsFor(t *testing.T) {
 		{"a negative counter is not one", snap(start0, "requests_total", -1), nil},
 		{"requests", snap(start0, "requests_total", 1), []string{"requests"}},
 		{"ratio needs both", snap(start0, "prefix_cache_hits", 1), nil},
-		{"offload without capacity", snap(start0, "kv_offload_read_bytes_total", 1), nil},
+		// Capacity published as 0 is offload off (tabbyAPI publishes every
+		// series); none published at all, the transfers alone (vLLM's
+		// connector publishes them only while offloading).
+		{"offload off", snap(start0, "kv_offload_read_bytes_total", 1, "kv_offload_max_bytes", 0), nil},
+		{"offload connector, no capacity", snap(start0, "kv_offload_read_bytes_total", 1), []string{"offload_read"}},
+		{"refused at admission", snap(start0, "admission_rejections_total", 3), []string{"refused"}},
+		{"tokens per step", snap(start0, "engine_step_tokens_total", 300, "engine_steps_total", 3), []string{"step_tokens"}},
 		{"offload", snap(start0, "kv_offload_read_bytes_total", 1, "kv_offload_max_bytes", 1<<30), []string{"offload_read"}},
 		{"no drafter yet", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0), nil},
 		{"drafter", snap(start0, "spec_decode_num_accepted_tokens_total", 0, "spec_decode_num_draft_tokens_total", 0, "spec_decode_requests_total", 1), []string{"draft_acceptance"}},

@@ -70,7 +70,12 @@ var alertDefs = []alertDef{
 		summary: "the queue outgrows what runs",
 		clause:  "requests spend longer waiting than the batch can absorb, and time to first token grows with the queue",
 		describe: func(a snapshot.Advice, _ string) string {
-			return count + " requests queued, at least twice those running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue" + knob(a.QueueFix)
+			deferred := ""
+			if a.QueueDeferred != "" {
+				// The note tells the two apart; the alert cannot.
+				deferred = "; where most of the queue is deferred (num_requests_waiting_by_reason{reason=\"deferred\"}), not waiting for capacity: " + a.QueueDeferred
+			}
+			return count + " requests queued, at least twice those running: requests spend longer waiting than the batch can absorb, and time to first token grows with the queue" + knob(a.QueueFix) + deferred
 		}},
 	{id: "kv_offload_over_capacity", name: "KVOffloadOverCapacity", hold: "5m",
 		summary: "KV offload gauges out of step",
@@ -120,6 +125,12 @@ var alertDefs = []alertDef{
 		describe: func(a snapshot.Advice, w string) string {
 			return count + " requests were " + or(a.Preempted, "preempted") + " in the last " + w + ": the KV cache ran out while they ran, and their work is recomputed" + knob(a.PreemptFix)
 		}},
+	{id: "retracted_work", name: "RetractedWork",
+		summary: "retractions throwing work away",
+		clause:  "of the prompt tokens computed: that work is done again when they resume",
+		describe: func(a snapshot.Advice, w string) string {
+			return "retracted requests threw away " + percent + " of the prompt tokens computed: that work is done again when they resume (last " + w + ")" + knob(a.PreemptFix)
+		}},
 	{id: "requests_errored", name: "RequestsErrored",
 		summary: "requests ending in an engine error",
 		clause:  "ended in an error",
@@ -131,6 +142,14 @@ var alertDefs = []alertDef{
 		clause:  "of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less",
 		describe: func(_ snapshot.Advice, w string) string {
 			return "only " + percent + " of drafted tokens were accepted: most of the drafter's work is thrown away; a draft model closer to the target model, or fewer tokens per draft, wastes less (last " + w + ")"
+		}},
+
+	{id: "requests_refused", name: "RequestsRefused",
+		summary: "requests refused before queueing",
+		clause:  "refused with 503 at admission, before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load",
+		describe: func(a snapshot.Advice, w string) string {
+			return count + " requests were refused with 503 at admission in the last " + w + ", before queueing: they reach neither the queue nor the finished count, so the queue and the request rate understate the load" +
+				knob(a.AdmissionLimit) + "; raise the limit where the latency it protects allows, or add replicas"
 		}},
 
 	{id: "admission_stalled", name: "AdmissionStalled", severity: "critical", hold: "5m",
@@ -150,8 +169,8 @@ var alertDefs = []alertDef{
 		}},
 	{id: "requests_failed", name: "RequestsFailing", severity: "warning",
 		summary: "many requests failing",
-		describe: func(_ snapshot.Advice, w string) string {
-			return percent + " of requests failed in the last " + w + ": the err label of tgi_request_failure says why (validation is the client's; generation and overloaded are the server's)"
+		describe: func(a snapshot.Advice, w string) string {
+			return percent + " of requests failed in the last " + w + ": " + or(a.FailedWhy, "the server's failure counts by reason say why")
 		}},
 	{id: "target_down", name: "TargetDown", severity: "critical", hold: "5m",
 		summary: "inference server down",

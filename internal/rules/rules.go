@@ -63,7 +63,8 @@ type Options struct {
 	// snapshot.Advice); empty gives the notes in general terms.
 	Advice snapshot.Advice
 	// RunbookBase is the page each runbook_url points into, the note's id
-	// as the fragment; "" is [DefaultRunbookBase].
+	// as the fragment; "" is [DefaultRunbookBase]. It is written as it is
+	// (template syntax in it is escaped, not expanded).
 	RunbookBase string
 	// Name is the PrometheusRule's name, and the groups' prefix; "" is
 	// inferscope-<dialect>.
@@ -158,13 +159,19 @@ func Generate(l *promql.Library, o Options) (*Set, error) {
 			Annotations: map[string]string{
 				"summary":     d.summary + " on " + loc,
 				"description": d.describe(o.Advice, l.Window()),
-				"runbook_url": strings.TrimSuffix(o.RunbookBase, "#") + "#" + c.ID,
+				"runbook_url": literal(strings.TrimSuffix(o.RunbookBase, "#")) + "#" + c.ID,
 			},
 		}
 		set.Alerts = append(set.Alerts, Alert{Rule: r, Condition: c, Clause: d.clause})
 	}
 	return set, nil
 }
+
+// literal writes s into an annotation so that the alert's template
+// expands it to s itself: a URL may hold "{{", which Prometheus and
+// vmalert would read as the start of an action (an unclosed one fails the
+// whole file). Text outside an action, "}}" included, is copied as it is.
+func literal(s string) string { return strings.ReplaceAll(s, "{{", `{{ "{{" }}`) }
 
 // location writes where an alert fires, from the labels its series keep.
 func location(by []string) string {

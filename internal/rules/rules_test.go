@@ -225,12 +225,20 @@ func TestAlertsPerDialect(t *testing.T) {
 		"tabbyapi": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "kv_offload_over_capacity", "kv_offload_cold_allocs",
 			"kv_offload_thrashing", "recurrent_over_budget", "recurrent_live_kv_evictions", "recurrent_raise_budget", "draft_acceptance_low",
 			"admission_stalled", "queue_time_high", "target_down"},
-		"vllm": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low",
+		"vllm": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low", "requests_refused",
+			"admission_stalled", "queue_time_high", "requests_aborted", "target_down"},
+		// vLLM's names before the admission limit.
+		"aphrodite": {"kv_cache_pressure", "queue_pressure", "preemptions", "requests_errored", "draft_acceptance_low",
 			"admission_stalled", "queue_time_high", "requests_aborted", "target_down"},
 		"llamacpp": {"queue_pressure", "draft_acceptance_low", "admission_stalled", "target_down"},
-		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions",
+		"sglang": {"kv_cache_over_capacity", "kv_cache_pressure", "queue_pressure", "preemptions", "retracted_work",
 			"admission_stalled", "queue_time_high", "target_down"},
-		"tgi": {"queue_pressure", "admission_stalled", "queue_time_high", "requests_failed", "target_down"},
+		"tgi":    {"queue_pressure", "admission_stalled", "queue_time_high", "requests_failed", "target_down"},
+		"trtllm": {"kv_cache_pressure", "queue_pressure", "draft_acceptance_low", "admission_stalled", "queue_time_high", "target_down"},
+		// The frontend has no engine's queue or cache: its failures and its
+		// being down are what it can decide.
+		"dynamo":   {"requests_failed", "target_down"},
+		"lmdeploy": {"kv_cache_pressure", "queue_pressure", "draft_acceptance_low", "admission_stalled", "queue_time_high", "target_down"},
 	}
 	for _, d := range promql.Dialects() {
 		l, err := promql.Newest(d, promql.Options{})
@@ -421,4 +429,53 @@ func leftOut(optional []string, has map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// A runbook base holding template syntax is a URL, not a template: every
+// format passes promtool and vmalert, and each alert's runbook_url expands
+// to the base as given (promtool test rules checks the expansion against
+// rules.Expand's, which TestRunbookBaseLiteral holds to the base).
+func TestRunbookBaseLiteral(t *testing.T) {
+	const base = "https://wiki.example/{{ $labels.job }}/a{{{b}}/{{"
+	src := sources(t)[0]
+	l := src.library(t, promql.Options{})
+	set, err := rules.Generate(l, rules.Options{Advice: src.advice, RunbookBase: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range set.Alerts {
+		got, err := rules.Expand(a.Annotations["runbook_url"], map[string]string{"job": "vllm"}, 1)
+		if want := base + "#" + a.Condition.ID; err != nil || got != want {
+			t.Errorf("%s: runbook_url expands to %q (%v), want %q", a.Alert, got, err, want)
+		}
+	}
+	tool := promtool.Require(t, "promtool")
+	vmalert := promtool.Require(t, "vmalert")
+	dir := t.TempDir()
+	for _, f := range rules.Formats {
+		var b bytes.Buffer
+		if err := set.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		body := b.Bytes()
+		if f == rules.Operator {
+			body = operatorSpec(t, body)
+		}
+		name := filepath.Join(dir, string(f)+".yml")
+		if err := os.WriteFile(name, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check := []string{tool, "check", "rules", name}
+		if f == rules.VMAlert {
+			check = []string{vmalert, "-dryRun", "-rule=" + name}
+		}
+		if out, err := promtool.Run(dir, check[0], check[1:]...); err != nil {
+			t.Errorf("%s: %v\n%s", f, err, lastLines(out, 20))
+		}
+	}
+	file, err := set.Tests(l, "rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGenerated(t, tool, "runbook base with template syntax", set, file)
 }

@@ -92,6 +92,12 @@ var examples = map[string][2]example{
 		{perMin: map[string]float64{snapshot.ExtraPreemptions: 3}, value: 15},
 		{perMin: map[string]float64{snapshot.ExtraPreemptions: 0}},
 	},
+	"retracted_work": {
+		// 60 of 1,000 prompt tokens a minute: 6%, over the 5% the note
+		// warns from; 20 (2%) under it.
+		{perMin: map[string]float64{snapshot.PromptTokensTotal: 1000, snapshot.ExtraRetractedPromptTokens: 50, snapshot.ExtraRetractedGeneratedTokens: 10}, value: 0.06},
+		{perMin: map[string]float64{snapshot.PromptTokensTotal: 1000, snapshot.ExtraRetractedPromptTokens: 15, snapshot.ExtraRetractedGeneratedTokens: 5}},
+	},
 	"requests_errored": {
 		{perMin: map[string]float64{snapshot.RequestsTotal: 60, snapshot.ExtraFinishedReason + "error": 1}, value: 5},
 		{perMin: map[string]float64{snapshot.RequestsTotal: 60, snapshot.ExtraFinishedReason + "error": 0}},
@@ -99,6 +105,11 @@ var examples = map[string][2]example{
 	"draft_acceptance_low": {
 		{perMin: map[string]float64{snapshot.SpecDecodeNumAcceptedTokensTotal: 40, snapshot.SpecDecodeNumDraftTokensTotal: 100}, value: 0.4},
 		{perMin: map[string]float64{snapshot.SpecDecodeNumAcceptedTokensTotal: 80, snapshot.SpecDecodeNumDraftTokensTotal: 100}},
+	},
+	"requests_refused": {
+		// 6 refused a minute: 30 in the 5-minute window.
+		{perMin: map[string]float64{snapshot.ExtraAdmissionRejections: 6}, value: 30},
+		{perMin: map[string]float64{snapshot.ExtraAdmissionRejections: 0}},
 	},
 	"admission_stalled": {
 		{gauges: map[string]float64{snapshot.RequestsDeferred: 5, snapshot.RequestsProcessing: 0}, value: 5},

@@ -114,6 +114,9 @@ func TestTimeSourceAlwaysSet(t *testing.T) {
 	saved := filepath.Join(dir, "saved.prom")
 	os.WriteFile(plain, []byte(sampleText), 0o600)
 	os.WriteFile(saved, []byte("# inferscope: scraped_at=2026-01-02T03:04:05Z source=x\n"+sampleText), 0o600)
+	// Written before the tests' clock (a time after it is unknown).
+	before := fixedNow.Add(-time.Hour)
+	os.Chtimes(plain, before, before)
 	tests := []struct {
 		target string
 		stdin  string

@@ -77,18 +77,25 @@ func gunzip(wire []byte, max int64) ([]byte, error) {
 	return body, nil
 }
 
-// tooLarge names the cap and the flag that raises it; src names the body.
-func tooLarge(src string, max int64, decompressed bool) *Error {
+// tooLarge names the cap and the flag that raises it; src names the body,
+// and size is its size where known before reading it (a plain file's, a
+// Content-Length; 0 if not): the cap suggested then holds it, where
+// otherwise each try could only be told to try four times more.
+func tooLarge(src string, max, size int64, decompressed bool) *Error {
 	what := "is larger than"
 	if decompressed {
 		what = "decompresses to more than"
+	}
+	msg := fmt.Sprintf("%s %s the %s cap (--max-bytes %s)", src, what, units.Bytes(float64(max)), units.Size(max))
+	if size > max {
+		return newError(TooLarge, errCap, msg, fmt.Sprintf("it is %s; to read it, raise the cap: --max-bytes %s", units.Bytes(float64(size)), units.SizeHolding(size)))
 	}
 	raise := max * 4
 	if raise/4 != max || raise <= 0 {
 		raise = max
 	}
-	return newError(TooLarge, errCap, fmt.Sprintf("%s %s the %s cap (--max-bytes %d)", src, what, units.Bytes(float64(max)), max),
-		fmt.Sprintf("if the body is meant to be that large, raise the cap, e.g. --max-bytes %d (%s)", raise, units.Bytes(float64(raise))))
+	return newError(TooLarge, errCap, msg,
+		fmt.Sprintf("if the body is meant to be that large, raise the cap, e.g. --max-bytes %s (%s)", units.Size(raise), units.Bytes(float64(raise))))
 }
 
 // decodeError explains a failure of decode; src names the body ("the answer
@@ -97,7 +104,7 @@ func decodeError(src string, max int64, err error, look string) *Error {
 	var ue *unsupportedEncodingError
 	switch {
 	case errors.Is(err, errCap):
-		return tooLarge(src, max, true)
+		return tooLarge(src, max, 0, true)
 	case errors.As(err, &ue):
 		return newError(Read, err, fmt.Sprintf("%s came with Content-Encoding %q, which inferscope did not ask for", src, ue.enc),
 			"a proxy in between may be recompressing; inferscope reads gzip and plain bodies")

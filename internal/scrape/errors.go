@@ -74,6 +74,11 @@ type Error struct {
 	Err error
 	// Status is the HTTP status for NotFound, Unauthorized and HTTPStatus.
 	Status int
+	// Said is the server's own message quoted from an HTTPStatus answer
+	// (a JSON error's message, an HTML title, the first words of text),
+	// cleaned and cut: "" when it said nothing readable. A llama.cpp
+	// router is told by it.
+	Said string
 	// Waited is how long the scrape ran before it failed (0 for files).
 	Waited time.Duration
 }

@@ -250,7 +250,7 @@ func readFile(t Target, o Options) (*Result, error) {
 	}
 	regular := fi.Mode().IsRegular()
 	if regular && fi.Size() > o.MaxBytes {
-		return nil, tooLarge(src, o.MaxBytes, false)
+		return nil, tooLarge(src, o.MaxBytes, plainSize(f, fi.Size()), false)
 	}
 	size := int64(0)
 	if regular {
@@ -259,11 +259,11 @@ func readFile(t Target, o Options) (*Result, error) {
 	wire, err := httpsafe.ReadAll(f, o.MaxBytes, size)
 	if err != nil {
 		if errors.Is(err, errCap) {
-			return nil, tooLarge(src, o.MaxBytes, false)
+			return nil, tooLarge(src, o.MaxBytes, 0, false)
 		}
 		return nil, newError(Read, err, fmt.Sprintf("cannot read %s: %s", src, pathReason(err)), lsHint(t))
 	}
-	r, err := fromBytes(src, wire, o, "check it with: gzip -t "+termsafe.ShellQuote(t.Path))
+	r, err := fromBytes(src, wire, o, "check it with: gzip -t "+termsafe.ShellEcho(t.Path))
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,19 @@ func readFile(t Target, o Options) (*Result, error) {
 			r.ScrapedAt, r.TimeSource = fi.ModTime(), TimeMtime
 		}
 	}
+	r.unlessFuture(o.Now())
 	return r, nil
+}
+
+// plainSize is the body's size a file of size bytes holds, where it can be
+// known before reading it: size for plain text, 0 for gzip (whose body is
+// larger than the file).
+func plainSize(f *os.File, size int64) int64 {
+	magic := make([]byte, 2)
+	if n, _ := f.ReadAt(magic, 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		return 0
+	}
+	return size
 }
 
 func readStdin(t Target, o Options) (*Result, error) {
@@ -286,7 +298,7 @@ func readStdin(t Target, o Options) (*Result, error) {
 	wire, err := httpsafe.ReadAll(o.Stdin, o.MaxBytes, 0)
 	if err != nil {
 		if errors.Is(err, errCap) {
-			return nil, tooLarge("stdin", o.MaxBytes, false)
+			return nil, tooLarge("stdin", o.MaxBytes, 0, false)
 		}
 		return nil, newError(Read, err, "cannot read stdin: "+clean(err.Error(), 120),
 			"pipe a scrape in, or give the file or URL instead of -")
@@ -299,7 +311,26 @@ func readStdin(t Target, o Options) (*Result, error) {
 	if r.TimeSource == "" {
 		r.ScrapedAt, r.TimeSource = o.Now(), TimeNow
 	}
+	r.unlessFuture(o.Now())
 	return r, nil
+}
+
+// unlessFuture leaves the scrape time unknown where the file claims one
+// after now, beyond Skew: no scrape was taken in the future (a hand-edited
+// first line, a clock that was wrong), and the window of --since would be
+// computed from it.
+func (r *Result) unlessFuture(now time.Time) {
+	if !r.ScrapedAt.After(now.Add(Skew)) {
+		return
+	}
+	claimed := "the time " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	switch r.TimeSource {
+	case TimeSaved:
+		claimed = "its first line says it was scraped " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	case TimeMtime:
+		claimed = "it was modified " + r.ScrapedAt.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	r.ScrapedAt, r.TimeSource, r.TimeUnknown = time.Time{}, "", claimed+", in the future"
 }
 
 // fromBytes decompresses a file's bytes and reads a saved-scrape line; the
@@ -332,7 +363,7 @@ func openError(t Target, src string, err error) *Error {
 	}
 	e := newError(Read, err, fmt.Sprintf("cannot open %s: %s", src, pathReason(err)))
 	if errors.Is(err, fs.ErrPermission) {
-		e.Hints = append(e.Hints, "you may not read it: check its permissions with ls -l "+termsafe.ShellQuote(t.Path))
+		e.Hints = append(e.Hints, "you may not read it: check its permissions with ls -l "+termsafe.ShellEcho(t.Path))
 	} else {
 		e.Hints = append(e.Hints, lsHint(t))
 	}
@@ -340,7 +371,7 @@ func openError(t Target, src string, err error) *Error {
 }
 
 func lsHint(t Target) string {
-	return "check the file: ls -l " + termsafe.ShellQuote(t.Path)
+	return "check the file: ls -l " + termsafe.ShellEcho(t.Path)
 }
 
 // pathReason is the operating system's reason without the path it repeats.

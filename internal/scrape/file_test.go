@@ -400,3 +400,46 @@ func TestSaveStartHeader(t *testing.T) {
 		}
 	}
 }
+
+// A time in the future (a first line, a modification time, beyond Skew)
+// cannot be when the data was taken: the time is unknown, and the result
+// says what the file claimed. Within the skew the time stands.
+func TestFutureTimeUnknown(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	past := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	soon := fixedNow.Add(Skew / 2).Truncate(time.Second)
+	for _, c := range []struct {
+		name, target, stdin string
+		at                  time.Time // zero: unknown
+		claimed             string
+	}{
+		{name: "saved in 2999", target: write("a.prom", "# inferscope: scraped_at=2999-01-01T00:00:00Z source=x\n"+sampleText, past),
+			claimed: "its first line says it was scraped 2999-01-01 00:00:00 UTC, in the future"},
+		{name: "modified in 2200", target: write("b.prom", sampleText, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)),
+			claimed: "it was modified 2200-01-01 00:00:00 UTC, in the future"},
+		{name: "piped in, saved in 2999", target: "-", stdin: "# inferscope: scraped_at=2999-01-01T00:00:00Z source=x\n" + sampleText,
+			claimed: "its first line says it was scraped 2999-01-01 00:00:00 UTC"},
+		{name: "saved within the skew", target: write("c.prom", "# inferscope: scraped_at="+soon.Format(time.RFC3339)+" source=x\n"+sampleText, past), at: soon},
+		{name: "modified within the skew", target: write("d.prom", sampleText, soon), at: soon},
+	} {
+		o := testOptions()
+		o.Stdin = strings.NewReader(c.stdin)
+		r, err := Fetch(context.Background(), c.target, o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !r.ScrapedAt.Equal(c.at) || (r.TimeSource == "") != c.at.IsZero() || !strings.Contains(r.TimeUnknown, c.claimed) || (c.claimed == "") != (r.TimeUnknown == "") {
+			t.Errorf("%s: scraped %v (%q), unknown %q; want %v, %q", c.name, r.ScrapedAt, r.TimeSource, r.TimeUnknown, c.at, c.claimed)
+		}
+	}
+}

@@ -108,7 +108,11 @@ func fetchHTTP(parent context.Context, t Target, o Options) (*Result, error) {
 	wire, err := httpsafe.ReadAll(resp.Body, o.MaxBytes, resp.ContentLength)
 	if err != nil {
 		if errors.Is(err, errCap) {
-			e := tooLarge("the answer from "+src, o.MaxBytes, false)
+			size := resp.ContentLength // the body's, where it came unencoded
+			if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+				size = 0
+			}
+			e := tooLarge("the answer from "+src, o.MaxBytes, size, false)
 			e.Waited = waited()
 			return nil, e
 		}

@@ -33,7 +33,11 @@ func requestError(parent, ctx context.Context, t Target, o Options, err error, w
 	var e *Error
 	switch {
 	case errors.Is(err, errCap):
-		e = tooLarge("the answer from "+src, o.MaxBytes, false)
+		var size int64
+		if te := (*httpsafe.TooLargeError)(nil); errors.As(err, &te) {
+			size = te.Size
+		}
+		e = tooLarge("the answer from "+src, o.MaxBytes, size, false)
 	case errors.As(err, &re):
 		to := httpsafe.Redact(re.To)
 		if re.TooMany {
@@ -244,6 +248,7 @@ func statusError(t Target, o Options, resp *http.Response) *Error {
 			msg += ": " + s
 		}
 		e = newError(HTTPStatus, nil, msg)
+		e.Said = s
 		if code == http.StatusMethodNotAllowed || code == http.StatusGone {
 			e.Hints = append(e.Hints, pathHints(t)...)
 		}

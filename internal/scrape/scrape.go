@@ -15,7 +15,11 @@
 // which is only right if the file was written when it was scraped and not
 // copied since: callers should say so, and the CLI's --at gives the real
 // time ([TimeGiven], set by the caller). Stdin or a pipe without the line is
-// timed when it was read ([TimeNow]).
+// timed when it was read ([TimeNow]). A saved or modification time after
+// now (beyond [Skew]) cannot be when the data was taken: the time is then
+// unknown ([Result.ScrapedAt] zero, [Result.TimeSource] empty), and
+// [Result.TimeUnknown] says what the file claimed, since a rate over a
+// window from it would be meaningless.
 //
 // # Cancellation
 //
@@ -99,6 +103,11 @@ const (
 	TimeGiven  = "given"  // the user said when (--at)
 )
 
+// Skew is how far a time may be after now and still be taken as now: the
+// clock that wrote it may run a little ahead of ours. --at is bounded by it
+// too.
+const Skew = time.Minute
+
 // Result is one scrape's body and what is known about it.
 type Result struct {
 	// Source names where the body came from, for display: the URL with any
@@ -111,8 +120,11 @@ type Result struct {
 	// Header is the response's header as received (untrusted; nil for files).
 	Header http.Header
 	// ScrapedAt is when the data was taken; TimeSource says how it is known.
-	ScrapedAt  time.Time
-	TimeSource string
+	// Both are zero where the file claimed a time in the future, and
+	// TimeUnknown says what it claimed ("" otherwise).
+	ScrapedAt   time.Time
+	TimeSource  string
+	TimeUnknown string
 	// Waited is how long the scrape took, request to last byte (0 for files).
 	Waited time.Duration
 	// HeaderStart is the Process-Start-Time-Unix header in Unix seconds when
@@ -126,6 +138,12 @@ type Result struct {
 	FromFile bool
 	// SavedSource is the source recorded by Save, when the file had one.
 	SavedSource string
+	// AnsweredJSON is the URL first scraped when it answered JSON and the
+	// text was read from [TextPath] of the same server instead (TensorRT-LLM's
+	// trtllm-serve): Source is where the text came from. TextPathFailed
+	// says why that path gave nothing to read when it was tried in vain,
+	// and the JSON answer is the Result.
+	AnsweredJSON, TextPathFailed string
 }
 
 // Fetch resolves target (see Resolve) and reads it.
@@ -145,7 +163,11 @@ func fetchTarget(ctx context.Context, t Target, o Options) (*Result, error) {
 	}
 	switch {
 	case t.URL != nil:
-		return fetchHTTP(ctx, t, o)
+		r, err := fetchHTTP(ctx, t, o)
+		if err != nil || !t.PathAdded || !isJSON(r) {
+			return r, err
+		}
+		return textPath(ctx, t, o, r)
 	case t.Stdin:
 		return readAsync(ctx, t, o, func() (*Result, error) { return readStdin(t, o) })
 	case t.Path != "":

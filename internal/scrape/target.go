@@ -33,6 +33,10 @@ type Target struct {
 	Why string
 	// NoPort reports a host given without a port, so port 80 or 443 is used.
 	NoPort bool
+	// PathAdded reports an HTTP target given without a path, to which
+	// /metrics was added: another path may be tried where that one answers
+	// JSON ([TextPath]); a path the user gave is kept.
+	PathAdded bool
 }
 
 // fileExts are endings that make a target a file even when no such file
@@ -69,7 +73,7 @@ func resolve(target string, stat func(string) (fs.FileInfo, error)) (Target, err
 	switch target {
 	case "":
 		u, _ := url.Parse(DefaultURL)
-		t.URL, t.Default = u, true
+		t.URL, t.Default, t.PathAdded = u, true, true
 		return t, nil
 	case "-":
 		t.Stdin = true
@@ -166,7 +170,7 @@ func resolveURL(t Target, shown string) (Target, error) {
 		t.NoPort = true
 	}
 	if u.Path == "" && u.Opaque == "" {
-		u.Path = "/metrics"
+		u.Path, t.PathAdded = "/metrics", true
 	}
 	u.Fragment, u.RawFragment = "", ""
 	t.URL = u
@@ -215,7 +219,7 @@ func resolveHost(t Target, shown string) (Target, error) {
 			"write host:port (e.g. gpu-box:5000), a URL, or a file path")
 	}
 	if u.Path == "" {
-		u.Path = "/metrics"
+		u.Path, t.PathAdded = "/metrics", true
 	}
 	u.Fragment, u.RawFragment = "", ""
 	t.URL = u
@@ -285,6 +289,10 @@ func dotted(host string) bool {
 	h := strings.Trim(host, "[]")
 	return net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") || strings.Contains(h, ".")
 }
+
+// ValidHost reports whether h can be a host: a DNS-style name or an IP
+// literal (without brackets or a port).
+func ValidHost(h string) bool { return validHost(h) }
 
 // validHost accepts DNS-style names (letters, digits, '-', '_' for container
 // names, dots between non-empty labels) and IP literals.

@@ -39,6 +39,8 @@ type Options struct {
 	UserAgent string
 	// Now reads the clock (time.Now when nil).
 	Now func() time.Time
+	// Query is sent with the request: a llama.cpp router's model.
+	Query url.Values
 }
 
 // URL is the /slots endpoint of the server whose /metrics is at metrics:
@@ -89,7 +91,9 @@ func Read(ctx context.Context, metrics *url.URL, o Options) *snapshot.Slots {
 // get fetches /slots within the cap.
 func get(ctx context.Context, metrics *url.URL, o Options) (body []byte, status int, err error) {
 	c := httpsafe.NewClient(httpsafe.Options{Origin: metrics, Headers: o.Headers, MaxBytes: o.MaxBytes, Gzip: true, Transport: o.Transport})
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL(metrics).String(), nil)
+	u := URL(metrics)
+	u.RawQuery = o.Query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("slots: %w", err)
 	}

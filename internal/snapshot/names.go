@@ -39,9 +39,11 @@ const (
 	// request; seconds.
 	TokensPredictedSecondsTotal = "tokens_predicted_seconds_total"
 	// EngineBusySecondsTotal is a counter of the time the engine was busy
-	// executing work (SGLang's gpu_execution_seconds_total, with its
-	// device timer on): wall time, not summed per request, so its rate is
-	// a busy share 0..1; seconds.
+	// executing work (SGLang's forward_execution_seconds_total, before
+	// 2026 gpu_execution_seconds_total, with its device timer on; TGI's
+	// batch prefill and decode calls, which one task runs one at a time):
+	// wall time, not summed per request, so its rate is a busy share 0..1;
+	// seconds.
 	EngineBusySecondsTotal = "engine_busy_seconds_total"
 	// RequestsTotal is a counter of finished requests; requests.
 	RequestsTotal = "requests_total"
@@ -138,10 +140,11 @@ const (
 	// make room; pages.
 	KVOffloadEvictionsTotal = "kv_offload_evictions_total"
 	// KVOffloadReadBytesTotal is a counter of bytes restored from RAM to
-	// VRAM; bytes.
+	// VRAM (vLLM's offloading connector: loaded from its offload medium,
+	// system RAM with its CPU spec); bytes.
 	KVOffloadReadBytesTotal = "kv_offload_read_bytes_total"
 	// KVOffloadWrittenBytesTotal is a counter of bytes stored from VRAM to
-	// RAM; bytes.
+	// RAM (vLLM's connector: stored to its offload medium); bytes.
 	KVOffloadWrittenBytesTotal = "kv_offload_written_bytes_total"
 	// KVOffloadRestoredTokensTotal is a counter of prompt tokens read back
 	// from RAM instead of prefilled (already among CachedTokensTotal);
@@ -280,6 +283,168 @@ const (
 	ExtraGenThroughputGauge = "gen_throughput_gauge"
 )
 
+// Servers as they are now (issue 28): vLLM's admission limit, deferred
+// queue, sleep state, engine steps and KV offload connector; TGI's token
+// budget, batch time, entry count and speculated tokens. Extra keys all:
+// no other server publishes them with these meanings.
+const (
+	// ExtraAdmissionRejections is a counter of requests vLLM refused with
+	// 503 before queueing (--max-num-queued-reqs, --max-num-queued-tokens):
+	// they reach neither the queue gauges nor the finished count; requests.
+	ExtraAdmissionRejections = "admission_rejections_total"
+	// ExtraAdmissionRejectionsBy prefixes a counter of those refusals by
+	// vLLM's reason label; they sum to ExtraAdmissionRejections; requests.
+	ExtraAdmissionRejectionsBy = "admission_rejections:"
+	// ExtraWaitingDeferred is a gauge of waiting requests vLLM defers for a
+	// transient constraint (a LoRA adapter budget, a KV transfer, a blocked
+	// status), not for want of batch room: among RequestsDeferred; requests.
+	ExtraWaitingDeferred = "requests_waiting_deferred"
+	// ExtraSleepState prefixes a gauge of vLLM engines in each sleep state
+	// (awake, weights_offloaded: level 1, discard_all: level 2), the sum of
+	// engine_sleep_state's 0/1 series; engines.
+	ExtraSleepState = "engine_sleep_state:"
+	// ExtraStepTokens is a counter of the tokens vLLM's engine steps
+	// carried as its frontend counts them (iteration_tokens_total's _sum:
+	// prompt tokens of prefills that ended in the step, every chunk at
+	// once, plus tokens generated); tokens.
+	ExtraStepTokens = "engine_step_tokens_total"
+	// ExtraEngineSteps is a counter of the engine steps that emitted a
+	// token (iteration_tokens_total's _count; steps that only advanced a
+	// chunked prefill are not among them); steps.
+	ExtraEngineSteps = "engine_steps_total"
+	// ExtraKVOffloadLoadSeconds is a counter of the time vLLM's offloading
+	// connector spent loading KV from its offload medium to the GPU;
+	// seconds.
+	ExtraKVOffloadLoadSeconds = "kv_offload_load_seconds_total"
+	// ExtraKVOffloadStoreSeconds is a counter of the time it spent storing
+	// KV from the GPU to the offload medium; seconds.
+	ExtraKVOffloadStoreSeconds = "kv_offload_store_seconds_total"
+	// ExtraTokenBudgetReserved is a gauge of the tokens TGI's running
+	// batch reserved (its KV blocks for each request's prompt and
+	// max_new_tokens, shared prefix blocks once per request): a
+	// reservation, not KV in use; tokens.
+	ExtraTokenBudgetReserved = "token_budget_reserved_tokens"
+	// ExtraTokenBudgetMax is a gauge of TGI's token budget
+	// (--max-batch-total-tokens, or what warmup found room for); tokens.
+	ExtraTokenBudgetMax = "token_budget_max_tokens"
+	// ExtraRequestCount is a counter of TGI's tgi_request_count: calls into
+	// its generation routes, failures included, an OpenAI-API request
+	// counted at its route and again at each generation it starts;
+	// requests.
+	ExtraRequestCount = "request_count_total"
+	// ExtraSpeculatedTokens is a counter of tokens TGI emitted beyond the
+	// first of a request's step (tgi_request_skipped_tokens' _sum:
+	// speculated tokens the model accepted); tokens.
+	ExtraSpeculatedTokens = "speculated_tokens_total"
+	// ExtraSpeculationSteps is a counter of the request-steps those were
+	// counted over (its _count: one per request per prefill or decode
+	// step); steps.
+	ExtraSpeculationSteps = "speculated_token_steps_total"
+)
+
+// SGLang as it is in 2026 (issue 28): the engine's time by phase, the KV
+// pool's parts, prefix-cache hits by tier, work thrown away by
+// retractions, speculative verify calls, and the live state's breakdown
+// by priority. Kept in one block (declared by sglang2026Kinds below) so
+// that other servers' names can be added beside it without conflict.
+const (
+	// EnginePrefillSecondsTotal is a counter of the engine's own busy time
+	// in prefill forward passes (SGLang's forward_execution_seconds_total
+	// {category="extend"}, averaged over data-parallel schedulers as
+	// EngineBusySecondsTotal is; TGI's prefill batch calls), so that its
+	// rate is a share of the wall clock; seconds.
+	EnginePrefillSecondsTotal = "engine_prefill_seconds_total"
+	// EngineDecodeSecondsTotal is a counter of the engine's own busy time
+	// in decode forward passes (category "decode", and "target_verify"
+	// under speculative decoding; TGI's decode batch calls), averaged as
+	// EnginePrefillSecondsTotal; seconds.
+	EngineDecodeSecondsTotal = "engine_decode_seconds_total"
+	// KVCacheEvictableTokens is a gauge of KV cache holding cached
+	// prefixes that no running request references, freed for new requests
+	// on demand (SGLang's kv_evictable_tokens); tokens.
+	KVCacheEvictableTokens = "kv_cache_evictable_tokens"
+	// KVCacheFreeTokens is a gauge of KV cache holding nothing (SGLang's
+	// kv_available_tokens); tokens.
+	KVCacheFreeTokens = "kv_cache_free_tokens"
+	// PrefixCacheHostHits is a counter of prompt tokens the prefix cache
+	// had in host memory, not on the device (SGLang's hierarchical cache),
+	// among PrefixCacheHits; tokens.
+	PrefixCacheHostHits = "prefix_cache_host_hits"
+	// PrefixCacheStorageHits is a counter of prompt tokens the prefix
+	// cache had in its storage tier, among PrefixCacheHits; tokens.
+	PrefixCacheStorageHits = "prefix_cache_storage_hits"
+
+	// ExtraRetractedPromptTokens is a counter of prompt tokens of requests
+	// retracted (preempted) while they ran, whose KV was dropped and is
+	// computed again when they resume (SGLang's
+	// num_retracted_input_tokens_total); tokens.
+	ExtraRetractedPromptTokens = "retracted_prompt_tokens_total"
+	// ExtraRetractedGeneratedTokens is a counter of generated tokens of
+	// retracted requests, whose KV is computed again as prompt when they
+	// resume (num_retracted_output_tokens_total); tokens.
+	ExtraRetractedGeneratedTokens = "retracted_generated_tokens_total"
+	// ExtraSpecVerifyCalls is a counter of speculative decoding's verify
+	// forward passes, summed over finished requests (SGLang's
+	// spec_verify_calls_total): generated tokens over it is SGLang's
+	// acceptance length, the bonus token included; passes.
+	ExtraSpecVerifyCalls = "spec_decode_verify_calls_total"
+	// ExtraPausedRequests is a gauge of requests SGLang paused for a
+	// weight update (num_paused_reqs), as its last log interval counted
+	// them; requests.
+	ExtraPausedRequests = "paused_requests"
+	// ExtraContextLength is a gauge of the most tokens one request may
+	// hold, prompt and generation together (SGLang's context_len); tokens.
+	ExtraContextLength = "context_length"
+	// ExtraRunningByPriority prefixes a gauge of requests running at one
+	// priority (SGLang with --enable-priority-scheduling); part of
+	// RequestsProcessing, never added to it; requests.
+	ExtraRunningByPriority = "running_priority:"
+	// ExtraQueuedByPriority prefixes a gauge of requests waiting at one
+	// priority, part of RequestsDeferred; requests.
+	ExtraQueuedByPriority = "queued_priority:"
+	// ExtraKVPoolUsage prefixes a gauge of a hybrid model's other KV pool
+	// in use over its size ("swa", "mamba"), beside the full-attention
+	// pool the KV cache figures are; a fraction 0..1.
+	ExtraKVPoolUsage = "kv_pool_usage:"
+)
+
+// sglang2026Kinds are the kinds of the block above, merged into the
+// tables at init.
+var sglang2026Kinds = map[string]Kind{
+	EnginePrefillSecondsTotal: Counter, EngineDecodeSecondsTotal: Counter,
+	KVCacheEvictableTokens: Gauge, KVCacheFreeTokens: Gauge,
+	PrefixCacheHostHits: Counter, PrefixCacheStorageHits: Counter,
+}
+
+var sglang2026ExtraKinds = map[string]Kind{
+	ExtraRetractedPromptTokens: Counter, ExtraRetractedGeneratedTokens: Counter, ExtraSpecVerifyCalls: Counter,
+	ExtraPausedRequests: Gauge, ExtraContextLength: Gauge,
+	ExtraRunningByPriority: Gauge, ExtraQueuedByPriority: Gauge, ExtraKVPoolUsage: Gauge,
+}
+
+func init() {
+	for k, v := range sglang2026Kinds {
+		declared[k] = v
+	}
+	for k, v := range sglang2026ExtraKinds {
+		declaredExtra[k] = v
+	}
+}
+
+// Extra keys of the servers issue 28 added (NVIDIA Dynamo's frontend):
+// what a router in front of engines sees of the requests it holds, which
+// is neither an engine's running batch nor its queue.
+const (
+	// ExtraRequestsInFlight is a gauge of requests a frontend has accepted
+	// and not yet answered in full, wherever they are (routed and queued
+	// at a worker, prefilling, or generating); requests.
+	ExtraRequestsInFlight = "requests_in_flight"
+	// ExtraRequestsAwaitingFirstToken is a gauge of the requests in flight
+	// that have had no token yet (queued at a worker or prefilling), among
+	// ExtraRequestsInFlight; requests.
+	ExtraRequestsAwaitingFirstToken = "requests_awaiting_first_token"
+)
+
 // Kind is what a canonical name holds.
 type Kind uint8
 
@@ -343,6 +508,14 @@ var declaredExtra = map[string]Kind{
 	ExtraSpecDecodeDrafts: Counter, ExtraAcceptedPerPosition: Counter, ExtraBusySlotsPerDecode: Gauge,
 	ExtraDecodeCalls: Counter, ExtraLargestSequence: Counter, ExtraSlotPrefillSpeed: Gauge,
 	ExtraSlotDecodeSpeed: Gauge, ExtraCacheHitRateGauge: Gauge, ExtraGenThroughputGauge: Gauge,
+
+	// Servers as they are now (issue 28).
+	ExtraAdmissionRejections: Counter, ExtraAdmissionRejectionsBy: Counter, ExtraWaitingDeferred: Gauge,
+	ExtraSleepState: Gauge, ExtraStepTokens: Counter, ExtraEngineSteps: Counter,
+	ExtraKVOffloadLoadSeconds: Counter, ExtraKVOffloadStoreSeconds: Counter,
+	ExtraTokenBudgetReserved: Gauge, ExtraTokenBudgetMax: Gauge, ExtraRequestCount: Counter,
+	ExtraSpeculatedTokens: Counter, ExtraSpeculationSteps: Counter,
+	ExtraRequestsInFlight: Gauge, ExtraRequestsAwaitingFirstToken: Gauge,
 }
 
 // Name is what a canonical name is declared as.

@@ -15,13 +15,20 @@ import (
 
 // Snapshot is one scrape in canonical form.
 type Snapshot struct {
-	Source    string    // URL, file path or "-" for stdin
-	Dialect   string    // "tabbyapi", "vllm", "llamacpp", "sglang", "tgi"
-	ScrapedAt time.Time // when the scrape completed (or the time saved with a file)
+	Source string // URL, file path or "-" for stdin
+	// AnsweredJSON is the URL first scraped when it answered JSON and the
+	// text came from another path of the same server, Source
+	// (trtllm-serve's /metrics and /prometheus/metrics); "" otherwise.
+	AnsweredJSON string
+	Dialect      string    // "tabbyapi", "vllm", "aphrodite", "llamacpp", "sglang", "tgi", "trtllm", "dynamo", "lmdeploy"
+	ScrapedAt    time.Time // when the scrape completed (or the time saved with a file)
 	// TimeSource says how ScrapedAt is known: scrape.TimeScrape, TimeSaved,
 	// TimeMtime (a file's modification time, taken as the scrape time),
 	// TimeNow (stdin read now) or TimeGiven (--at).
-	TimeSource    string
+	TimeSource string
+	// TimeUnknown says why ScrapedAt is zero where a file claimed a time
+	// that cannot be its scrape's (scrape.Result.TimeUnknown).
+	TimeUnknown   string
 	ScrapeSeconds float64 // how long the scrape waited; 0 for files
 	HeaderStart   float64 // Process-Start-Time-Unix header, Unix seconds; 0 when absent
 	// StartToken is that header's raw value: llama.cpp's is a monotonic
@@ -216,4 +223,21 @@ type Advice struct {
 	// RecurrentBudget names the setting that sizes the recurrent
 	// checkpoint cache ("sysmem_recurrent_cache").
 	RecurrentBudget string
+	// AdmissionLimit names the settings that refuse requests before they
+	// queue, and what each caps (vLLM's --max-num-queued-reqs and
+	// --max-num-queued-tokens).
+	AdmissionLimit string
+	// QueueDeferred says what a queue deferred rather than waiting for
+	// capacity waits on, and what shortens it (vLLM's LoRA budget, KV
+	// transfers).
+	QueueDeferred string
+	// EngineBusy says what the engine's busy time measures ("GPU execution
+	// time"); empty is SGLang's wording.
+	EngineBusy string
+	// Wake says how a sleeping engine is woken (vLLM's POST /wake_up).
+	Wake string
+	// FailedWhy says where the reason a request failed is published, for
+	// an alert on failing requests ("the err label of tgi_request_failure
+	// says why").
+	FailedWhy string
 }

@@ -5,7 +5,8 @@
 // watch table and error messages: durations with [Seconds] ("850 ms",
 // "1.20 s", "4.1 min"), counts and rates with [Count] ("950", "1.2K"),
 // sizes with [Bytes] ("1.5 KiB"), shares with [Percent], multipliers with
-// [Factor], exact counts with [Integer]. A missing figure is [Missing].
+// [Factor], exact counts with [Integer], a count's noun with [Noun] (or
+// both at once, [Plural]). A missing figure is [Missing].
 //
 // A duration has a second spelling when it is a setting rather than a
 // measurement: a flag's value, a rate window's label, a limit the user
@@ -200,6 +201,30 @@ func Integer(v float64) string {
 	return b.String()
 }
 
+// Noun is the noun one in agreement with the count n: one where n is 1,
+// else its plural: many where given (a noun whose plural is not one+"s":
+// "series"; "instance's histograms"), else one+"s". A number spelled any
+// way ([Count], [Integer]) takes its noun from here, so that no line says
+// "1 requests".
+func Noun(n float64, one string, many ...string) string {
+	switch {
+	case n == 1:
+		return one
+	case len(many) > 0:
+		return many[0]
+	}
+	return one + "s"
+}
+
+// Plural writes an exact count and its noun in agreement ([Noun]) with the
+// count as written: "1 request", "0 requests", "1,204 requests".
+func Plural(n float64, one string, many ...string) string {
+	if !bad(n) {
+		n = math.Round(n)
+	}
+	return Integer(n) + " " + Noun(n, one, many...)
+}
+
 // Duration writes d as the duration flags take it and PromQL writes it, in
 // the largest units that divide it ("90s" is "1m30s"; "24h" stays hours, as
 // the rate windows' JSON keys always have), a fraction of a second as a
@@ -232,6 +257,33 @@ func Duration(d time.Duration) string {
 		b.WriteString(strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s")
 	}
 	return b.String()
+}
+
+// Size writes a byte count as the size flags (--max-bytes) take it, in the
+// largest of k, M and G (x1024) that divides it ("64M", "1G", "3k"), else
+// in bytes ("1536"). It is for settings; a measured size is [Bytes].
+func Size(n int64) string {
+	for _, u := range []struct {
+		s string
+		n int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"k", 1 << 10}} {
+		if n >= u.n && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// SizeHolding is the least size that holds n bytes in whole units of the
+// largest of k, M and G below n, spelled as [Size] spells it: a cap to
+// suggest for a body of n bytes (18,997 bytes: "19k").
+func SizeHolding(n int64) string {
+	for _, u := range []int64{1 << 30, 1 << 20, 1 << 10} {
+		if n > u {
+			return Size((n + u - 1) / u * u)
+		}
+	}
+	return Size(max(n, 1))
 }
 
 // days are the PromQL units longer than Go's hour.

@@ -177,3 +177,38 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{64 << 20: "64M", 1 << 30: "1G", 1536: "1536", 3 << 10: "3k", 100: "100"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+	// The least size in whole units that holds n: a cap to suggest.
+	for n, want := range map[int64]string{18997: "19k", 1024: "1k", 1025: "2k", 100: "100", 0: "1", 1 << 20: "1M", 70_000_000: "67M", 1<<30 + 1: "2G"} {
+		if got := SizeHolding(n); got != want {
+			t.Errorf("SizeHolding(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    float64
+		one  string
+		many []string
+		want string
+	}{
+		{1, "request", nil, "1 request"},
+		{0, "request", nil, "0 requests"},
+		{2, "request", nil, "2 requests"},
+		{1234, "request", nil, "1,234 requests"},
+		{0.6, "token", nil, "1 token"}, // the noun agrees with the count as written
+		{1, "series", []string{"series"}, "1 series"},
+		{3, "instance's histograms", []string{"instances' histograms"}, "3 instances' histograms"},
+	} {
+		if got := Plural(c.n, c.one, c.many...); got != c.want {
+			t.Errorf("Plural(%v, %q) = %q, want %q", c.n, c.one, got, c.want)
+		}
+	}
+}

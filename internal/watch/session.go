@@ -233,7 +233,11 @@ func (s *session) ratesSection() report.Section {
 		return sec
 	}
 	note := "rates appear after the next scrape, in " + units.Duration(s.interval)
-	if len(sec.Table.Rows) == 0 {
+	switch {
+	case len(sec.Table.Rows) == 0 && s.last != nil && s.last.Via != "":
+		// A proxy publishes each counter once a request has reported it.
+		note = "no rates yet: no request has finished through the proxy, and its counters appear with the first"
+	case len(sec.Table.Rows) == 0:
 		note = "no rates: this server publishes none of the counters they are computed from"
 	}
 	sec.Table = nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope/internal/rates"
+	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
@@ -132,5 +133,29 @@ func TestRatesLongestKept(t *testing.T) {
 	}
 	if _, ok := figs["5s"]; ok || *figs["8s"][rates.KeyElapsed] != 10 {
 		t.Errorf("figures %v", figs)
+	}
+}
+
+// While no rate can be given, the line says why: a proxy before its first
+// request has published no counter yet; a server that publishes none never
+// will.
+func TestNoRatesSaysWhy(t *testing.T) {
+	at := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ via, want string }{
+		{"inferscope proxy", "no rates yet: no request has finished through the proxy"},
+		{"", "no rates: this server publishes none of the counters"},
+	} {
+		s := newSession(Config{Interval: time.Second, Windows: []time.Duration{time.Minute}, Build: fakeBuild})
+		snap := &snapshot.Snapshot{Dialect: "tabbyapi", Via: c.via, Scalars: map[string]float64{snapshot.RequestsProcessing: 0}}
+		s.observe(snap, at, 0)
+		var said string
+		for _, row := range s.report(at).Sections[0].Rows {
+			if row.ID == "rates_pending" {
+				said = row.Note
+			}
+		}
+		if !strings.HasPrefix(said, c.want) {
+			t.Errorf("via %q: %q, want %q", c.via, said, c.want)
+		}
 	}
 }

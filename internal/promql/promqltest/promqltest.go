@@ -222,7 +222,9 @@ var figureOracles = map[string]func(*Oracle) float64{
 	"throughput/prefill_work_estimate": func(o *Oracle) float64 {
 		return math.Max(o.rate(snapshot.PrefixCacheQueries)-o.rate(snapshot.PrefixCacheHits), 0)
 	},
-	"phases/engine_busy": rate(snapshot.EngineBusySecondsTotal),
+	"phases/engine_busy":    rate(snapshot.EngineBusySecondsTotal),
+	"phases/engine_prefill": rate(snapshot.EnginePrefillSecondsTotal),
+	"phases/engine_decode":  rate(snapshot.EngineDecodeSecondsTotal),
 	"phases/mean_in_flight": func(o *Oracle) float64 {
 		return o.rate(snapshot.PromptSecondsTotal) + o.rate(snapshot.TokensPredictedSecondsTotal)
 	},
@@ -232,6 +234,9 @@ var figureOracles = map[string]func(*Oracle) float64{
 	"spec_decode/tokens_per_step":        onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.SpecDecodeNumDecodeStepsTotal),
 	"spec_decode/mean_acceptance_length": onePlus(snapshot.SpecDecodeNumAcceptedTokensTotal, snapshot.ExtraSpecDecodeDrafts),
 	"prefix_cache/hit_rate":              ratio(snapshot.PrefixCacheHits, snapshot.PrefixCacheQueries),
+	"prefix_cache/hit_host":              ratio(snapshot.PrefixCacheHostHits, snapshot.PrefixCacheQueries),
+	"prefix_cache/hit_storage":           ratio(snapshot.PrefixCacheStorageHits, snapshot.PrefixCacheQueries),
+	"spec_decode/tokens_per_verify":      ratio(snapshot.TokensPredictedTotal, snapshot.ExtraSpecVerifyCalls),
 	"kv_offload/hit_share":               ratio(snapshot.KVOffloadRestoredTokensTotal, snapshot.PrefixCacheHits),
 	"kv_offload/traffic":                 ratio(snapshot.KVOffloadReadBytesTotal, snapshot.KVOffloadWrittenBytesTotal),
 	"kv_offload/read":                    rate(snapshot.KVOffloadReadBytesTotal),
@@ -245,6 +250,9 @@ var figureOracles = map[string]func(*Oracle) float64{
 	},
 	"recurrent/live_kv_evictions": rate(snapshot.RecurrentCacheLiveKVEvictionsTotal),
 	"requests/preemptions":        rate(snapshot.ExtraPreemptions),
+	"requests/retracted_work": func(o *Oracle) float64 {
+		return o.rate(snapshot.ExtraRetractedPromptTokens) + o.rate(snapshot.ExtraRetractedGeneratedTokens)
+	},
 }
 
 var histFigures = []struct{ section, row, hist string }{
@@ -304,4 +312,8 @@ var noteValues = map[string]func(*Oracle) float64{
 	"preemptions":                 gauge(snapshot.ExtraPreemptions),
 	"requests_errored":            gauge(snapshot.ExtraFinishedReason + "error"),
 	"draft_acceptance_low":        figure("spec_decode/draft_acceptance"),
+	"requests_refused":            gauge(snapshot.ExtraAdmissionRejections),
+	"retracted_work": func(o *Oracle) float64 {
+		return div(o.scalar(snapshot.ExtraRetractedPromptTokens)+o.scalar(snapshot.ExtraRetractedGeneratedTokens), o.scalar(snapshot.PromptTokensTotal))
+	},
 }

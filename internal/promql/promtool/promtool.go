@@ -153,6 +153,15 @@ func Points(fams []*dto.MetricFamily, extra Labels) []Point {
 				}
 				out = append(out, Point{with(name + "_count"), count, true},
 					Point{with(name + "_sum"), h.GetSampleSum(), true})
+			case m.Summary != nil:
+				// A summary's quantiles are readings; its count and sum
+				// only rise (TGI's skipped tokens).
+				sm := m.GetSummary()
+				for _, q := range sm.GetQuantile() {
+					out = append(out, Point{with(name, "quantile", strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64)), q.GetValue(), false})
+				}
+				out = append(out, Point{with(name + "_count"), float64(sm.GetSampleCount()), true},
+					Point{with(name + "_sum"), sm.GetSampleSum(), true})
 			}
 		}
 	}

@@ -10,22 +10,28 @@ import (
 
 // Snap builds a canonical snapshot with a process start time (none when
 // start is 0) and series given as name, value pairs: a float64 or int is a
-// scalar, a *histogram.Histogram a histogram.
+// scalar (an Extra figure where the name is declared one), a
+// *histogram.Histogram a histogram.
 func Snap(start float64, kv ...any) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{
 		Scalars:    map[string]float64{},
 		Histograms: map[string]*histogram.Histogram{},
+		Extra:      map[string]float64{},
 	}
 	if start != 0 {
 		s.Scalars["process_start_time_seconds"] = start
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		name := kv[i].(string)
+		into := s.Scalars
+		if d, ok := snapshot.Declared(name); ok && d.Extra {
+			into = s.Extra
+		}
 		switch v := kv[i+1].(type) {
 		case float64:
-			s.Scalars[name] = v
+			into[name] = v
 		case int:
-			s.Scalars[name] = float64(v)
+			into[name] = float64(v)
 		case *histogram.Histogram:
 			s.Histograms[name] = v
 		}
