@@ -15,17 +15,30 @@
 // other nor with anything listening on the machine.
 //
 // Both sides are normalised before they are compared: times of day and
-// dates read TIME, the build's version reads VERSION. A line that is only
-// "…" stands for any number of lines. An HTML comment on the line before a
-// block changes how it is read:
+// dates read TIME, the build's version VERSION (devel too, where the build
+// recorded none), a 40-hex commit COMMIT, the Go release and the platform
+// a binary was built with GO and PLATFORM. A line that is only "…" stands
+// for any number of lines, and a line that ends in " …" for any line that
+// starts as it does. An HTML comment on the line before a block changes
+// how it is read:
 //
-//	<!-- doctest: numbers -->   every number is masked (timings a run cannot repeat)
+//	<!-- doctest: numbers -->   every number, bar and trend is masked (timings a run cannot repeat)
 //	<!-- doctest: skip REASON --> not run (the reason is required)
+//
+// A block that runs curl, jq, prometheus, promtool, vmalert or
+// victoria-metrics where that program is not on PATH is skipped, and fails
+// instead under INFERSCOPE_CI=1 (.ci/run installs them). A block of any
+// other kind that shows a "$ " command is an error: output shown outside a
+// console block is never checked.
 //
 // A block marked sh shows commands without their output: each line that
 // starts with "inferscope " is checked with cli.Check (the command exists
 // and takes those flags), so a flag that is renamed or removed fails the
 // test of every page that still shows it.
+//
+// Every relative link of the README, CHANGELOG.md and docs/ must name a
+// file that exists and, with a #fragment, a heading of that page as GitHub
+// writes its id.
 //
 // go test ./internal/doctest -update writes what the commands print now
 // into the pages; read the diff.

@@ -85,6 +85,14 @@ func TestConsoleBlocks(t *testing.T) {
 			}
 			numbers := b.options == "numbers"
 			t.Run(name, func(t *testing.T) {
+				if lack := missing(steps, exec.LookPath); len(lack) > 0 {
+					// CI installs every tool a block runs (.ci/run): there a
+					// missing one is a failure, not a block left unchecked.
+					if os.Getenv("INFERSCOPE_CI") == "1" {
+						t.Fatalf("%s not on PATH (INFERSCOPE_CI=1): .ci/run installs them", strings.Join(lack, ", "))
+					}
+					t.Skipf("%s not on PATH", strings.Join(lack, ", "))
+				}
 				got, err := r.run(steps, t.TempDir())
 				if err != nil {
 					t.Fatal(err)
@@ -172,6 +180,80 @@ func TestShownCommandsParse(t *testing.T) {
 				if err := cli.Check(words); err != nil {
 					t.Errorf("%s:%d: inferscope %s: %v", filepath.Base(page), b.start, strings.Join(words, " "), err)
 				}
+			}
+		}
+	}
+}
+
+// TestCommandBlocksAreConsole holds every block that shows a command with
+// its output ("$ " lines) to being a console block, which TestConsoleBlocks
+// runs: output shown anywhere else could go stale unseen.
+func TestCommandBlocksAreConsole(t *testing.T) {
+	for _, page := range pages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := blocks(strings.Split(string(raw), "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		for _, b := range bs {
+			if b.info == "console" {
+				continue
+			}
+			for _, l := range b.lines {
+				if strings.HasPrefix(l, "$ ") {
+					t.Errorf("%s:%d: a block of %q shows a command and its output: make it a console block (or one of commands alone, sh)", filepath.Base(page), b.start, b.info)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestLinks holds every relative link of the README, the changelog and
+// docs/ to a file that exists and, with a #fragment, to a heading (or an
+// <a id>) of that page.
+func TestLinks(t *testing.T) {
+	all := append(pages(t), filepath.Join(root, "CHANGELOG.md"))
+	anchorsOf := map[string]map[string]bool{}
+	read := func(p string) ([]string, error) {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		return strings.Split(string(raw), "\n"), nil
+	}
+	for _, page := range all {
+		ls, err := read(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range relativeLinks(ls) {
+			target := page
+			if l.path != "" {
+				target = filepath.Join(filepath.Dir(page), l.path)
+			}
+			where := fmt.Sprintf("%s:%d: %s#%s", filepath.Base(page), l.line, l.path, l.fragment)
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s: no such file", where)
+				continue
+			}
+			if l.fragment == "" || !strings.HasSuffix(target, ".md") {
+				continue
+			}
+			as, ok := anchorsOf[target]
+			if !ok {
+				tl, err := read(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				as = anchors(tl)
+				anchorsOf[target] = as
+			}
+			if !as[l.fragment] {
+				t.Errorf("%s: no such heading in %s", where, filepath.Base(target))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package doctest
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +110,101 @@ func TestRemapPorts(t *testing.T) {
 	}
 	if back := remap(r, invert(m)); back != steps[1].command {
 		t.Errorf("back: %q", back)
+	}
+}
+
+func TestNormalVersions(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{"inferscope v0.0.0-20261203124434-3de0ed635c5e", "inferscope devel"},
+		{"inferscope v1.2.3", "inferscope devel-3de0ed6+dirty"},
+		{"commit 3de0ed635c5e5a8970ad7978a1c814c90b754109, 2026-12-03T12:44:34Z", "commit 0123456789abcdef0123456789abcdef01234567, 2027-01-01T00:00:00Z"},
+		{"built with go1.26.8 for linux/amd64", "built with go1.27rc1 for darwin/arm64"},
+	} {
+		if normal(c.a, false) != normal(c.b, false) {
+			t.Errorf("%q and %q read %q and %q", c.a, c.b, normal(c.a, false), normal(c.b, false))
+		}
+	}
+	if normal("commit 3de0ed635c5e", false) != "commit 3de0ed635c5e" {
+		t.Error("a short hash is not a commit")
+	}
+}
+
+func TestMatchesGlyphsAndPrefixes(t *testing.T) {
+	for _, c := range []struct {
+		shown, got []string
+		numbers    bool
+		want       bool
+	}{
+		{[]string{"KV cache  ██████▎░░░ 62.9%"}, []string{"KV cache  █▏░░░░░░░░ 11.7%"}, true, true},
+		{[]string{"KV cache  ██████▎░░░ 62.9%"}, []string{"KV cache  █▏░░░░░░░░ 11.7%"}, false, false},
+		{[]string{"demo/chat-0  tabbyapi  new …"}, []string{"demo/chat-0  tabbyapi  new   9.9%  kv_offload_thrashing"}, false, true},
+		{[]string{"demo/chat-0  tabbyapi  new …"}, []string{"demo/chat-0  tabbyapi  up   9.9%"}, false, false},
+		{[]string{"req/s 10.2 …"}, []string{"req/s  8.4  more"}, true, true},
+		{[]string{"a … b"}, []string{"a … b"}, false, true},
+	} {
+		if got := matches(c.shown, c.got, c.numbers); got != c.want {
+			t.Errorf("matches(%q, %q, %v) = %v", c.shown, c.got, c.numbers, got)
+		}
+	}
+}
+
+func TestMissing(t *testing.T) {
+	steps := []step{
+		{command: "inferscope fleet --prometheus http://127.0.0.1:9090 --json | jq -c '.instances[]'"},
+		{command: "prometheus --config.file=prometheus.yml &"},
+		{command: "cat > load.sh <<'EOF'\ncurl -s x\nEOF"},
+		{command: "curl -s y; promtool check rules r.yml"},
+	}
+	have := map[string]bool{"jq": true, "promtool": true}
+	look := func(name string) (string, error) {
+		if have[name] {
+			return "/usr/bin/" + name, nil
+		}
+		return "", errors.New("not found")
+	}
+	if got := missing(steps, look); !slices.Equal(got, []string{"prometheus", "curl"}) {
+		t.Errorf("missing: %q", got)
+	}
+	if got := missing([]step{{command: "inferscope demo --prometheus-config prometheus.yml"}}, look); len(got) != 0 {
+		t.Errorf("a flag or a file taken for a program: %q", got)
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	page := []string{
+		"# inferscope",
+		"## SGLang (`sglang:`, and `sglang_`)",
+		"### Fleet at scale (issue 19)",
+		"## Proxy: servers without /metrics (Ollama, LM Studio)",
+		"## Usage",
+		"## Usage",
+		"```sh",
+		"# not a heading",
+		"```",
+		`<a id="kept"></a>`,
+		"#not-a-heading",
+		"## [docs/cli.md](docs/cli.md) · the reference",
+	}
+	got := anchors(page)
+	for _, id := range []string{"inferscope", "sglang-sglang-and-sglang_", "fleet-at-scale-issue-19",
+		"proxy-servers-without-metrics-ollama-lm-studio", "usage", "usage-1", "kept", "docsclimd--the-reference"} {
+		if !got[id] {
+			t.Errorf("no anchor %q in %v", id, got)
+		}
+	}
+	if got["not-a-heading"] || got["not-a-heading-1"] {
+		t.Errorf("a comment in a block or a word after # made an anchor: %v", got)
+	}
+}
+
+func TestRelativeLinks(t *testing.T) {
+	ls := relativeLinks([]string{
+		"see [the fleet](docs/fleet.md#trends), [Usage](#usage) and [Go](https://go.dev/x#y)",
+		"`[not](a-link.md)` and [mail](mailto:x@y)",
+		"```", "[in a block](nowhere.md)", "```",
+	})
+	want := []link{{1, "docs/fleet.md", "trends"}, {1, "", "usage"}}
+	if !slices.Equal(ls, want) {
+		t.Errorf("links: %+v", ls)
 	}
 }

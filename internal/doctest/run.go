@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -202,26 +203,42 @@ var (
 	rfc3339   = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
 	dateTime  = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?( UTC)?`)
 	timeOfDay = regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}\b`)
-	buildVer  = regexp.MustCompile(`v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+dirty)?|\(devel\)`)
+	// A build's version: a module or pseudo-version, or devel where the
+	// build recorded none (a worktree, -buildvcs=false), with the commit
+	// and +dirty where known.
+	buildVer = regexp.MustCompile(`v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+dirty)?|\(devel\)|\bdevel(-[0-9a-f]{7,40})?(\+dirty)?`)
+	commit   = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	// The toolchain and the platform a binary was built with and for.
+	goRelease = regexp.MustCompile(`\bgo1\.\d+(\.\d+|rc\d+)?\b`)
+	platform  = regexp.MustCompile(`\b(linux|darwin|windows|freebsd|openbsd|netbsd)/(amd64|arm64|386|arm|riscv64|ppc64le|s390x)\b`)
 	number    = regexp.MustCompile(`\d+([.,]\d+)*`)
-	spaces    = regexp.MustCompile(` {2,}`)
+	// Runs of the cells bars, trends and heat strips are drawn with: their
+	// length and shades follow the numbers.
+	glyphs = regexp.MustCompile(`[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏░▒▓]+`)
+	spaces = regexp.MustCompile(` {2,}`)
 )
 
-// normal is a line as it is compared: times and the version masked, and
-// with numbers, every number and the alignment they shift.
+// normal is a line as it is compared: times, the version, commits and the
+// toolchain masked, and with numbers, every number, every bar and the
+// alignment they shift.
 func normal(line string, numbers bool) string {
 	line = rfc3339.ReplaceAllString(line, "TIME")
 	line = dateTime.ReplaceAllString(line, "TIME")
 	line = timeOfDay.ReplaceAllString(line, "TIME")
+	line = commit.ReplaceAllString(line, "COMMIT")
 	line = buildVer.ReplaceAllString(line, "VERSION")
+	line = goRelease.ReplaceAllString(line, "GO")
+	line = platform.ReplaceAllString(line, "PLATFORM")
 	if numbers {
 		line = number.ReplaceAllString(line, "N")
+		line = glyphs.ReplaceAllString(line, "BAR")
 		line = spaces.ReplaceAllString(line, " ")
 	}
 	return line
 }
 
-// ellipsis is a shown line that stands for any number of lines.
+// ellipsis is a shown line that stands for any number of lines; a shown
+// line that ends in " …" stands for any line that starts as it does.
 const ellipsis = "…"
 
 // matches reports whether got is what shown shows, "…" lines standing for
@@ -238,5 +255,41 @@ func matches(shown, got []string, numbers bool) bool {
 		}
 		return false
 	}
-	return len(got) > 0 && normal(shown[0], numbers) == normal(got[0], numbers) && matches(shown[1:], got[1:], numbers)
+	return len(got) > 0 && lineMatches(shown[0], got[0], numbers) && matches(shown[1:], got[1:], numbers)
+}
+
+// lineMatches reports whether a printed line is the one shown, normalised;
+// a shown line ending in " …" needs only its start.
+func lineMatches(shown, got string, numbers bool) bool {
+	if start, ok := strings.CutSuffix(shown, " "+ellipsis); ok {
+		return strings.HasPrefix(normal(got, numbers), strings.TrimRight(normal(start, numbers), " "))
+	}
+	return normal(shown, numbers) == normal(got, numbers)
+}
+
+// tools are the programs besides inferscope and the shell's own that the
+// pages' blocks run: a machine without one cannot run such a block.
+var tools = []string{"curl", "jq", "prometheus", "promtool", "vmalert", "victoria-metrics"}
+
+// missing lists the tools a block's commands run that lookPath cannot find,
+// each once. A tool is run where its name is a word of a command line on
+// its own: not a flag (--prometheus) or a file (prometheus.yml).
+func missing(steps []step, lookPath func(string) (string, error)) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range steps {
+		words := strings.FieldsFunc(s.command, func(r rune) bool {
+			return strings.ContainsRune(" \t\n|;&()", r)
+		})
+		for _, w := range words {
+			if seen[w] || !slices.Contains(tools, w) {
+				continue
+			}
+			seen[w] = true
+			if _, err := lookPath(w); err != nil {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
