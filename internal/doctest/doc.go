@@ -9,7 +9,9 @@
 // the inferscope built from this tree first on PATH, and compares what each
 // command prints with what the page shows. A command ending in & runs in
 // the background, and the next one starts once every loopback address it
-// names answers; every background job is stopped when the block ends. The
+// names answers (half a second later where it names none), so that what it
+// prints as it starts is shown with it; every background job is stopped
+// when the block ends, and the block's folder (its TMPDIR too) removed. The
 // loopback ports a block names are replaced by free ones while it runs and
 // written back in what it printed, so blocks neither collide with each
 // other nor with anything listening on the machine.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,7 +173,11 @@ func TestShownCommandsParse(t *testing.T) {
 					continue // TestConsoleBlocks says so
 				}
 				for _, s := range steps {
-					src = append(src, s.command)
+					// A command shown failing on purpose (its output says
+					// why) is held to that output when the block runs.
+					if !slices.ContainsFunc(s.shown, func(l string) bool { return strings.HasPrefix(l, "inferscope: error: ") }) {
+						src = append(src, s.command)
+					}
 				}
 			default:
 				continue
@@ -265,4 +271,60 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestUsageFlags holds the flag table of docs/usage.md to the main
+// command's flags as docs/cli.md lists them (written from the command
+// tree): a flag added, renamed or removed shows here.
+func TestUsageFlags(t *testing.T) {
+	usage := tableFlags(t, filepath.Join(root, "docs", "usage.md"), "## Flags of the main command")
+	cli := tableFlags(t, filepath.Join(root, "docs", "cli.md"), "## inferscope")
+	delete(cli, "--help")
+	delete(cli, "--version")
+	for f := range cli {
+		if !usage[f] {
+			t.Errorf("docs/usage.md's table lacks %s, a flag of inferscope (docs/cli.md)", f)
+		}
+	}
+	for f := range usage {
+		if !cli[f] {
+			t.Errorf("docs/usage.md's table has %s, which inferscope does not take (docs/cli.md)", f)
+		}
+	}
+}
+
+// longFlag is a long flag's name in a table's first cell.
+var longFlag = regexp.MustCompile("--[a-z][a-z-]*")
+
+// tableFlags are the long flags named in the first cells of the first flag
+// table under heading in page.
+func tableFlags(t *testing.T, page, heading string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	in, table := false, false
+	for _, l := range strings.Split(string(raw), "\n") {
+		switch {
+		case l == heading:
+			in = true
+		case in && strings.HasPrefix(l, "## "):
+			in = false
+		case in && strings.HasPrefix(l, "| flag |"):
+			table = true
+		case in && table && strings.HasPrefix(l, "|"):
+			first, _, _ := strings.Cut(strings.TrimPrefix(l, "|"), "|")
+			for _, f := range longFlag.FindAllString(first, -1) {
+				out[f] = true
+			}
+		case in && table:
+			return out
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no flag table under %q", page, heading)
+	}
+	return out
 }

@@ -141,6 +141,9 @@ func TestMatchesGlyphsAndPrefixes(t *testing.T) {
 		{[]string{"demo/chat-0  tabbyapi  new …"}, []string{"demo/chat-0  tabbyapi  up   9.9%"}, false, false},
 		{[]string{"req/s 10.2 …"}, []string{"req/s  8.4  more"}, true, true},
 		{[]string{"a … b"}, []string{"a … b"}, false, true},
+		{[]string{"TTFT p50   108 ms  0–11.7K"}, []string{"TTFT p50  ≥1.08 s  0–873"}, true, true},
+		{[]string{"TTFT p50   108 ms"}, []string{"TTFT p99   108 ms"}, true, false},
+		{[]string{"──────────"}, []string{"────────────────"}, true, true},
 	} {
 		if got := matches(c.shown, c.got, c.numbers); got != c.want {
 			t.Errorf("matches(%q, %q, %v) = %v", c.shown, c.got, c.numbers, got)

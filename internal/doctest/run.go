@@ -100,8 +100,14 @@ func script(steps []step) string {
 			for _, m := range loopbackAddr.FindAllString(s.command, -1) {
 				addrs = append(addrs, strings.Replace(m, "localhost", "127.0.0.1", 1))
 			}
+			// The lines a background command prints as it starts (and the
+			// files it writes) come with it, not with the next command:
+			// a server is waited for until it answers, anything else is
+			// given half a second.
 			if len(addrs) > 0 {
-				fmt.Fprintf(&b, "doctest_wait %s\n", strings.Join(addrs, " "))
+				fmt.Fprintf(&b, "doctest_wait %s\nsleep 0.2\n", strings.Join(addrs, " "))
+			} else {
+				b.WriteString("sleep 0.5\n")
 			}
 		}
 	}
@@ -176,7 +182,7 @@ func (r runner) run(steps []step, dir string) ([][]string, error) {
 	cmd.Dir = dir
 	cmd.Env = []string{
 		"PATH=" + r.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + dir, "TZ=UTC", "LANG=C.UTF-8", "NO_COLOR=1", "TERM=dumb",
+		"HOME=" + dir, "TMPDIR=" + dir, "TZ=UTC", "LANG=C.UTF-8", "NO_COLOR=1", "TERM=dumb",
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -211,10 +217,13 @@ var (
 	// The toolchain and the platform a binary was built with and for.
 	goRelease = regexp.MustCompile(`\bgo1\.\d+(\.\d+|rc\d+)?\b`)
 	platform  = regexp.MustCompile(`\b(linux|darwin|windows|freebsd|openbsd|netbsd)/(amd64|arm64|386|arm|riscv64|ppc64le|s390x)\b`)
-	number    = regexp.MustCompile(`\d+([.,]\d+)*`)
-	// Runs of the cells bars, trends and heat strips are drawn with: their
-	// length and shades follow the numbers.
-	glyphs = regexp.MustCompile(`[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏░▒▓]+`)
+	// A number with what a run changes about it: a bound's sign, a
+	// multiple's letter and a unit (108 ms and 1.08 s, 873 and 1.2K).
+	// A digit after a letter is a name's (p50, Qwen3), not a number.
+	number = regexp.MustCompile(`(^|[^\pL\pN_.])[≤≥~]?\d+([.,]\d+)*( ?(K|M|G|T|KiB|MiB|GiB|TiB|B|ns|µs|ms|s|min|h)\b|%|×)?`)
+	// Runs of the cells bars, trends, heat strips and a table's rule are
+	// drawn with: their length and shades follow the numbers.
+	glyphs = regexp.MustCompile(`[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏░▒▓─]+`)
 	spaces = regexp.MustCompile(` {2,}`)
 )
 
@@ -230,7 +239,7 @@ func normal(line string, numbers bool) string {
 	line = goRelease.ReplaceAllString(line, "GO")
 	line = platform.ReplaceAllString(line, "PLATFORM")
 	if numbers {
-		line = number.ReplaceAllString(line, "N")
+		line = number.ReplaceAllString(line, "${1}N")
 		line = glyphs.ReplaceAllString(line, "BAR")
 		line = spaces.ReplaceAllString(line, " ")
 	}
