@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,23 +53,37 @@ func pages(t *testing.T) []string {
 }
 
 // TestConsoleBlocks runs every console block of every page and compares
-// what each command prints with what the page shows.
+// what each command prints with what the page shows. The blocks run in
+// parallel (-parallel, the cores by default): each has its own folder and
+// ports, and most of their time is waiting on what they started.
 func TestConsoleBlocks(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
 	r := runner{bin: bin, root: mustAbs(t, root), timeout: 90 * time.Second}
+	var mu sync.Mutex
+	edits := map[string][]edit{}
+	lines := map[string][]string{}
+	// With -update, each page is rewritten once its blocks have all run.
+	t.Cleanup(func() {
+		for page, es := range edits {
+			slices.SortFunc(es, func(a, b edit) int { return a.b.start - b.b.start })
+			if err := os.WriteFile(page, []byte(strings.Join(apply(lines[page], es), "\n")), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for _, page := range pages(t) {
 		raw, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls := strings.Split(string(raw), "\n")
+		lines[page] = ls
 		bs, err := blocks(ls)
 		if err != nil {
 			t.Fatalf("%s: %v", page, err)
 		}
-		var edits []edit
 		for _, b := range bs {
 			if b.info != "console" {
 				continue
@@ -87,6 +102,7 @@ func TestConsoleBlocks(t *testing.T) {
 			}
 			numbers := b.options == "numbers"
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				if lack := missing(steps, exec.LookPath); len(lack) > 0 {
 					// CI installs every tool a block runs (.ci/run): there a
 					// missing one is a failure, not a block left unchecked.
@@ -112,14 +128,11 @@ func TestConsoleBlocks(t *testing.T) {
 					}
 				}
 				if *update && strings.Join(newLines, "\n") != strings.Join(b.lines, "\n") {
-					edits = append(edits, edit{b, newLines})
+					mu.Lock()
+					edits[page] = append(edits[page], edit{b, newLines})
+					mu.Unlock()
 				}
 			})
-		}
-		if len(edits) > 0 {
-			if err := os.WriteFile(page, []byte(strings.Join(apply(ls, edits), "\n")), 0o644); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 }
