@@ -25,7 +25,7 @@ var layer = map[string]int{
 	"internal/watch": 4, "internal/fleet": 4,
 	"internal/cli": 6, "internal/surfaces": 6,
 	"cmd/inferscope":  7,
-	"internal/layers": 8,
+	"internal/layers": 8, "internal/doctest": 8,
 
 	// Issue 19: one HTTP policy under everything that fetches.
 	"internal/httpsafe/hostiletest": 0, "internal/httpsafe": 1,
