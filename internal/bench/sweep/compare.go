@@ -211,7 +211,7 @@ var figures = []figure{
 func Compare(a, b *Result, nameA, nameB string) *Comparison {
 	c := &Comparison{Schema: Schema, Kind: CompareKind, A: sideOf(a, nameA), B: sideOf(b, nameB), Steps: []StepChange{}, OnlyA: []int{}, OnlyB: []int{}}
 	used := map[int]bool{}
-	for _, sa := range a.byLoad() {
+	for _, sa := range a.ByLoad() {
 		kb := -1
 		for j := range b.Steps {
 			if !used[j] && sameLoad(&b.Steps[j], sa) {

@@ -43,9 +43,10 @@ func JSON(w io.Writer, res *Result) error {
 	return render.JSONValue(w, res, render.JSONOptions{})
 }
 
-// byLoad is the steps in the order of their load, the run order among
-// equals.
-func (res *Result) byLoad() []*Step {
+// ByLoad is the steps in the order of their load on the sweep's axis (the
+// throughput step, as many at once as the sweep sends, above every rate),
+// the run order among equals: the order the text draws its curves in.
+func (res *Result) ByLoad() []*Step {
 	out := make([]*Step, len(res.Steps))
 	for i := range res.Steps {
 		out[i] = &res.Steps[i]
@@ -225,7 +226,7 @@ func (res *Result) stepsSection() report.Section {
 		t.Header = append(t.Header, "good")
 	}
 	t.Header = append(t.Header, "verdict")
-	for _, s := range res.byLoad() {
+	for _, s := range res.ByLoad() {
 		var cells report.List[string]
 		for _, c := range columns {
 			cells = append(cells, c.say(c.get(s.Summary).Mean))
@@ -255,7 +256,7 @@ func (res *Result) spreadSection() report.Section {
 	for _, c := range columns {
 		t.Header = append(t.Header, c.head)
 	}
-	for _, s := range res.byLoad() {
+	for _, s := range res.ByLoad() {
 		cells := report.List[string]{units.Integer(float64(s.Summary.Runs))}
 		for _, c := range columns {
 			sp := c.get(s.Summary)
@@ -301,7 +302,7 @@ var curves = []struct {
 // step, as the watch view draws a trend; the value is the figure at the
 // highest load.
 func (res *Result) curvesSection() (report.Section, bool) {
-	steps := res.byLoad()
+	steps := res.ByLoad()
 	sec := report.Section{ID: "curves", Title: "Against load, " + stepLoad(steps[0]) + " to " + stepLoad(steps[len(steps)-1]), Wide: true}
 	if len(steps) < 2 {
 		return sec, false
@@ -349,7 +350,7 @@ const chartHeight = 6
 // blocks, chartHeight rows high (a cell is eighths), each step marked
 // under the axis: met or missed the target where one was given.
 func (res *Result) chart(g spark.Glyphs, width int) []string {
-	steps := res.byLoad()
+	steps := res.ByLoad()
 	if len(steps) < 2 {
 		return nil
 	}
