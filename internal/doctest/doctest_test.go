@@ -189,7 +189,7 @@ func TestShownCommandsParse(t *testing.T) {
 					// A command shown failing on purpose (its output says
 					// why) is held to that output when the block runs.
 					if !slices.ContainsFunc(s.shown, func(l string) bool { return strings.HasPrefix(l, "inferscope: error: ") }) {
-						src = append(src, s.command)
+						src = append(src, strings.Split(s.command, "\n")...) // continuation lines joined as the shell joins them
 					}
 				}
 			default:

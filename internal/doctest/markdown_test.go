@@ -211,3 +211,15 @@ func TestRelativeLinks(t *testing.T) {
 		t.Errorf("links: %+v", ls)
 	}
 }
+
+// A console command continued with a backslash is checked whole.
+func TestCommandLinesOfASession(t *testing.T) {
+	steps, err := session([]string{"$ inferscope bench x \\", "    --rate 2 \\", "    -n 4", "output"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := commandLines(strings.Split(steps[0].command, "\n"))
+	if len(got) != 1 || !slices.Equal(got[0], []string{"bench", "x", "--rate", "2", "-n", "4"}) {
+		t.Errorf("got %q", got)
+	}
+}
