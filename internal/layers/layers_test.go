@@ -45,6 +45,9 @@ var layer = map[string]int{
 	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
 	// One run end to end: the generator, the server's window, the report.
 	"internal/bench": 4,
+	// Issue 32: the GPUs beside the engine (dcgm-exporter, AMD's exporter,
+	// nvidia-smi), read through the scrape.
+	"internal/gpu": 3,
 }
 
 func TestImportsGoDown(t *testing.T) {
