@@ -238,6 +238,7 @@ func (a *analyzer) gpuSection(e EngineWindow, g GPUWindow) {
 		return
 	}
 	sec := report.Section{ID: "gpu", Title: "GPU"}
+	a.r.GPU = gpuJSON(e, g)
 	if g.End.Status != snapshot.GPUsRead {
 		row := report.Row{ID: "source", Label: "source", Value: "not read", Note: g.End.Source}
 		a.judge(&row, gpuNotRead, "the GPUs were not read from %s: %s", g.End.Source, g.End.Why)
@@ -275,11 +276,11 @@ func devicesSaid(g *snapshot.GPUs) string {
 	var order []string
 	for _, d := range g.Devices {
 		m := d.Model
-		if !d.Whole() {
-			m += " MIG " + d.MIG
-		}
 		if m == "" {
-			m = "GPU"
+			m = "GPU " + d.ID
+		}
+		if !d.Whole() {
+			m = "MIG " + d.MIG + " " + d.ID
 		}
 		if models[m] == 0 {
 			order = append(order, m)
@@ -317,6 +318,9 @@ func (a *analyzer) gpuActivity(sec *report.Section, e EngineWindow, g GPUWindow,
 		a.gpuBusyIdle(row, e, g)
 	}
 	share("sm_active", "SM active", g.SMActive, "")
+	if g.SMActive == nil && g.End.Status == snapshot.GPUsRead {
+		share("graphics_active", "graphics active", GPUMean(g.End, snapshot.GPUGraphicsActive), "")
+	}
 	share("tensor_active", "tensor active", g.TensorActive, "")
 	share("dram_active", "DRAM active", g.DRAMActive, "memory bandwidth in use")
 	if g.DRAMActive == nil {
@@ -537,7 +541,13 @@ func maxOf(g *snapshot.GPUs, name string) *float64 {
 }
 
 func hottest(g *snapshot.GPUs) string {
-	if len(g.Devices) < 2 {
+	n := 0
+	for i := range g.Devices {
+		if _, ok := g.Devices[i].Scalar(snapshot.GPUTemperatureCelsius); ok {
+			n++
+		}
+	}
+	if n < 2 {
 		return ""
 	}
 	return "the hottest GPU"
@@ -676,6 +686,7 @@ func JudgeGPU(r *report.Report, s *snapshot.Snapshot, e EngineWindow, g GPUWindo
 			out.Notes = append(out.Notes, n)
 		}
 	}
+	out.GPU = b.r.GPU
 	out.Sections = make([]report.Section, 0, len(r.Sections))
 	for _, sec := range r.Sections {
 		if sec.ID == "gpu" {
@@ -688,4 +699,52 @@ func JudgeGPU(r *report.Report, s *snapshot.Snapshot, e EngineWindow, g GPUWindo
 		out.Sections = append(out.Sections, sec)
 	}
 	return &out
+}
+
+// gpuJSON is the GPU object of --json: the window's figures and each
+// device's.
+func gpuJSON(e EngineWindow, g GPUWindow) *report.GPU {
+	out := &report.GPU{Source: g.End.Source, Kind: g.End.Kind, Status: g.End.Status, Why: g.End.Why, Window: g.Label,
+		Seconds: report.Number(g.Seconds), Readings: g.Readings, Figures: report.Map[report.Number]{},
+		Throttle: report.List[string]{}, Devices: report.List[report.GPUDevice]{}}
+	put := func(name string, v *float64) {
+		if v != nil {
+			out.Figures[name] = report.Number(*v)
+		}
+	}
+	put("utilization", g.Utilization)
+	put("sm_active", g.SMActive)
+	put("dram_active", g.DRAMActive)
+	put("tensor_active", g.TensorActive)
+	put("memory_busy", g.MemoryBusy)
+	put("power_watts", g.Power)
+	put("power_limit_watts", g.PowerLimit)
+	put("energy_joules", g.Energy)
+	put("pcie_bytes_per_second", g.PCIe)
+	put("nvlink_bytes_per_second", g.NVLink)
+	put("throttled_share", g.Throttled)
+	if g.End.Status == snapshot.GPUsRead {
+		put("memory_used_bytes", GPUSum(g.End, snapshot.GPUMemoryUsedBytes))
+		put("memory_free_bytes", GPUSum(g.End, snapshot.GPUMemoryFreeBytes))
+	}
+	if j, tpw, ok := EnergyPerToken(e, g); ok {
+		put("joules_per_token", &j)
+		put("tokens_per_second_per_watt", &tpw)
+	}
+	if b, _, _, ok := DecodeBound(e, g); ok {
+		out.DecodeBound = string(b)
+	}
+	reasons, _ := snapshot.DecodeThrottle(g.Reasons)
+	for _, r := range reasons {
+		out.Throttle = append(out.Throttle, r.Name)
+	}
+	for _, d := range g.End.Devices {
+		figs := report.Map[report.Number]{}
+		for k, v := range d.Scalars {
+			figs[k] = report.Number(v)
+		}
+		out.Devices = append(out.Devices, report.GPUDevice{ID: d.ID, UUID: d.UUID, Model: d.Model, MIG: d.MIG, Host: d.Host,
+			Namespace: d.Namespace, Pod: d.Pod, Container: d.Container, Figures: figs})
+	}
+	return out
 }

@@ -69,6 +69,7 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 				s, res, err := load(ctx, at, so, do, time.Time{})
 				if err == nil {
 					o.readSlots(ctx, s, res, so)
+					o.readGPU(ctx, s, at, so)
 					if o.clock != nil {
 						s.ScrapedAt = o.clock()
 					}
@@ -118,6 +119,7 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 			return nil, err
 		}
 		o.readSlots(ctx, after, res, so)
+		o.readGPU(ctx, after, o.target, so)
 		for _, s := range []struct {
 			flag string
 			snap *snapshot.Snapshot

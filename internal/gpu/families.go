@@ -296,25 +296,36 @@ func implausible(v float64, f field) string {
 	return ""
 }
 
-// dcgmMissing says, for each figure no device has, what would publish it.
+// dcgmMissing says, in one line, which figures no device has and the
+// counters-file lines that would publish them.
 func dcgmMissing(g *snapshot.GPUs) []string {
-	need := []struct{ name, what string }{
-		{snapshot.GPUSMActive, "SM active: needs DCGM's profiling module; add DCGM_FI_PROF_SM_ACTIVE to dcgm-exporter's counters file (-f)"},
-		{snapshot.GPUDRAMActive, "DRAM active (memory bandwidth): needs DCGM's profiling module; add DCGM_FI_PROF_DRAM_ACTIVE to the counters file"},
-		{snapshot.GPUTensorActive, "tensor active: needs DCGM's profiling module; add DCGM_FI_PROF_PIPE_TENSOR_ACTIVE to the counters file"},
-		{snapshot.GPUPowerLimitWatts, "power limit: add DCGM_FI_DEV_POWER_MGMT_LIMIT to the counters file"},
-		{snapshot.GPUSMClockMaxHertz, "SM clock maximum: add DCGM_FI_DEV_MAX_SM_CLOCK to the counters file"},
-		{snapshot.GPUThrottleReasons, "throttle reasons: add DCGM_FI_DEV_CLOCKS_EVENT_REASONS to the counters file"},
-		{snapshot.GPUEnergyJoules, "energy: add DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION to the counters file"},
-		{snapshot.GPUPCIeTxBytesPerSecond, "PCIe traffic: add DCGM_FI_PROF_PCIE_TX_BYTES and _RX_BYTES to the counters file"},
+	need := []struct{ name, what, field string }{
+		{snapshot.GPUSMActive, "SM active", "DCGM_FI_PROF_SM_ACTIVE"},
+		{snapshot.GPUDRAMActive, "DRAM active", "DCGM_FI_PROF_DRAM_ACTIVE"},
+		{snapshot.GPUTensorActive, "tensor active", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"},
+		{snapshot.GPUPCIeTxBytesPerSecond, "PCIe traffic", "DCGM_FI_PROF_PCIE_TX_BYTES, _RX_BYTES"},
+		{snapshot.GPUPowerLimitWatts, "power limit", "DCGM_FI_DEV_POWER_MGMT_LIMIT"},
+		{snapshot.GPUEnergyJoules, "energy", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"},
+		{snapshot.GPUSMClockMaxHertz, "SM clock maximum", "DCGM_FI_DEV_MAX_SM_CLOCK"},
+		{snapshot.GPUThrottleReasons, "throttle reasons", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"},
 	}
-	var out []string
+	var what, fields []string
+	profiling := false
 	for _, n := range need {
 		if !anyHas(g, n.name) {
-			out = append(out, n.what)
+			what = append(what, n.what)
+			fields = append(fields, n.field)
+			profiling = profiling || strings.HasPrefix(n.field, "DCGM_FI_PROF_")
 		}
 	}
-	return out
+	if len(what) == 0 {
+		return nil
+	}
+	line := strings.Join(what, ", ") + ": add " + strings.Join(fields, ", ") + " to dcgm-exporter's counters file (-f)"
+	if profiling {
+		line += "; DCGM_FI_PROF_* fields need DCGM's profiling module (datacenter GPUs)"
+	}
+	return []string{line}
 }
 
 var amdMissing = []string{

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/gpu"
+	"github.com/inferscope/inferscope/internal/scrape"
+	"github.com/inferscope/inferscope/internal/snapshot"
+)
+
+// flagGPU and flagNoGPU are where the GPUs beside the engine are read
+// from (issue 32).
+var (
+	flagGPU   = flagDef{name: "gpu", usage: "read the GPUs beside the engine from `SOURCE`: a dcgm-exporter's URL or host:port, a saved scrape of one, or nvidia-smi (run locally); without it, a dcgm-exporter on the target's host at port 9400 is read where one answers"}
+	flagNoGPU = flagDef{name: "no-gpu", usage: "do not look for a dcgm-exporter beside the target"}
+)
+
+// gpuSource is where this run reads the GPUs from, and whether it was
+// given (a failure is then said) or guessed beside the target (a failure
+// is then silence: there was nothing to find).
+func (o *inspectOptions) gpuSource(target string) (source string, given bool) {
+	if o.gpu != "" {
+		return o.gpu, true
+	}
+	if o.noGPU {
+		return "", false
+	}
+	t, err := scrape.Resolve(target)
+	if err != nil || t.URL == nil {
+		return "", false
+	}
+	return gpu.Beside(t.URL), false
+}
+
+// readGPU reads the GPUs beside a scrape of target into snap.GPU: a given
+// source's failure is said in the report (GPUsFailed), never an exit; a
+// guessed one's is nothing. The engine's scrape has been read: the GPU's
+// reading is bounded by the scrape's own options.
+func (o *inspectOptions) readGPU(ctx context.Context, snap *snapshot.Snapshot, target string, so scrape.Options) {
+	source, given := o.gpuSource(target)
+	if source == "" || snap == nil {
+		return
+	}
+	if !given {
+		so.Timeout = gpu.BesideTimeout
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, gpu.BesideTimeout)
+		defer cancel()
+	}
+	g, err := gpu.Read(ctx, source, gpu.Options{Scrape: so, SMI: gpu.SMIOptions{Timeout: o.timeout, Now: so.Now}})
+	switch {
+	case err == nil:
+		if o.clock != nil {
+			g.At = o.clock() // the demo's simulated clock, as the scrape's
+		}
+		snap.GPU = g
+	case given && ctx.Err() == nil:
+		now := time.Now()
+		if so.Now != nil {
+			now = so.Now()
+		}
+		snap.GPU = gpu.Failed(source, err, now)
+	}
+}
