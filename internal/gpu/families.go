@@ -321,11 +321,11 @@ func dcgmMissing(g *snapshot.GPUs) []string {
 	if len(what) == 0 {
 		return nil
 	}
-	line := strings.Join(what, ", ") + ": add " + strings.Join(fields, ", ") + " to dcgm-exporter's counters file (-f)"
+	out := []string{strings.Join(what, ", ") + ": add " + strings.Join(fields, ", ") + " to dcgm-exporter's counters file (-f)"}
 	if profiling {
-		line += "; DCGM_FI_PROF_* fields need DCGM's profiling module (datacenter GPUs)"
+		out = append(out, "DCGM_FI_PROF_* fields need DCGM's profiling module (datacenter GPUs)")
 	}
-	return []string{line}
+	return out
 }
 
 var amdMissing = []string{
