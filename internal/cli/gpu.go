@@ -14,6 +14,8 @@ import (
 var (
 	flagGPU   = flagDef{name: "gpu", usage: "read the GPUs beside the engine from `SOURCE`: a dcgm-exporter's URL or host:port, a saved scrape of one, or nvidia-smi (run locally); without it, a dcgm-exporter on the target's host at port 9400 is read where one answers"}
 	flagNoGPU = flagDef{name: "no-gpu", usage: "do not look for a dcgm-exporter beside the target"}
+	// flagDCGM adds the GPU's figures to rules and dashboards.
+	flagDCGM = flagDef{name: "dcgm", usage: "also write the GPU's figures over dcgm-exporter's names beside the server's: recording rules and the GPU alerts (throttled under load, XID, memory nearly full), or a dashboard's GPU row"}
 )
 
 // gpuSource is where this run reads the GPUs from, and whether it was

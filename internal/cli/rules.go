@@ -226,7 +226,7 @@ func newRulesCmd(io *iostreams.IO) *cobra.Command {
 	flagDef{name: "name", noFiles: true, usage: "the rule groups' prefix and the PrometheusRule's name, `NAME` (default inferscope-DIALECT)"}.string(cmd, &o.name)
 	flagDef{name: "tests", usage: "write promtool unit tests for the alerts instead of the rules"}.bool(cmd, &o.tests)
 	flagDef{name: "rules-file", usage: "the rule `FILE` the tests load"}.string(cmd, &o.rulesFile)
-	flagDef{name: "dcgm", usage: "also write the GPU rules over dcgm-exporter's names (GPU throttled under load, XID errors, memory nearly full), in groups of their own"}.bool(cmd, &o.dcgm)
+	flagDCGM.bool(cmd, &o.dcgm)
 	return cmd
 }
 

@@ -151,3 +151,21 @@ func (g *GPU) Conditions() ([]Condition, error) {
 			Expr: g.memoryUsed() + " >= " + f(full), Limits: []float64{full}},
 	}, nil
 }
+
+// isGPUNote reports a note one of the GPU's conditions decides.
+func isGPUNote(id string) bool {
+	g, err := NewGPU(Options{})
+	if err != nil {
+		return false
+	}
+	conds, err := g.Conditions()
+	if err != nil {
+		return false
+	}
+	for _, c := range conds {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
