@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/gpu"
+	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
@@ -29,10 +31,35 @@ func (o *inspectOptions) gpuSource(target string) (source string, given bool) {
 		return "", false
 	}
 	t, err := scrape.Resolve(target)
-	if err != nil || t.URL == nil {
+	switch {
+	case err != nil:
+		return "", false
+	case t.Path != "":
+		// A scrape saved with --save keeps its GPU reading beside it.
+		if _, err := os.Stat(t.Path + gpuSuffix); err == nil {
+			return t.Path + gpuSuffix, true
+		}
+		return "", false
+	case t.URL == nil:
 		return "", false
 	}
 	return gpu.Beside(t.URL), false
+}
+
+// gpuSuffix names the GPU reading --save keeps beside a scrape.
+const gpuSuffix = ".gpu"
+
+// saveGPU keeps the GPU reading beside a saved scrape (path + ".gpu"),
+// where there is one to keep.
+func saveGPU(io *iostreams.IO, path string, g *snapshot.GPUs) error {
+	if g == nil || g.Status != snapshot.GPUsRead || len(g.Raw) == 0 || g.At.IsZero() {
+		return nil
+	}
+	if err := saveScrape(path+gpuSuffix, &scrape.Result{Source: g.Source, Body: g.Raw, ScrapedAt: g.At}); err != nil {
+		return err
+	}
+	notice(io.Err, "saved the GPU reading to %s", path+gpuSuffix)
+	return nil
 }
 
 // readGPU reads the GPUs beside a scrape of target into snap.GPU: a given

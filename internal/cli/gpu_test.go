@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -205,5 +206,39 @@ func TestGPUBesideTheTarget(t *testing.T) {
 	out, _, code = runCLI(t, "", "--width", "120", srv.URL)
 	if code != 0 || strings.Contains(out, "\nGPU\n") || strings.Contains(out, "gpu_not_read") {
 		t.Errorf("exit %d; a GPU section or failure where none was asked for:\n%s", code, out)
+	}
+}
+
+// --save keeps the GPU reading beside the scrape (FILE.gpu), and --since
+// reads it back: the window's energy is the counters' increase between the
+// two readings (1,500 J here), never absent for want of the earlier one.
+func TestGPUSaveAndSince(t *testing.T) {
+	engine, err := os.ReadFile("../../testdata/dialects/vllm-new.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(engine) }))
+	defer srv.Close()
+	energy := 1000000.0 // mJ
+	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\"} %g\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\"} 300\n", energy)
+	}))
+	defer dcgm.Close()
+	saved := filepath.Join(t.TempDir(), "before.prom")
+	if _, errOut, code := runCLI(t, "", "--gpu", dcgm.URL, "--save", saved, srv.URL); code != 0 || !strings.Contains(errOut, "saved the GPU reading") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	energy += 1500000
+	time.Sleep(20 * time.Millisecond)
+	out, errOut, code := runCLI(t, "", "--gpu", dcgm.URL, "--since", saved, "--json", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.GPU == nil || r.GPU.Readings != 2 || float64(r.GPU.Figures["energy_joules"]) != 1500 {
+		t.Fatalf("gpu %+v", r.GPU)
 	}
 }

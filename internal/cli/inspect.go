@@ -351,6 +351,8 @@ type outcome struct {
 	rep *report.Report
 	out []byte
 	res *scrape.Result
+	// gpu is the GPU reading beside the scrape, which --save keeps too.
+	gpu *snapshot.GPUs
 }
 
 // runOnce is the one-shot report: the read, parse, analysis and rendering
@@ -364,7 +366,11 @@ func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrap
 		}
 		o.readSlots(ctx, snap, res, so)
 		o.readGPU(ctx, snap, o.target, so)
-		return o.rendered(io, o.fold(o.build(snap, snap.ScrapedAt, o.hist)), res)
+		got, err := o.rendered(io, o.fold(o.build(snap, snap.ScrapedAt, o.hist)), res)
+		if got != nil {
+			got.gpu = snap.GPU
+		}
+		return got, err
 	})
 	return o.deliver(ctx, io, got, err)
 }
@@ -443,6 +449,9 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 			return err
 		}
 		notice(io.Err, "saved the scrape to %s", o.save)
+		if err := saveGPU(io, o.save, got.gpu); err != nil {
+			return err
+		}
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)

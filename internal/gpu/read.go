@@ -46,8 +46,17 @@ func Read(ctx context.Context, source string, o Options) (*snapshot.GPUs, error)
 	return Parse(ctx, res)
 }
 
-// Parse reads a scrape result as a GPU reading.
+// Parse reads a scrape result as a GPU reading: an exporter's exposition,
+// or nvidia-smi's CSV with its header line (as --save keeps one).
 func Parse(ctx context.Context, res *scrape.Result) (*snapshot.GPUs, error) {
+	if csvWithHeader(res.Body) {
+		g, err := ParseSMI(nil, res.Body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", res.Source, err)
+		}
+		g.Source, g.At, g.Raw = res.Source, res.ScrapedAt, res.Body
+		return g, nil
+	}
 	f, err := exposition.DetectFormat(res.ContentType, res.Body)
 	if err != nil {
 		return nil, err
@@ -60,8 +69,16 @@ func Parse(ctx context.Context, res *scrape.Result) (*snapshot.GPUs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", res.Source, err)
 	}
-	g.Source, g.At, g.Status = res.Source, res.ScrapedAt, snapshot.GPUsRead
+	g.Source, g.At, g.Status, g.Raw = res.Source, res.ScrapedAt, snapshot.GPUsRead, res.Body
 	return g, nil
+}
+
+// csvWithHeader reports a body whose first line is nvidia-smi's CSV
+// header.
+func csvWithHeader(body []byte) bool {
+	line, _, _ := strings.Cut(string(body), "\n")
+	cells := strings.Split(line, ",")
+	return len(cells) > 1 && isHeader(cells)
 }
 
 // Beside is the dcgm-exporter address beside an engine's URL: the same

@@ -122,6 +122,7 @@ func RunSMI(ctx context.Context, o SMIOptions) (*snapshot.GPUs, error) {
 				Hint: "run it yourself: " + path + " --query-gpu=" + strings.Join(fields, ",") + " --format=csv,noheader,nounits", Err: perr}
 		}
 		g.Source, g.At = path, now()
+		g.Raw = append([]byte(strings.Join(fields, ", ")+"\n"), out...)
 		return g, nil
 	}
 	return nil, &SMIError{Kind: "failed", Msg: path + " knows none of the fields asked for", Hint: "update the NVIDIA driver"}

@@ -32,6 +32,10 @@ type GPUs struct {
 	// Invalid lists series whose values cannot be (DCGM's blank values,
 	// a share outside 0..1, a negative reading): left out of every figure.
 	Invalid []Problem
+	// Raw is the source's own text (an exposition, or nvidia-smi's CSV
+	// after a header line naming its fields), which --save keeps beside
+	// the engine's scrape; nil where there is none.
+	Raw []byte
 }
 
 // What published a GPU reading: GPUs.Kind.
