@@ -14,7 +14,8 @@ import (
 // the driver's counter restarting: counted from zero, as rate() does), the
 // mean power as that energy over the readings' span where both ends have
 // it (else the readings' mean), the share of readings throttled, and the
-// last reading as the state now. Label names the window in the notes.
+// last reading as the state now. Label names the window in the notes; a
+// window of one reading is that reading's state, its notes judging now.
 // With no reading read it has no End: there is nothing to say.
 func GPUWindowOf(readings []*snapshot.GPUs, label string) analysis.GPUWindow {
 	var good []*snapshot.GPUs
@@ -32,9 +33,9 @@ func GPUWindowOf(readings []*snapshot.GPUs, label string) analysis.GPUWindow {
 		return analysis.GPUWindow{End: last, Label: label}
 	}
 	if len(good) == 1 {
-		w := analysis.GPUState(good[0])
-		w.Label = label
-		return w
+		// One reading says what the GPUs do now, not what they did over
+		// the window: its notes judge now.
+		return analysis.GPUState(good[0])
 	}
 	w := analysis.GPUWindow{Label: label, Readings: len(good), End: good[len(good)-1]}
 	w.Seconds = good[len(good)-1].At.Sub(good[0].At).Seconds()
