@@ -115,3 +115,44 @@ func alertNamed(s *Set, name string) (Alert, bool) {
 	}
 	return Alert{}, false
 }
+
+// The GPU rules beside a server's, in every format, with a selector and
+// other labels: promtool checks them, and vmalert reads its format.
+func TestGPURulesFormats(t *testing.T) {
+	tool := promtool.Require(t, "promtool")
+	vmalert := promtool.Require(t, "vmalert")
+	sel, err := promql.ParseSelector(`{namespace="llm"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i, o := range []promql.Options{{}, {Selector: sel, By: []string{"namespace", "pod"}, Window: "10m"}} {
+		g, err := promql.NewGPU(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := GenerateGPU(g, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []Format{Prometheus, VMAlert} {
+			var b bytes.Buffer
+			if err := set.Write(&b, f); err != nil {
+				t.Fatal(err)
+			}
+			name := string(f) + string(rune('0'+i)) + ".yml"
+			if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if f == VMAlert {
+				if out, err := promtool.Run(dir, vmalert, "-dryRun", "-loggerLevel=ERROR", "-rule="+name); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				continue
+			}
+			if out, err := promtool.Run(dir, tool, "check", "rules", name); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		}
+	}
+}
