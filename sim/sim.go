@@ -163,6 +163,11 @@ func (s *Sim) runUntil(t time.Duration) {
 		s.stall = 0
 		s.t.Busy += d
 		if fill != nil {
+			s.t.PrefillBusy += d
+		} else {
+			s.t.DecodeBusy += d
+		}
+		if fill != nil {
 			s.prefill(fill)
 		} else {
 			s.decode()
@@ -598,6 +603,9 @@ type Totals struct {
 
 	PrefillSteps, DecodeSteps int64         // engine steps of each kind
 	Busy                      time.Duration // engine time spent in steps
+	// PrefillBusy and DecodeBusy split Busy by the kind of step: what the
+	// simulated GPU's power and activity follow (GPU).
+	PrefillBusy, DecodeBusy time.Duration
 
 	PeakActive, PeakPending, PeakReferencedPages int
 	KVEvictions                                  int64 // cached pages evicted from VRAM

@@ -83,6 +83,7 @@ func Analyze(s *snapshot.Snapshot, o Options) *report.Report {
 	a.latency()
 	a.size()
 	a.dialectRows()
+	a.gpu()
 	a.unavailable()
 	if o.Hist {
 		a.distributions()

@@ -36,6 +36,27 @@ const (
 	implausibleInFlight = 0.01
 )
 
+// The numbers the GPU beside the engine is judged by (gpu.go, issue 32).
+const (
+	// gpuBusy: GPU utilization at or above this while the engine ran
+	// nothing is another tenant's work; gpuIdle: at or below this while
+	// the engine ran requests, the engine's time is spent off the GPU.
+	gpuBusy = 0.5
+	gpuIdle = 0.1
+	// gpuActive: a DRAM or compute active share from which that unit is
+	// what decode waits on (with decode at least 1 − prefillBound of the
+	// requests' time).
+	gpuActive = 0.5
+	// gpuMemoryFull: device memory used from which one more allocation
+	// fails; gpuFreeShare: device memory free from which a full KV cache
+	// could be given more.
+	gpuMemoryFull = 0.98
+	gpuFreeShare  = 0.1
+	// offloadPCIeShare: KV offload's bytes at least this share of the
+	// GPUs' PCIe traffic.
+	offloadPCIeShare = 0.5
+)
+
 // The numbers a load run (`inferscope bench`) is judged by (bench.go).
 const (
 	// saturatedRise: the waiting gauge's mean over a run's second half
@@ -180,6 +201,17 @@ const (
 	sweepNotIdle
 	sweepNoRoom
 	sweepSpreadWide
+	gpuNotRead
+	gpuXID
+	gpuThrottledUnderLoad
+	gpuBusyEngineIdle
+	gpuIdleEngineBusy
+	gpuMemoryFullBand
+	gpuKVHeadroom
+	gpuDecodeBandwidth
+	gpuDecodeCompute
+	gpuEnergyPerToken
+	gpuOffloadPCIe
 	bands // the number of bands
 )
 
@@ -261,7 +293,26 @@ var judgements = [bands]judgement{
 	sweepNotIdle:     {limits: []float64{0}, colour: report.Warn, note: "sweep_not_idle"},
 	sweepNoRoom:      {note: "sweep_no_room"},
 	sweepSpreadWide:  {limits: []float64{sweepSpread}, colour: report.Warn, note: "sweep_spread_wide"},
+
+	// The GPU beside the engine (issue 32): the GPU's state, and the joins
+	// of its window with the engine's.
+	gpuNotRead:            {rows: []string{"gpu/source"}, note: "gpu_not_read"},
+	gpuXID:                {rows: []string{"gpu/xid"}, limits: []float64{0}, colour: report.Bad, note: "gpu_xid"},
+	gpuThrottledUnderLoad: {rows: []string{"gpu/throttle"}, limits: []float64{0}, colour: report.Warn, note: "gpu_throttled_under_load"},
+	gpuBusyEngineIdle:     {rows: []string{"gpu/utilization"}, limits: []float64{gpuBusy}, colour: report.Warn, note: "gpu_busy_engine_idle"},
+	gpuIdleEngineBusy:     {rows: []string{"gpu/utilization"}, limits: []float64{gpuIdle}, colour: report.Warn, note: "gpu_idle_engine_busy"},
+	gpuMemoryFullBand:     {rows: []string{"gpu/memory"}, limits: []float64{gpuMemoryFull}, colour: report.Warn, note: "gpu_memory_full"},
+	gpuKVHeadroom:         {rows: []string{"gpu/memory"}, limits: []float64{kvPressure, gpuFreeShare}, colour: report.Warn, note: "gpu_kv_headroom"},
+	gpuDecodeBandwidth:    {rows: []string{"gpu/decode"}, limits: []float64{prefillBound, gpuActive}, note: "gpu_decode_bandwidth_bound"},
+	gpuDecodeCompute:      {rows: []string{"gpu/decode"}, limits: []float64{prefillBound, gpuActive}, note: "gpu_decode_compute_bound"},
+	gpuEnergyPerToken:     {rows: []string{"gpu/energy"}, note: "gpu_energy_per_token"},
+	gpuOffloadPCIe:        {rows: []string{"gpu/pcie"}, limits: []float64{offloadPCIeShare}, note: "gpu_offload_pcie"},
 }
+
+// gpuBands are the bands of the GPU section: a windowed view makes their
+// notes again from the window (JudgeGPU).
+var gpuBands = []band{gpuNotRead, gpuXID, gpuThrottledUnderLoad, gpuBusyEngineIdle, gpuIdleEngineBusy,
+	gpuMemoryFullBand, gpuKVHeadroom, gpuDecodeBandwidth, gpuDecodeCompute, gpuEnergyPerToken, gpuOffloadPCIe}
 
 // judge gives row (nil for a note on no row) the colour of band b, and
 // makes b's note, if it has one, from format and args.

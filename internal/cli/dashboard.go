@@ -29,6 +29,7 @@ const dashboardExample = `  inferscope dashboard gpu-box:8000 > dashboard.json  
 type dashboardOptions struct {
 	sourceOptions
 	title, uid string
+	dcgm       bool
 }
 
 // newDashboardCmd is inferscope dashboard.
@@ -53,6 +54,7 @@ func newDashboardCmd(io *iostreams.IO) *cobra.Command {
 	o.sourceOptions.define(cmd, false)
 	flagDef{name: "title", noFiles: true, usage: "the dashboard's title, `TEXT` (default inferscope · SERVER)"}.string(cmd, &o.title)
 	flagDef{name: "uid", noFiles: true, usage: "Grafana's uid and Perses' name, `ID` (default inferscope-DIALECT)"}.string(cmd, &o.uid)
+	flagDCGM.bool(cmd, &o.dcgm)
 	return cmd
 }
 
@@ -98,6 +100,13 @@ func (o *dashboardOptions) run(ctx context.Context, io *iostreams.IO, lo promql.
 		return libraryError(err)
 	}
 	do := dashboard.Options{Title: o.title, UID: o.uid}
+	if o.dcgm {
+		// The GPU row over the user's selector alone: the engine's
+		// variables name the engine's targets, not the exporter's.
+		if do.GPU, err = promql.NewGPU(promql.Options{Selector: lo.Selector, Window: dashboard.RateInterval}); err != nil {
+			return err
+		}
+	}
 	if do.Title == "" {
 		do.Title = "inferscope · " + title(l.Dialect())
 	}
@@ -121,6 +130,9 @@ func (o *dashboardOptions) run(ctx context.Context, io *iostreams.IO, lo promql.
 	panels := dashboard.NewOverview(l).Panels(f)
 	for _, r := range dashboard.Rows(l) {
 		panels += len(r.Panels)
+	}
+	if do.GPU != nil {
+		panels += len(dashboard.GPUPanels(do.GPU))
 	}
 	fmt.Fprintf(io.Err, "inferscope: a %s dashboard of %s for %s, %s\n", o.format, units.Plural(float64(panels), "panel"), l.Dialect(), src.names())
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
+	"github.com/inferscope/inferscope/internal/gpu"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/units"
@@ -176,11 +177,16 @@ func (d *demoOptions) run(ctx context.Context, io *iostreams.IO, set map[string]
 	if d.once {
 		o.withRates = false
 		got, err := bounded(ctx, 0, func(ctx context.Context) (*outcome, error) {
-			body, now, err := demo.Once(ctx, d.sim)
+			body, gpuBody, now, err := demo.OnceWithGPU(ctx, d.sim)
 			if err != nil {
 				return nil, err
 			}
 			snap, err := parse(ctx, &scrape.Result{Source: "demo:" + d.sim.Scenario, Body: body, ScrapedAt: now}, dialect.Options{Dialect: "tabbyapi"})
+			if err == nil {
+				// The simulated GPU under it (issue 32), read as a
+				// dcgm-exporter's scrape is.
+				snap.GPU, err = gpu.Parse(ctx, &scrape.Result{Source: "demo:gpu", Body: gpuBody, ScrapedAt: now})
+			}
 			if err != nil {
 				return nil, usagef("this is a bug in inferscope's simulator or reader: please report it with the command you ran",
 					"reading the simulator's own exposition: %v", err)
@@ -209,6 +215,7 @@ func (d *demoOptions) run(ctx context.Context, io *iostreams.IO, set map[string]
 		return ctx.Err()
 	}
 	o.target = srv.URL()
+	o.gpu = srv.GPUURL() // the simulated GPU under it (issue 32)
 	// Read the simulated server on its own clock, as --once does: its
 	// start, uptime and request times then agree (on the wall clock, a
 	// request of 40 simulated seconds ran within 7 s of uptime).

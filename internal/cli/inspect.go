@@ -77,6 +77,10 @@ type inspectOptions struct {
 	// breakdown shows the breakdowns' tables; noSlots leaves llama.cpp's
 	// /slots unread.
 	breakdown, noSlots bool
+	// gpu is where the GPUs are read from (--gpu); noGPU leaves the
+	// look beside the target out.
+	gpu   string
+	noGPU bool
 	// header lines every report of this run carries (set by the demo).
 	header []string
 	// withRates says the report is shown under windowed rates (a watch
@@ -143,6 +147,8 @@ func (o *inspectOptions) define(cmd *cobra.Command) {
 	flagAt.string(cmd, &o.atFlag)
 	flagDef{name: "breakdown", usage: "show the breakdowns unit by unit: llama.cpp's slots, vLLM's data-parallel engines, SGLang's DP ranks (in --watch, the u key)"}.bool(cmd, &o.breakdown)
 	flagDef{name: "no-slots", usage: "do not read llama.cpp's /slots beside its /metrics (read where the target is a llama.cpp server over HTTP)"}.bool(cmd, &o.noSlots)
+	flagGPU.string(cmd, &o.gpu)
+	flagNoGPU.bool(cmd, &o.noGPU)
 	flagDef{name: "since", usage: "report the rates since `FILE`, a scrape saved with --save"}.string(cmd, &o.since)
 	flagDef{name: "save", usage: "also write the raw scrape, with its time and the server's start header, to `FILE`"}.string(cmd, &o.save)
 }
@@ -217,6 +223,10 @@ func (o *inspectOptions) checkModes(set map[string]bool) error {
 		return usagef("add an interval, e.g. --watch 2s --watch-windows "+o.windows, "--watch-windows sets the windows of --watch")
 	case set["heat"] && o.watch == 0:
 		return usagef("add an interval, e.g. --watch 2s --heat", "--heat draws the latency of each --watch interval")
+	case o.gpu != "" && o.noGPU:
+		return usagef("give one of them", "--gpu and --no-gpu do not go together")
+	case o.gpu == "-":
+		return usagef("give the GPU reading as a URL, a saved file or nvidia-smi", "--gpu - would read stdin, which is the engine's")
 	}
 	return nil
 }
@@ -341,6 +351,8 @@ type outcome struct {
 	rep *report.Report
 	out []byte
 	res *scrape.Result
+	// gpu is the GPU reading beside the scrape, which --save keeps too.
+	gpu *snapshot.GPUs
 }
 
 // runOnce is the one-shot report: the read, parse, analysis and rendering
@@ -353,7 +365,12 @@ func (o *inspectOptions) runOnce(ctx context.Context, io *iostreams.IO, so scrap
 			return nil, err
 		}
 		o.readSlots(ctx, snap, res, so)
-		return o.rendered(io, o.fold(o.build(snap, snap.ScrapedAt, o.hist)), res)
+		o.readGPU(ctx, snap, o.target, so)
+		got, err := o.rendered(io, o.fold(o.build(snap, snap.ScrapedAt, o.hist)), res)
+		if got != nil {
+			got.gpu = snap.GPU
+		}
+		return got, err
 	})
 	return o.deliver(ctx, io, got, err)
 }
@@ -432,6 +449,9 @@ func (o *inspectOptions) deliver(ctx context.Context, io *iostreams.IO, got *out
 			return err
 		}
 		notice(io.Err, "saved the scrape to %s", o.save)
+		if err := saveGPU(io, o.save, got.gpu); err != nil {
+			return err
+		}
 	}
 	if _, err := io.Out.Write(got.out); err != nil {
 		return writeError(err)

@@ -198,6 +198,8 @@ type rulesOptions struct {
 	sourceOptions
 	runbookBase, name, rulesFile string
 	tests                        bool
+	// dcgm adds the GPU rules over dcgm-exporter's names (issue 32).
+	dcgm bool
 }
 
 // newRulesCmd is inferscope rules.
@@ -224,6 +226,7 @@ func newRulesCmd(io *iostreams.IO) *cobra.Command {
 	flagDef{name: "name", noFiles: true, usage: "the rule groups' prefix and the PrometheusRule's name, `NAME` (default inferscope-DIALECT)"}.string(cmd, &o.name)
 	flagDef{name: "tests", usage: "write promtool unit tests for the alerts instead of the rules"}.bool(cmd, &o.tests)
 	flagDef{name: "rules-file", usage: "the rule `FILE` the tests load"}.string(cmd, &o.rulesFile)
+	flagDCGM.bool(cmd, &o.dcgm)
 	return cmd
 }
 
@@ -239,6 +242,8 @@ func (o *rulesOptions) parse(cmd *cobra.Command, pos []string) (promql.Options, 
 			"--tests writes promtool tests, which load a plain rule file, not --format %s", o.format)
 	case o.tests && lo.Window != promql.DefaultWindow:
 		return lo, usagef("leave out --window (the tests' series are written for "+promql.DefaultWindow+")", "--tests needs the default --window %s", promql.DefaultWindow)
+	case o.tests && o.dcgm:
+		return lo, usagef("write the tests without --dcgm: the GPU rules are proven by inferscope's own tests", "--tests writes tests for the server's alerts only")
 	case set["rules-file"] && !o.tests:
 		return lo, usagef("add --tests, or leave out --rules-file", "--rules-file names the rule file the tests load")
 	case o.format == string(rules.Operator) && o.name != "" && !k8sName.MatchString(o.name):
@@ -281,6 +286,19 @@ func (o *rulesOptions) run(ctx context.Context, io *iostreams.IO, lo promql.Opti
 			return err
 		}
 		what = fmt.Sprintf("promtool tests for %s, loading %s", units.Plural(float64(len(set.Alerts)), "alert"), termsafe.Echo(o.rulesFile))
+	} else if o.dcgm {
+		g, err := promql.NewGPU(promql.Options{Selector: lo.Selector, Window: lo.Window})
+		if err != nil {
+			return err
+		}
+		gpuSet, err := rules.GenerateGPU(g, rules.Options{RunbookBase: o.runbookBase})
+		if err != nil {
+			return err
+		}
+		if err := set.Beside(&b, rules.Format(o.format), gpuSet); err != nil {
+			return err
+		}
+		what += ", and " + rulesSummary(len(gpuSet.Records), len(gpuSet.Alerts)) + " over dcgm-exporter's names"
 	} else if err := set.Write(&b, rules.Format(o.format)); err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/analysis"
+	"github.com/inferscope/inferscope/internal/gpu"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
@@ -69,6 +71,7 @@ func (o *inspectOptions) runWatch(ctx context.Context, io *iostreams.IO, so scra
 				s, res, err := load(ctx, at, so, do, time.Time{})
 				if err == nil {
 					o.readSlots(ctx, s, res, so)
+					o.readGPU(ctx, s, at, so)
 					if o.clock != nil {
 						s.ScrapedAt = o.clock()
 					}
@@ -113,11 +116,18 @@ func (o *inspectOptions) runSince(ctx context.Context, io *iostreams.IO, so scra
 		if err != nil {
 			return nil, fmt.Errorf("--since %s: %w", termsafe.Echo(o.since), err)
 		}
+		// The GPU reading --save kept beside the earlier scrape, if any.
+		if _, serr := os.Stat(o.since + gpuSuffix); serr == nil && !o.noGPU {
+			if g, gerr := gpu.Read(ctx, o.since+gpuSuffix, gpu.Options{Scrape: so}); gerr == nil {
+				before.GPU = g
+			}
+		}
 		after, res, err := load(ctx, o.target, so, do, time.Time{})
 		if err != nil {
 			return nil, err
 		}
 		o.readSlots(ctx, after, res, so)
+		o.readGPU(ctx, after, o.target, so)
 		for _, s := range []struct {
 			flag string
 			snap *snapshot.Snapshot

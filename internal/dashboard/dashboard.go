@@ -88,6 +88,22 @@ type Options struct {
 	// UID is Grafana's uid and Perses' metadata name; "" is
 	// inferscope-DIALECT.
 	UID string
+	// GPU, when set, adds a GPU row beside the engine's: the GPU figures
+	// over dcgm-exporter's names (issue 32).
+	GPU *promql.GPU
+}
+
+// labelled is a library whose expressions keep some labels: a server's,
+// or the GPU's.
+type labelled interface{ By() []string }
+
+// GPUPanels are the GPU row's panels: a panel per GPU figure.
+func GPUPanels(g *promql.GPU) []Panel {
+	var out []Panel
+	for _, f := range g.Figures() {
+		out = append(out, Panel{ID: f.ID, Title: f.Title, Unit: f.Unit, Queries: []Query{{Figure: f}}})
+	}
+	return out
 }
 
 func (o Options) withDefaults(dialect string) Options {

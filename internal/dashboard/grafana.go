@@ -75,6 +75,14 @@ func GrafanaJSON(l *promql.Library, user []promql.Matcher, o Options) ([]byte, e
 			b = b.WithPanel(grafanaPanel(l, p).Id(id))
 		}
 	}
+	if o.GPU != nil {
+		id++
+		b = b.WithRow(gdash.NewRowBuilder("GPU").Id(id))
+		for _, p := range GPUPanels(o.GPU) {
+			id++
+			b = b.WithPanel(grafanaPanel(o.GPU, p).Id(id))
+		}
+	}
 	d, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("building the Grafana dashboard: %w", err)
@@ -86,7 +94,7 @@ func GrafanaJSON(l *promql.Library, user []promql.Matcher, o Options) ([]byte, e
 	return append(out, '\n'), nil
 }
 
-func grafanaPanel(l *promql.Library, p Panel) *timeseries.PanelBuilder {
+func grafanaPanel(l labelled, p Panel) *timeseries.PanelBuilder {
 	tp := timeseries.NewPanelBuilder().
 		Title(p.Title).
 		Description(describe(p)).

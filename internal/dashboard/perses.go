@@ -159,6 +159,16 @@ func NewPerses(l *promql.Library, user []promql.Matcher, o Options) (*PersesDash
 		}
 		d.Spec.Layouts = append(d.Spec.Layouts, grid)
 	}
+	if o.GPU != nil {
+		grid := PersesLayout{Kind: "Grid", Spec: PersesLayoutSpec{Display: PersesGridDisplay{Title: "GPU", Collapse: PersesCollapse{Open: true}}}}
+		for i, p := range GPUPanels(o.GPU) {
+			key := panelKey(p.ID)
+			d.Spec.Panels[key] = persesPanel(o.GPU, p)
+			grid.Spec.Items = append(grid.Spec.Items, PersesGridItem{X: 8 * (i % 3), Y: 8 * (i / 3), Width: 8, Height: 8,
+				Content: map[string]string{"$ref": "#/spec/panels/" + key}})
+		}
+		d.Spec.Layouts = append(d.Spec.Layouts, grid)
+	}
 	return d, nil
 }
 
@@ -166,7 +176,7 @@ func NewPerses(l *promql.Library, user []promql.Matcher, o Options) (*PersesDash
 // and underscores only.
 func panelKey(id string) string { return strings.NewReplacer("/", "_", ".", "_").Replace(id) }
 
-func persesPanel(l *promql.Library, p Panel) PersesPanel {
+func persesPanel(l labelled, p Panel) PersesPanel {
 	chart := map[string]any{"legend": map[string]any{"position": "bottom", "mode": "list"}}
 	if f, ok := persesFormats[p.Unit]; ok {
 		chart["yAxis"] = map[string]any{"format": f}
@@ -180,7 +190,7 @@ func persesPanel(l *promql.Library, p Panel) PersesPanel {
 
 // persesQueries are a panel's queries, each named by its labels and
 // suffix.
-func persesQueries(l *promql.Library, p Panel) []PersesQuery {
+func persesQueries(l labelled, p Panel) []PersesQuery {
 	var out []PersesQuery
 	for _, q := range p.Queries {
 		out = append(out, PersesQuery{Kind: "TimeSeriesQuery", Spec: PersesQuerySpec{

@@ -143,31 +143,41 @@ func (t tee) RecordGeneration(g exporter.Generation) {
 // same options give the same body. It returns ctx's error soon after ctx
 // ends (the simulation runs in slices, which does not change the run).
 func Once(ctx context.Context, o Options) (body []byte, now time.Time, err error) {
+	body, _, now, err = OnceWithGPU(ctx, o)
+	return body, now, err
+}
+
+// OnceWithGPU is [Once], and the simulated GPU's dcgm-exporter metrics at
+// the run's end (its shares over the whole run, its only sample period).
+func OnceWithGPU(ctx context.Context, o Options) (body, gpuBody []byte, now time.Time, err error) {
 	if o.Speed == 0 {
 		o.Speed = 1 // unused here; only a bad value given on purpose is an error
 	}
 	if err := o.Validate(); err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	if o.SimTime <= 0 {
-		return nil, time.Time{}, fmt.Errorf("simulated time must be positive, got %v", o.SimTime)
+		return nil, nil, time.Time{}, fmt.Errorf("simulated time must be positive, got %v", o.SimTime)
 	}
 	s, m, err := o.engine(sim.DefaultEpoch)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	for t := time.Duration(0); t < o.SimTime; {
 		if err := ctx.Err(); err != nil {
-			return nil, time.Time{}, err
+			return nil, nil, time.Time{}, err
 		}
 		t = min(t+onceChunk, o.SimTime)
 		s.RunUntil(t)
 	}
-	var b bytes.Buffer
+	var b, gb bytes.Buffer
 	if err := m.WriteText(&b); err != nil {
-		return nil, time.Time{}, fmt.Errorf("writing the simulator's metrics: %w", err)
+		return nil, nil, time.Time{}, fmt.Errorf("writing the simulator's metrics: %w", err)
 	}
-	return b.Bytes(), s.Now(), nil
+	if err := sim.NewGPU(s, sim.DefaultGPU()).WriteText(&gb); err != nil {
+		return nil, nil, time.Time{}, fmt.Errorf("writing the simulated GPU's metrics: %w", err)
+	}
+	return b.Bytes(), gb.Bytes(), s.Now(), nil
 }
 
 // ListenError is an address [Start] could not serve on.
@@ -206,7 +216,20 @@ type Server struct {
 	sim  *sim.Sim
 	done chan struct{}
 	api  string // the API's base URL, when served
+	// gpu is the simulated dcgm-exporter beside the engine (issue 32),
+	// served at /gpu/metrics.
+	gpu *sim.GPU
 }
+
+// GPUURL is where the simulated GPU's dcgm-exporter metrics are served:
+// /gpu/metrics beside the engine's /metrics.
+func (s *Server) GPUURL() string { return strings.TrimSuffix(s.url, "/metrics") + GPUPath }
+
+// GPUPath is the simulated dcgm-exporter's path on the demo's server.
+const GPUPath = "/gpu/metrics"
+
+// GPU is the simulated GPU, whose configuration gives its ground truth.
+func (s *Server) GPU() *sim.GPU { return s.gpu }
 
 // Now is the simulated server's own clock: its published process start
 // (the moment [Start] ran) plus the virtual time it has run, o.Speed times
@@ -249,7 +272,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	srv := &Server{url: metricsURL(ln.Addr()), scenario: o.scenario(), sim: s, done: make(chan struct{})}
+	srv := &Server{url: metricsURL(ln.Addr()), scenario: o.scenario(), sim: s, done: make(chan struct{}), gpu: sim.NewGPU(s, sim.DefaultGPU())}
 	apiDone, every := closed(), tick
 	if o.API != "" {
 		catchUp := func() { s.RunUntil(time.Duration(float64(time.Since(start)) * o.Speed)) }
@@ -262,6 +285,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	mux.Handle(GPUPath, srv.gpu)
 	mux.HandleFunc("/", srv.index)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})

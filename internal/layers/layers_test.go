@@ -47,6 +47,9 @@ var layer = map[string]int{
 	"internal/bench": 4,
 	// Issue 30: a series of runs, the knee under an SLO, two runs compared.
 	"internal/bench/sweep": 5,
+	// Issue 32: the GPUs beside the engine (dcgm-exporter, AMD's exporter,
+	// nvidia-smi), read through the scrape.
+	"internal/gpu": 3,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -45,6 +45,12 @@ type Sample struct {
 	// sampled counts the scrapes since the history began that read the
 	// running gauge, and those that found a request running.
 	sampled Sampling
+	// gpu is the GPU reading taken beside the scrape (nil for none), and
+	// waiting the requests it found waiting (hasWaiting where published):
+	// what a window's GPU joins read (gpu.go).
+	gpu        *snapshot.GPUs
+	waiting    float64
+	hasWaiting bool
 }
 
 // count is one counter in a Sample: total is its increase since the
@@ -153,7 +159,10 @@ func (h *History) Add(s *snapshot.Snapshot, at time.Time) Event {
 	if prev != nil && !at.After(prev.At) {
 		return Skipped
 	}
-	smp := &Sample{At: at, Start: s.StartTime(), StartToken: s.StartToken}
+	smp := &Sample{At: at, Start: s.StartTime(), StartToken: s.StartToken, gpu: s.GPU}
+	if w := waitingOf(s); w != nil {
+		smp.waiting, smp.hasWaiting = *w, true
+	}
 	ev := Appended
 	if prev != nil && (restarted(prev.Start, smp.Start) || tokenChanged(prev, smp)) {
 		h.old, h.recent = nil, nil

@@ -40,5 +40,7 @@ func (h *History) Judge(r *report.Report, end *snapshot.Snapshot, windows []time
 	if d == nil {
 		return Judge(r, end, nil, "")
 	}
-	return Judge(r, end, d, "the last "+span(time.Duration(d.Seconds*float64(time.Second))))
+	label := "the last " + span(time.Duration(d.Seconds*float64(time.Second)))
+	readings, waiting := h.gpuReadings(h.Newest().At.Add(-time.Duration(d.Seconds * float64(time.Second))))
+	return judgeGPU(Judge(r, end, d, label), d, waiting, end, readings, label)
 }

@@ -32,7 +32,8 @@ func SinceReport(r *report.Report, before, after *snapshot.Snapshot) *report.Rep
 	sec, figs, d := since(before, after)
 	out := r
 	if d != nil {
-		out = Judge(r, after, d, "the "+span(time.Duration(d.Seconds*float64(time.Second)))+" between the two scrapes")
+		label := "the " + span(time.Duration(d.Seconds*float64(time.Second))) + " between the two scrapes"
+		out = judgeGPU(Judge(r, after, d, label), d, waitingOf(before), after, []*snapshot.GPUs{before.GPU, after.GPU}, label)
 	} else {
 		cp := *r
 		out = &cp

@@ -22,6 +22,15 @@ const (
 	TrendQueue = "queue"    // requests waiting
 )
 
+// Trend keys of the GPU section's rows (issue 32): each its row's id under
+// "gpu_", read from the GPU reading of each refresh (gpuTrends).
+const (
+	TrendGPUUtilization = "gpu_utilization" // mean utilization, a share 0..1
+	TrendGPUDRAM        = "gpu_dram_active" // mean DRAM active, a share 0..1
+	TrendGPUPower       = "gpu_power"       // watts, summed over the GPUs
+	TrendGPUMemory      = "gpu_memory"      // bytes used, summed over the GPUs
+)
+
 // point is one refresh interval of a session's trends: the rows' figures
 // over it (each row's "now" figure when it ended), the gauges its scrape
 // read, and its latency histograms' increase.
@@ -36,6 +45,9 @@ type point struct {
 	// hists are the interval's increase of each histogram (histNames);
 	// nil where not known.
 	hists [nHists]*histogram.Histogram
+	// gpu are the GPU section's gauges the interval's reading gave, by
+	// trend key; nil where it had none.
+	gpu map[string]float64
 }
 
 // trends are a session's points at one step, oldest first, at most
@@ -84,6 +96,7 @@ func (h *History) addPoint(prev, smp *Sample, s *snapshot.Snapshot) {
 	if v, ok := s.Scalar(snapshot.RequestsDeferred); ok {
 		p.wait = v
 	}
+	p.gpu = gpuPoint(s.GPU)
 	if prev != nil && h.trend.linked {
 		d := h.delta(prev, smp)
 		p.figs = Compute(d, rows)
@@ -149,7 +162,42 @@ func (h *History) Trends() map[string]*report.Trend {
 		}
 		out[TrendQueue] = t
 	}
+	gpuTrends(out, step, pts)
 	return out
+}
+
+// gpuPoint is what a GPU reading gives the trends.
+func gpuPoint(g *snapshot.GPUs) map[string]float64 {
+	if g == nil || g.Status != snapshot.GPUsRead {
+		return nil
+	}
+	w := analysis.GPUState(g)
+	out := map[string]float64{}
+	for key, v := range map[string]*float64{TrendGPUUtilization: w.Utilization, TrendGPUDRAM: w.DRAMActive, TrendGPUPower: w.Power,
+		TrendGPUMemory: analysis.GPUSum(g, snapshot.GPUMemoryUsedBytes)} {
+		if v != nil {
+			out[key] = *v
+		}
+	}
+	return out
+}
+
+// gpuTrends adds the GPU gauges' trends where the newest reading has them.
+func gpuTrends(out map[string]*report.Trend, step report.Number, pts []point) {
+	last := pts[len(pts)-1].gpu
+	say := map[string]func(float64) string{TrendGPUUtilization: units.Percent, TrendGPUDRAM: units.Percent,
+		TrendGPUPower: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " W" }, TrendGPUMemory: units.Bytes}
+	for key, f := range say {
+		if _, ok := last[key]; !ok {
+			continue
+		}
+		out[key] = gaugeTrend(step, pts, func(p point) float64 {
+			if v, ok := p.gpu[key]; ok {
+				return v
+			}
+			return math.NaN()
+		}, f)
+	}
 }
 
 func gaugeTrend(step report.Number, pts []point, of func(point) float64, say func(float64) string) *report.Trend {

@@ -35,11 +35,13 @@ var docTables = map[string][]string{
 	"Each heat strip":            {"heat.*"},
 	"Each breakdown":             {"breakdowns.*"},
 	"Each unit":                  {"breakdowns.*.units[]"},
+	"`gpu`":                      {"gpu"},
+	"Each device":                {"gpu.devices[]"},
 }
 
 // docMaps are the objects whose keys are data (names, window labels),
 // not fields.
-var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels", "trends", "heat", "breakdowns", "breakdowns.*.units[].figures"}
+var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels", "trends", "heat", "breakdowns", "breakdowns.*.units[].figures", "gpu.figures", "gpu.devices[].figures"}
 
 var backticked = regexp.MustCompile("`([^`]+)`")
 
@@ -156,6 +158,9 @@ func documentedReport() *report.Report {
 		"engines": {Unit: "engine", Status: "read", Units: []report.Unit{{ID: "0", Model: "m", State: "idle",
 			Figures: report.Map[report.Number]{"requests_processing": 3}}}},
 	}
+	r.GPU = &report.GPU{Source: "http://gpu-box:9400/metrics", Kind: "dcgm", Status: "failed", Why: "a test", Window: "the last 5m",
+		Seconds: 300, Readings: 150, Figures: report.Map[report.Number]{"power_watts": 350}, DecodeBound: "bandwidth",
+		Throttle: []string{"power_cap"}, Devices: []report.GPUDevice{{ID: "0", Figures: report.Map[report.Number]{"gpu_power_watts": 350}}}}
 	r.Raw = []report.RawFamily{
 		{Name: "tabbyapi:requests_total", Type: "counter", Help: "Number of finished requests.",
 			Series: []report.RawSeries{{Value: num(345)}}},

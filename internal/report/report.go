@@ -254,6 +254,9 @@ type Report struct {
 	// data-parallel engines, SGLang's DP ranks): by kind ("slots",
 	// "engines", "dp_ranks"). Folding a section leaves them whole.
 	Breakdowns Map[*Breakdown] `json:"breakdowns,omitzero"`
+	// GPU is what the GPUs beside the engine did, where they were read
+	// (--gpu, or a dcgm-exporter beside the target); nil otherwise.
+	GPU *GPU `json:"gpu,omitempty"`
 	// Rates is set only by the watch view and --since; JSON leaves it out
 	// when nil. It stays the last field, as the watch stream promises.
 	Rates Rates `json:"rates,omitzero"`
@@ -336,4 +339,46 @@ func (r *Report) Folded(hint string) *Report {
 		cp.Sections[i] = sec
 	}
 	return &cp
+}
+
+// GPU is the GPUs beside the engine (issue 32): the instance's figures
+// over a window (one reading: now) and each device's as read.
+type GPU struct {
+	// Source is where they were read; Kind what published them ("dcgm",
+	// "amd", "nvidia-smi"); Status "read" or "failed", Why what failed.
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+	Why    string `json:"why,omitempty"`
+	// Window names the window the figures are over ("" for one reading);
+	// Seconds its length and Readings how many readings its means are over.
+	Window   string `json:"window"`
+	Seconds  Number `json:"seconds"`
+	Readings int    `json:"readings"`
+	// Figures are the instance's figures by name (docs/json.md lists
+	// them); a figure not known is absent.
+	Figures Map[Number] `json:"figures"`
+	// DecodeBound is "bandwidth" or "compute" where the window says which
+	// bounds decode, "" otherwise; Throttle the reasons the clocks were
+	// held down for (DCGM's words), none: empty.
+	DecodeBound string          `json:"decode_bound"`
+	Throttle    List[string]    `json:"throttle"`
+	Devices     List[GPUDevice] `json:"devices"`
+}
+
+// GPUDevice is one GPU (or MIG instance) as read.
+type GPUDevice struct {
+	ID    string `json:"id"`
+	UUID  string `json:"uuid"`
+	Model string `json:"model"`
+	// MIG is a MIG instance's profile, "" for a whole GPU.
+	MIG string `json:"mig"`
+	// Host, Namespace, Pod and Container are as the exporter labels the
+	// device ("" where it does not).
+	Host      string `json:"host"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	// Figures are the device's figures by their GPU names.
+	Figures Map[Number] `json:"figures"`
 }

@@ -73,6 +73,10 @@ type Snapshot struct {
 	// Slots is llama.cpp's /slots answer, nil where it was not asked for
 	// (another server, a file).
 	Slots *Slots
+	// GPU is the reading of the GPUs the engine runs on, taken beside
+	// this scrape (--gpu, or a dcgm-exporter found beside the target); nil
+	// where none was asked for or found.
+	GPU *GPUs
 }
 
 // Scalar returns a scalar and whether it is present and finite.

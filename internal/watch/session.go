@@ -249,17 +249,22 @@ func (s *session) ratesSection() report.Section {
 // gauge, by the trend's key.
 var gaugeRows = map[string]string{"kv_cache": rates.TrendKV, "state": rates.TrendQueue}
 
+// gpuGaugeRows are the GPU section's rows that get a trend (issue 32).
+var gpuGaugeRows = map[string]string{"utilization": rates.TrendGPUUtilization, "dram_active": rates.TrendGPUDRAM,
+	"power": rates.TrendGPUPower, "memory": rates.TrendGPUMemory}
+
 // withGaugeTrends returns secs with the trends of the gauges beside the
 // live section's rows that show them; secs is not changed.
 func withGaugeTrends(secs []report.Section, trends map[string]*report.Trend) []report.Section {
 	out := slices.Clone(secs)
 	for i, sec := range out {
-		if sec.ID != "live" || trends == nil {
+		rows := map[string]map[string]string{"live": gaugeRows, "gpu": gpuGaugeRows}[sec.ID]
+		if rows == nil || trends == nil {
 			continue
 		}
 		sec.Rows = slices.Clone(sec.Rows)
 		for j, row := range sec.Rows {
-			if key, ok := gaugeRows[row.ID]; ok {
+			if key, ok := rows[row.ID]; ok {
 				sec.Rows[j].Trend = trends[key]
 			}
 		}
