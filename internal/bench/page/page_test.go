@@ -2,34 +2,22 @@ package page
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/inferscope/inferscope/internal/bench"
 )
 
-// writePage writes a page where a person can open it: under
-// $INFERSCOPE_ARTIFACTS where set, else the test's own directory.
-func writePage(t *testing.T, name string, b []byte) string {
+// buildPages makes every kind of page from real runs against the
+// simulator, each with the JSON of the same report.
+func buildPages(t *testing.T) []testPage {
 	t.Helper()
-	dir := os.Getenv("INFERSCOPE_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func TestRunPage(t *testing.T) {
 	rep := saturatedRun(t)
-	var b bytes.Buffer
-	if err := Run(&b, rep); err != nil {
+	var h, j bytes.Buffer
+	if err := Run(&h, rep); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("page: %s (%d bytes)", writePage(t, "run.html", b.Bytes()), b.Len())
+	if err := bench.JSON(&j, rep); err != nil {
+		t.Fatal(err)
+	}
+	return []testPage{{name: "run", html: h.Bytes(), json: j.Bytes(), charts: []string{"ttft", "queue", "kv"}}}
 }
