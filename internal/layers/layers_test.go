@@ -45,6 +45,8 @@ var layer = map[string]int{
 	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
 	// One run end to end: the generator, the server's window, the report.
 	"internal/bench": 4,
+	// Issue 30: a series of runs, the knee under an SLO, two runs compared.
+	"internal/bench/sweep": 5,
 	// Issue 30: the page to look at, its charts drawn by our own package;
 	// above the runs, sweeps and probes it draws (cli moved up to 7).
 	"internal/chart": 0, "internal/bench/page": 6,
