@@ -45,6 +45,8 @@ var layer = map[string]int{
 	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
 	// One run end to end: the generator, the server's window, the report.
 	"internal/bench": 4,
+	// Issue 30: prefill and decode speeds under control.
+	"internal/bench/probe": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {
