@@ -121,6 +121,9 @@ type DecodePoint struct {
 	Rounds   int `json:"rounds"`
 	Requests int `json:"requests"`
 	Failed   int `json:"failed"`
+	// EarlyStops counts the measured requests that ended before the
+	// output asked (a server that does not honour ignore_eos).
+	EarlyStops int `json:"early_stops"`
 	// Cold is the first round at this batch size, set aside; nil where a
 	// request of it failed.
 	Cold *DecodeSample `json:"cold"`
