@@ -14,7 +14,7 @@ import (
 // decodes at 50 tok/s alone, 44 beside three others, 36 beside seven.
 var handProbe = &PhaseSpeeds{Source: "the probe of 2026-12-06 08:07 UTC", Model: "m",
 	Prefill: []PrefillSpeed{{1000, 8000}, {2000, 7000}}, PrefillFrom: "the server's prefill time",
-	Decode:  []DecodeSpeed{{1, 50}, {4, 44}, {8, 36}}, DecodeFrom: "the server's decode time"}
+	Decode: []DecodeSpeed{{1, 50}, {4, 44}, {8, 36}}, DecodeFrom: "the server's decode time"}
 
 // TestProbeTrade: with a probe, the exchange rate and break-even weigh
 // the engine time the server's work takes at the probe's speeds, worked
