@@ -179,24 +179,25 @@ type Figures struct {
 	// EngineBusySeconds is the engine's own busy time, where the server
 	// publishes one (SGLang's GPU execution time); Utilization is it over
 	// the uptime: the only figure called utilization.
-	EngineBusySeconds *Number         `json:"engine_busy_seconds"`
-	Utilization       *Number         `json:"utilization"`
-	PrefillShare      *Number         `json:"prefill_share"`
-	DecodeShare       *Number         `json:"decode_share"`
-	DominantPhase     *string         `json:"dominant_phase"`
-	ExchangeRate      *Number         `json:"exchange_rate"`
-	BreakEven         List[BreakEven] `json:"break_even"`
+	EngineBusySeconds       *Number         `json:"engine_busy_seconds"`
+	Utilization             *Number         `json:"utilization"`
+	PrefillShare            *Number         `json:"prefill_share"`
+	DecodeShare             *Number         `json:"decode_share"`
+	DominantPhase           *string         `json:"dominant_phase"`
+	ExchangeRate            *Number         `json:"exchange_rate"`
+	BreakEven               List[BreakEven] `json:"break_even"`
+	SpecDecodeAcceptance    *Number         `json:"spec_decode_acceptance"`
+	SpecDecodeTokensPerStep *Number         `json:"spec_decode_tokens_per_step"`
+	KVOffloadHitShare       *Number         `json:"kv_offload_hit_share"`
+	KVOffloadPayback        *Number         `json:"kv_offload_payback"`
+	RecurrentCappedShare    *Number         `json:"recurrent_capped_share"`
+
 	// TradeBasis says what the exchange rate and break-even weigh:
 	// "request_time" (the server's own phase times, summed per request)
 	// or "probe" (the engine time the server's work takes at a saved
 	// probe's speeds, ProbeTrade); nil where there is no trade.
-	TradeBasis              *string     `json:"trade_basis"`
-	ProbeTrade              *ProbeTrade `json:"probe_trade"`
-	SpecDecodeAcceptance    *Number     `json:"spec_decode_acceptance"`
-	SpecDecodeTokensPerStep *Number     `json:"spec_decode_tokens_per_step"`
-	KVOffloadHitShare       *Number     `json:"kv_offload_hit_share"`
-	KVOffloadPayback        *Number     `json:"kv_offload_payback"`
-	RecurrentCappedShare    *Number     `json:"recurrent_capped_share"`
+	TradeBasis *string     `json:"trade_basis"`
+	ProbeTrade *ProbeTrade `json:"probe_trade"`
 }
 
 // HistogramSummary is one histogram as the report states it.
