@@ -50,6 +50,8 @@ var layer = map[string]int{
 	// Issue 30: the page to look at, its charts drawn by our own package;
 	// above the runs, sweeps and probes it draws (cli moved up to 7).
 	"internal/chart": 0, "internal/bench/page": 6,
+	// Issue 30: prefill and decode speeds under control.
+	"internal/bench/probe": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {

@@ -23,6 +23,7 @@ var docTables = map[string][]string{
 	"Each bucket":                {"histograms.*.buckets[]", "raw[].series[].buckets[]"},
 	"`figures`":                  {"figures"},
 	"Each entry of `break_even`": {"figures.break_even[]"},
+	"`probe_trade`":              {"figures.probe_trade"},
 	"`sections`":                 {"sections[]"},
 	"Each row":                   {"sections[].rows[]"},
 	"`table`":                    {"sections[].table"},
@@ -60,8 +61,9 @@ func documentedFields(t *testing.T) map[string][]string {
 		switch {
 		case strings.HasPrefix(line, "#"):
 			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Bench"):
-			// The bench's report: internal/bench holds it to its tables.
+		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe")):
+			// The bench's report and the probe's: internal/bench and
+			// internal/bench/probe hold them to their tables.
 		case strings.HasPrefix(line, "| field | type |"):
 			inTable = true
 			if _, ok := docTables[heading]; !ok {
@@ -154,6 +156,11 @@ func documentedReport() *report.Report {
 		"engines": {Unit: "engine", Status: "read", Units: []report.Unit{{ID: "0", Model: "m", State: "idle",
 			Figures: report.Map[report.Number]{"requests_processing": 3}}}},
 	}
+	basis := "probe"
+	r.Figures.TradeBasis = &basis
+	r.Figures.ProbeTrade = &report.ProbeTrade{Source: "the probe of 2026-12-06 08:07 UTC", PromptTokens: 1e6, PromptLength: 1500,
+		PrefillTokensPerSecond: 7800, GeneratedTokens: 2e5, ServerPerRequest: 40, DecodeBatch: 5.5, DecodeTokensPerSecond: 220,
+		PrefillSeconds: 128, DecodeSeconds: 909, PrefillShare: 0.123, DecodeShare: 0.877}
 	r.Raw = []report.RawFamily{
 		{Name: "tabbyapi:requests_total", Type: "counter", Help: "Number of finished requests.",
 			Series: []report.RawSeries{{Value: num(345)}}},

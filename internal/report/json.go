@@ -41,6 +41,22 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
+// UnmarshalJSON implements json.Unmarshaler: null is NaN, the value a
+// report writes as null, so that a report read back (a saved probe) keeps
+// an unknown figure unknown rather than 0.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Number(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = Number(v)
+	return nil
+}
+
 // List is a slice that JSON writes as [] when it is nil.
 type List[T any] []T
 
@@ -76,6 +92,16 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	b := append(make([]byte, 0, len(time.RFC3339Nano)+2), '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"'), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: null is the zero (unknown)
+// time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	return t.Time.UnmarshalJSON(b)
 }
 
 // Rates is Report.Rates: {window label: {row id: value per second or
