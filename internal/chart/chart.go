@@ -40,9 +40,16 @@ const (
 	Bars
 )
 
-// Point is one datum: X2 is a bar's right edge.
+// Point is one datum: X2 is a bar's right edge. FromX, where set, is the
+// JSON path of this point's X in place of its series' (a sweep's closed
+// loop placed on the rate axis by the rate it completed).
 type Point struct {
 	X, Y, X2 float64
+	FromX    string
+	// Index is the point's {i} in its series' paths where the series is
+	// Indexed (points drawn in another order than the JSON's: a sweep's
+	// steps by load); else its place in Points is.
+	Index int
 }
 
 // Series is one set of points, named in the legend and the table.
@@ -50,17 +57,34 @@ type Series struct {
 	Name   string
 	Kind   Kind
 	Points []Point
-	// From says where in the JSON the page is drawn from each point's
-	// values come: a dotted path per value in which {i} is the point's
-	// index and {i+1} the next ("samples.{i}.seconds"). The series and
-	// its table rows carry them (data-from-x, -x2, -y) with each point's
-	// index (data-i), so that a test can hold every drawn value to the
-	// JSON's.
+	// From names where each point's values are in the JSON of the report
+	// the page is drawn from: a dotted path per value in which {i} is the
+	// point's index and {i+1} the next ("samples.{i}.seconds"). The
+	// series and its table rows carry them (data-from-x, -x2, -y) with
+	// each point's index (data-i), so that a test can hold every drawn
+	// value to the JSON's.
 	From From
+	// Ramp places the series at Ramp of RampOf series coloured from the
+	// first series' colour to the second's (steps of growing load), where
+	// RampOf is above 1; else it takes its own colour.
+	Ramp, RampOf int
+	// Indexed says each point's Index is its {i}.
+	Indexed bool
 }
 
-// From are the JSON paths of a series' values.
-type From struct{ X, X2, Y string }
+// index is point j's {i}.
+func (s Series) index(j int) int {
+	if s.Indexed {
+		return s.Points[j].Index
+	}
+	return j
+}
+
+// From are the JSON paths of a series' values. Derive says how Y is
+// made of the values at Y's path where it is not one of them:
+// "cumulative-share", the values up to the point's over all of them (a
+// distribution's share at or below each bound).
+type From struct{ X, X2, Y, Derive string }
 
 // Axis is one axis: its label (with the unit), its scale, and how its
 // values are written.
@@ -127,7 +151,7 @@ type Chart struct {
 const (
 	width, height = 520, 320
 	left, right   = 64, 16
-	top, bottom   = 40, 48
+	top, bottom   = 16, 48
 )
 
 // num writes v in full: the shortest form that reads back as v.
@@ -282,6 +306,7 @@ func (c *Chart) HTML() string {
 		fmt.Fprintf(&b, `<p class="empty">%s</p></figure>`, esc(why))
 		return b.String()
 	}
+	c.legend(&b)
 	c.svg(&b)
 	if c.Desc != "" {
 		fmt.Fprintf(&b, `<figcaption>%s</figcaption>`, esc(c.Desc))
@@ -340,7 +365,7 @@ func (c *Chart) svg(b *strings.Builder) {
 	x := newScale(c.X, xs, left, width-right)
 	y := newScale(ya, ys, height-bottom, top)
 	id := esc(c.ID)
-	fmt.Fprintf(b, `<svg viewBox="0 0 %d %d" role="img" aria-labelledby="%s-title %s-desc" data-chart="%s">`, width, height, id, id, id)
+	fmt.Fprintf(b, `<svg class="plot" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-title %s-desc" data-chart="%s">`, width, height, id, id, id)
 	fmt.Fprintf(b, `<desc id="%s-desc">%s</desc>`, id, esc(c.Desc))
 	// Shaded ranges under everything.
 	for _, band := range c.Bands {
@@ -352,9 +377,14 @@ func (c *Chart) svg(b *strings.Builder) {
 		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text></g>`, px(x0+4), top+12, esc(band.Label))
 	}
 	c.axes(b, x, y)
+	// The series within the plot (and a marker's width around it): an
+	// axis bounded short of the data cuts them at its ends.
+	fmt.Fprintf(b, `<clipPath id="%s-plot"><rect x="%d" y="%d" width="%d" height="%d"/></clipPath><g clip-path="url(#%s-plot)">`,
+		id, left-6, top-6, width-left-right+12, height-top-bottom+12, id)
 	for i, s := range c.Series {
 		c.series(b, i, s, x, y)
 	}
+	b.WriteString(`</g>`)
 	for _, r := range c.HRules {
 		if !c.Y.usable(r.At) {
 			continue
@@ -383,19 +413,45 @@ func (c *Chart) svg(b *strings.Builder) {
 		fmt.Fprintf(b, `<g class="mark" data-x="%s" data-y="%s"%s><circle cx="%s" cy="%s" r="9"/><text x="%s" y="%s" text-anchor="%s">%s</text></g>`,
 			num(m.X), num(m.Y), m.From.attrs(), px(mx), px(my), px(mx+dx), px(my-10), anchor, esc(m.Label))
 	}
-	c.legend(b)
 	b.WriteString(`</svg>`)
 }
 
 // attrs writes the paths as the series' attributes.
 func (f From) attrs() string {
 	var b strings.Builder
-	for _, a := range []struct{ name, path string }{{"x", f.X}, {"x2", f.X2}, {"y", f.Y}} {
+	for _, a := range []struct{ name, path string }{{"from-x", f.X}, {"from-x2", f.X2}, {"from-y", f.Y}, {"derive", f.Derive}} {
 		if a.path != "" {
-			fmt.Fprintf(&b, ` data-from-%s="%s"`, a.name, esc(a.path))
+			fmt.Fprintf(&b, ` data-%s="%s"`, a.name, esc(a.path))
 		}
 	}
 	return b.String()
+}
+
+// pointFrom writes a point's own X path, where it has one.
+func pointFrom(p Point) string {
+	if p.FromX == "" {
+		return ""
+	}
+	return ` data-point-from-x="` + esc(p.FromX) + `"`
+}
+
+// ramp writes a ramped series' colour: a mix of the first two series'
+// colours by its place, so that it follows the page's scheme.
+func (s Series) ramp() string {
+	if s.RampOf < 2 {
+		return ""
+	}
+	share := 100 * float64(s.Ramp) / float64(s.RampOf-1)
+	return fmt.Sprintf(` style="--c: color-mix(in srgb, var(--s1) %s%%, var(--s0))"`, px(share))
+}
+
+// marker is the series' marker shape: its own, or the first for a ramp
+// (its colour and the legend's order tell the series apart).
+func (s Series) marker(i int) int {
+	if s.RampOf >= 2 {
+		return 0
+	}
+	return i
 }
 
 func fromAttr(path string) string {
@@ -464,7 +520,7 @@ func marker(i int, x, y float64) string {
 }
 
 func (c *Chart) series(b *strings.Builder, i int, s Series, x, y scale) {
-	fmt.Fprintf(b, `<g class="series s%d" data-series="%s" data-count="%d"%s>`, i%6, esc(s.Name), len(s.Points), s.From.attrs())
+	fmt.Fprintf(b, `<g class="series s%d" data-series="%s" data-count="%d"%s%s>`, i%6, esc(s.Name), len(s.Points), s.From.attrs(), s.ramp())
 	ok := func(p Point) bool { return c.X.usable(p.X) && c.Y.usable(p.Y) }
 	tip := func(p Point) string {
 		t := c.X.format(p.X)
@@ -489,7 +545,7 @@ func (c *Chart) series(b *strings.Builder, i int, s Series, x, y scale) {
 			}
 			x0, x1, yy := x.at(p.X), x.at(p.X2), y.at(p.Y)
 			fmt.Fprintf(b, `<rect class="bar" x="%s" y="%s" width="%s" height="%s" data-i="%d" data-x="%s" data-x2="%s" data-y="%s"><title>%s</title></rect>`,
-				px(x0+0.5), px(min(yy, base)), px(max(x1-x0-1, 0.5)), px(math.Abs(base-yy)), j, num(p.X), num(p.X2), num(p.Y), tip(p))
+				px(x0+0.5), px(min(yy, base)), px(max(x1-x0-1, 0.5)), px(math.Abs(base-yy)), s.index(j), num(p.X), num(p.X2), num(p.Y), tip(p))
 		}
 	default:
 		if s.Kind == Line {
@@ -513,13 +569,14 @@ func (c *Chart) series(b *strings.Builder, i int, s Series, x, y scale) {
 			if !ok(p) {
 				continue
 			}
-			fmt.Fprintf(b, `<g class="point" data-i="%d" data-x="%s" data-y="%s">%s<title>%s</title></g>`, j, num(p.X), num(p.Y), marker(i, x.at(p.X), y.at(p.Y)), tip(p))
+			fmt.Fprintf(b, `<g class="point" data-i="%d" data-x="%s" data-y="%s"%s>%s<title>%s</title></g>`, s.index(j), num(p.X), num(p.Y), pointFrom(p), marker(s.marker(i), x.at(p.X), y.at(p.Y)), tip(p))
 		}
 	}
 	b.WriteString(`</g>`)
 }
 
-// legend names the series across the top, each with its marker.
+// legend names the series above the chart, each with its marker and
+// line, as a list the page wraps to its width.
 func (c *Chart) legend(b *strings.Builder) {
 	named := 0
 	for _, s := range c.Series {
@@ -530,25 +587,23 @@ func (c *Chart) legend(b *strings.Builder) {
 	if named == 0 {
 		return
 	}
-	b.WriteString(`<g class="legend">`)
-	lx := float64(left)
+	b.WriteString(`<ul class="legend">`)
 	for i, s := range c.Series {
 		if s.Name == "" {
 			continue
 		}
-		fmt.Fprintf(b, `<g class="series s%d">`, i%6)
+		fmt.Fprintf(b, `<li class="series s%d"%s><svg viewBox="0 0 22 12" width="22" height="12" aria-hidden="true">`, i%6, s.ramp())
 		if s.Kind == Bars {
-			fmt.Fprintf(b, `<rect class="bar" x="%s" y="14" width="12" height="10"/>`, px(lx))
+			b.WriteString(`<rect class="bar" x="5" y="1" width="12" height="10"/>`)
 		} else {
 			if s.Kind == Line {
-				fmt.Fprintf(b, `<path class="line" d="M%s 19L%s 19"/>`, px(lx-2), px(lx+14))
+				b.WriteString(`<path class="line" d="M1 6L21 6"/>`)
 			}
-			b.WriteString(marker(i, lx+6, 19))
+			b.WriteString(marker(s.marker(i), 11, 6))
 		}
-		fmt.Fprintf(b, `<text x="%s" y="23">%s</text></g>`, px(lx+18), esc(s.Name))
-		lx += 18 + 6.6*float64(len([]rune(s.Name))) + 16
+		fmt.Fprintf(b, `</svg>%s</li>`, esc(s.Name))
 	}
-	b.WriteString(`</g>`)
+	b.WriteString(`</ul>`)
 }
 
 // table writes the data drawn: every series' points, then the rules,
@@ -572,7 +627,7 @@ func (c *Chart) table(b *strings.Builder) {
 	}
 	for _, s := range c.Series {
 		for j, p := range s.Points {
-			fmt.Fprintf(b, `<tr class="datum" data-series="%s" data-i="%d"%s><th scope="row">%s</th>%s`, esc(s.Name), j, s.From.attrs(), esc(s.Name), cell(c.X, p.X))
+			fmt.Fprintf(b, `<tr class="datum" data-series="%s" data-i="%d"%s%s><th scope="row">%s</th>%s`, esc(s.Name), s.index(j), s.From.attrs(), pointFrom(p), esc(s.Name), cell(c.X, p.X))
 			if hasBars {
 				if s.Kind == Bars {
 					b.WriteString(cell(c.X, p.X2))

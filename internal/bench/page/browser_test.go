@@ -256,23 +256,23 @@ type chartView struct {
 }
 
 type seriesView struct {
-	Name                 string
-	Count                int
-	FromX, FromX2, FromY string
-	Points               []pointView
+	Name                         string
+	Count                        int
+	FromX, FromX2, FromY, Derive string
+	Points                       []pointView
 }
 
 type pointView struct {
-	I        int
-	X, X2, Y string
-	W, H     float64
+	I               int
+	X, X2, Y, FromX string
+	W, H            float64
 }
 
 type rowView struct {
-	Series               string
-	I                    int
-	FromX, FromX2, FromY string
-	Cells                []string
+	Series                       string
+	I                            int
+	FromX, FromX2, FromY, Derive string
+	Cells                        []string
 }
 
 type ruleView struct{ From, Value string }
@@ -285,7 +285,7 @@ type figureView struct{ Path, Value, Text string }
 const readDOM = `(() => {
   const d = e => Object.assign({}, e.dataset);
   const charts = [...document.querySelectorAll('figure.chart')].map(f => {
-    const svg = f.querySelector('svg');
+    const svg = f.querySelector('svg.plot');
     const c = {ID: f.id, Title: (f.querySelector('h3') || {}).textContent || '', Empty: !!f.querySelector('.empty'), SVG: !!svg,
       XTicks: [], YTicks: [], Series: [], Rows: [], Rules: [], Marks: []};
     if (!svg) return c;
@@ -298,11 +298,11 @@ const readDOM = `(() => {
     c.XTicks = [...svg.querySelectorAll('.axis.x .tick')].map(t => t.textContent);
     c.YTicks = [...svg.querySelectorAll('.axis.y .tick')].map(t => t.textContent);
     c.Series = [...svg.querySelectorAll('g.series[data-count]')].map(g => ({Name: g.dataset.series, Count: +g.dataset.count,
-      FromX: g.dataset.fromX || '', FromX2: g.dataset.fromX2 || '', FromY: g.dataset.fromY || '',
+      FromX: g.dataset.fromX || '', FromX2: g.dataset.fromX2 || '', FromY: g.dataset.fromY || '', Derive: g.dataset.derive || '',
       Points: [...g.querySelectorAll('[data-i]')].map(p => { const b = p.getBBox();
-        return {I: +p.dataset.i, X: p.dataset.x, X2: p.dataset.x2 || '', Y: p.dataset.y, W: b.width, H: b.height}; })}));
+        return {I: +p.dataset.i, X: p.dataset.x, X2: p.dataset.x2 || '', Y: p.dataset.y, FromX: p.dataset.pointFromX || '', W: b.width, H: b.height}; })}));
     c.Rows = [...f.querySelectorAll('table tr.datum')].map(r => ({Series: r.dataset.series, I: +r.dataset.i,
-      FromX: r.dataset.fromX || '', FromX2: r.dataset.fromX2 || '', FromY: r.dataset.fromY || '',
+      FromX: r.dataset.pointFromX || r.dataset.fromX || '', FromX2: r.dataset.fromX2 || '', FromY: r.dataset.fromY || '', Derive: r.dataset.derive || '',
       Cells: [...r.querySelectorAll('td')].map(td => td.dataset.value === undefined ? '-' : td.dataset.value)}));
     c.Rules = [...svg.querySelectorAll('g.rule[data-from]')].map(r => ({From: r.dataset.from, Value: r.dataset.value}));
     c.Marks = [...svg.querySelectorAll('g.mark[data-from-x]')].map(m => ({FromX: m.dataset.fromX, FromY: m.dataset.fromY || '', X: m.dataset.x, Y: m.dataset.y}));
@@ -317,6 +317,8 @@ func at(doc any, path string) (any, bool) {
 	v := doc
 	for _, k := range strings.Split(path, ".") {
 		switch o := v.(type) {
+		case nil:
+			return nil, true // within a null object: null
 		case map[string]any:
 			var ok bool
 			if v, ok = o[k]; !ok {
@@ -347,6 +349,37 @@ func same(doc any, path, held string) (bool, string) {
 	if !ok {
 		return false, fmt.Sprintf("%s is not in the JSON", path)
 	}
+	return sameValue(v, path, held)
+}
+
+// sameDerived is same for a value made of the JSON's (chart.From's
+// Derive): "cumulative-share", the values at path up to index i over all
+// of them, worked out here from the JSON.
+func sameDerived(doc any, derive, path string, i int, held string) (bool, string) {
+	if derive == "" {
+		return same(doc, fill(path, i), held)
+	}
+	if derive != "cumulative-share" {
+		return false, "an unknown derivation " + derive
+	}
+	arr, _ := at(doc, index.ReplaceAllString(path, ""))
+	a, ok := arr.([]any)
+	if !ok {
+		return false, fmt.Sprintf("%s is not an array in the JSON", path)
+	}
+	var upTo, all float64
+	for k, v := range a {
+		f, _ := v.(float64)
+		all += f
+		if k <= i {
+			upTo += f
+		}
+	}
+	return sameValue(upTo/all, fmt.Sprintf("the cumulative share of %s at %d", path, i), held)
+}
+
+// sameValue says whether held is v, the JSON's value at path.
+func sameValue(v any, path, held string) (bool, string) {
 	if v == nil {
 		return held == "", fmt.Sprintf("%s is null in the JSON, the page holds %q", path, held)
 	}
@@ -401,13 +434,12 @@ func checkCharts(t *testing.T, dom domView, doc any, want []string) {
 			if r.FromX2 != "" {
 				froms = append(froms, r.FromX2)
 			}
-			froms = append(froms, r.FromY)
 			cells := r.Cells
 			if len(cells) == 3 && r.FromX2 == "" {
 				cells = []string{cells[0], cells[2]} // the "to" column of another series
 			}
-			if len(cells) != len(froms) {
-				t.Errorf("chart %s: row %s %d has %d cells for %v", id, r.Series, r.I, len(r.Cells), froms)
+			if len(cells) != len(froms)+1 {
+				t.Errorf("chart %s: row %s %d has %d cells for %v and %s", id, r.Series, r.I, len(r.Cells), froms, r.FromY)
 				continue
 			}
 			for k, from := range froms {
@@ -415,24 +447,38 @@ func checkCharts(t *testing.T, dom domView, doc any, want []string) {
 					t.Errorf("chart %s, table: %s", id, why)
 				}
 			}
+			if ok, why := sameDerived(doc, r.Derive, r.FromY, r.I, cells[len(cells)-1]); !ok {
+				t.Errorf("chart %s, table: %s", id, why)
+			}
 		}
 		for _, s := range c.Series {
 			if s.FromX == "" || s.FromY == "" {
 				t.Errorf("chart %s: series %q names no JSON path", id, s.Name)
 				continue
 			}
-			// As many points as the JSON's array has values, each in the
-			// table, each drawn that is not null.
-			arr, _ := at(doc, index.ReplaceAllString(s.FromY, ""))
-			if a, ok := arr.([]any); !ok || len(a) != s.Count {
-				t.Errorf("chart %s: series %q has %d points, the JSON %v", id, s.Name, s.Count, arr)
+			// As many points as the JSON's arrays have values for (the
+			// shorter of X's and Y's: a histogram's edges are one more than
+			// its bins, and the last of a sweep's counts is of those above
+			// every bound), each in the table, each drawn that is not null.
+			n := -1
+			for _, from := range []string{s.FromX, s.FromY} {
+				if !index.MatchString(from) {
+					continue
+				}
+				arr, _ := at(doc, index.ReplaceAllString(from, ""))
+				if a, ok := arr.([]any); ok && (n < 0 || len(a) < n) {
+					n = len(a)
+				}
+			}
+			if n != s.Count {
+				t.Errorf("chart %s: series %q has %d points, the JSON's arrays %d", id, s.Name, s.Count, n)
 			}
 			if rows[s.Name] != s.Count {
 				t.Errorf("chart %s: series %q has %d rows in its table, %d points", id, s.Name, rows[s.Name], s.Count)
 			}
 			nulls := 0
 			for i := range s.Count {
-				if v, _ := at(doc, fill(s.FromY, i)); v == nil {
+				if v, _ := at(doc, fill(s.FromY, i)); v == nil && s.Derive == "" {
 					nulls++
 				}
 			}
@@ -444,13 +490,20 @@ func checkCharts(t *testing.T, dom domView, doc any, want []string) {
 				if p.W <= 0 && p.H <= 0 {
 					t.Errorf("chart %s: series %q point %d is not drawn (%v×%v)", id, s.Name, p.I, p.W, p.H)
 				}
-				for _, v := range []struct{ from, held string }{{s.FromX, p.X}, {s.FromX2, p.X2}, {s.FromY, p.Y}} {
+				fromX := s.FromX
+				if p.FromX != "" {
+					fromX = p.FromX
+				}
+				for _, v := range []struct{ from, held string }{{fromX, p.X}, {s.FromX2, p.X2}} {
 					if v.from == "" {
 						continue
 					}
 					if ok, why := same(doc, fill(v.from, p.I), v.held); !ok {
 						t.Errorf("chart %s, drawn: %s", id, why)
 					}
+				}
+				if ok, why := sameDerived(doc, s.Derive, s.FromY, p.I, p.Y); !ok {
+					t.Errorf("chart %s, drawn: %s", id, why)
 				}
 			}
 		}

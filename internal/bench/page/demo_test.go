@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/bench/sweep"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
@@ -58,9 +59,9 @@ func scrapeOf(target string) func(context.Context) (*snapshot.Snapshot, error) {
 	}
 }
 
-// demoRun runs plan against srv: prompts of about prompt tokens, answers
-// of output, each prompt its own.
-func demoRun(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output int, slo bench.SLO) *bench.Report {
+// demoConfig is plan against srv: prompts of about prompt tokens,
+// answers of output, each prompt its own.
+func demoConfig(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output int, slo bench.SLO) bench.Config {
 	t.Helper()
 	base, err := url.Parse(srv.APIURL())
 	if err != nil {
@@ -76,7 +77,13 @@ func demoRun(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output int,
 		},
 		Describe: bench.Describe{Target: srv.APIURL(), API: "chat_completions", Model: demo.DefaultModel, Version: "test",
 			Workload: "prompts of about " + itoa(prompt) + " tokens, answers of " + itoa(output)}}
-	rep, err := bench.Run(context.Background(), cfg)
+	return cfg
+}
+
+// demoRun runs plan against srv.
+func demoRun(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output int, slo bench.SLO) *bench.Report {
+	t.Helper()
+	rep, err := bench.Run(context.Background(), demoConfig(t, srv, plan, prompt, output, slo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,4 +99,19 @@ func saturatedRun(t *testing.T) *bench.Report {
 	srv := startDemo(t, "chat", 10)
 	return demoRun(t, srv, load.Plan{Rate: 80, Arrival: load.Poisson, Duration: 2 * time.Second, Warmup: load.Warmup{Duration: 500 * time.Millisecond}, Seed: 1, Drain: 30 * time.Second},
 		20, 100, bench.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond})
+}
+
+// rateSweep is a list of rates across the chat engine's capacity (about
+// 43 answers of 100 tokens a wall second at ten times its speed) under an
+// SLO on TTFT: the steps below it meet the SLO, those above miss it, and
+// the knee lies between.
+func rateSweep(t *testing.T) *sweep.Result {
+	srv := startDemo(t, "chat", 10)
+	base := demoConfig(t, srv, load.Plan{Arrival: load.Constant, Duration: time.Second, Seed: 1, Drain: 30 * time.Second}, 20, 100,
+		bench.SLO{TTFT: 400 * time.Millisecond})
+	res, err := sweep.Run(context.Background(), sweep.Config{Base: base, Profile: sweep.ProfileRate, Loads: []float64{10, 25, 40, 55, 70}, Drain: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -2,22 +2,35 @@ package page
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/bench"
+	"github.com/inferscope/inferscope/internal/render"
 )
 
+// written is what write wrote.
+func written(t *testing.T, write func(io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // buildPages makes every kind of page from real runs against the
-// simulator, each with the JSON of the same report.
+// simulator, each with the JSON of the same value.
 func buildPages(t *testing.T) []testPage {
 	t.Helper()
 	rep := saturatedRun(t)
-	var h, j bytes.Buffer
-	if err := Run(&h, rep); err != nil {
-		t.Fatal(err)
+	sw := rateSweep(t)
+	return []testPage{
+		{name: "run", charts: []string{"ttft", "queue", "kv"},
+			html: written(t, func(w io.Writer) error { return Run(w, rep) }),
+			json: written(t, func(w io.Writer) error { return bench.JSON(w, rep) })},
+		{name: "sweep", charts: []string{"ttft", "tpot", "throughput", "ttft_steps", "waiting", "kvpeak"},
+			html: written(t, func(w io.Writer) error { return Sweep(w, sw) }),
+			json: written(t, func(w io.Writer) error { return render.JSONValue(w, sw, render.JSONOptions{}) })},
 	}
-	if err := bench.JSON(&j, rep); err != nil {
-		t.Fatal(err)
-	}
-	return []testPage{{name: "run", html: h.Bytes(), json: j.Bytes(), charts: []string{"ttft", "queue", "kv"}}}
 }
