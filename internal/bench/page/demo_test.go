@@ -10,6 +10,7 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/bench/probe"
 	"github.com/inferscope/inferscope/internal/bench/sweep"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
@@ -110,6 +111,34 @@ func rateSweep(t *testing.T) *sweep.Result {
 	base := demoConfig(t, srv, load.Plan{Arrival: load.Constant, Duration: time.Second, Seed: 1, Drain: 30 * time.Second}, 20, 100,
 		bench.SLO{TTFT: 400 * time.Millisecond})
 	res, err := sweep.Run(context.Background(), sweep.Config{Base: base, Profile: sweep.ProfileRate, Loads: []float64{10, 25, 40, 55, 70}, Drain: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// bothProbes probes the chat engine's prefill at three prompt lengths and
+// its decode at three batch sizes, at its own pace (so that the client's
+// speeds and the server's are alike).
+func bothProbes(t *testing.T) *probe.Result {
+	srv := startDemo(t, "chat", 1)
+	base, err := url.Parse(srv.APIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := probe.Config{Target: load.Target{Base: base, API: load.ChatCompletions, Model: demo.DefaultModel},
+		Probes: []string{probe.Prefill, probe.Decode}, Lengths: []int{256, 1024, 4096}, Batches: []int{1, 2, 4}, Repeat: 2,
+		PromptTokens: 64, OutputTokens: 16, Scrape: scrapeOf(srv.URL()), Metrics: srv.URL(), Seed: 7,
+		Describe: probe.Describe{Target: srv.APIURL(), API: "chat_completions", Model: demo.DefaultModel, Version: "test"}}
+	usage := func(ctx context.Context, r workload.Request) (int, error) {
+		rec, err := load.Probe(ctx, c.Target, r)
+		return rec.PromptTokens, err
+	}
+	c.Calibration, err = workload.Calibrate(context.Background(), workload.Shape{API: load.ChatCompletions, Model: demo.DefaultModel}, nil, usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := probe.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

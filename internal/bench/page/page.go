@@ -145,3 +145,6 @@ func clock(v float64) string {
 	}
 	return sig(v) + " s"
 }
+
+// nan is an absent figure.
+var nan = math.NaN()

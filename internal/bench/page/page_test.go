@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/bench"
+	"github.com/inferscope/inferscope/internal/bench/probe"
 	"github.com/inferscope/inferscope/internal/render"
 )
 
@@ -25,6 +26,7 @@ func buildPages(t *testing.T) []testPage {
 	t.Helper()
 	rep := saturatedRun(t)
 	sw := rateSweep(t)
+	pr := bothProbes(t)
 	return []testPage{
 		{name: "run", charts: []string{"ttft", "queue", "kv"},
 			html: written(t, func(w io.Writer) error { return Run(w, rep) }),
@@ -32,5 +34,8 @@ func buildPages(t *testing.T) []testPage {
 		{name: "sweep", charts: []string{"ttft", "tpot", "throughput", "ttft_steps", "waiting", "kvpeak"},
 			html: written(t, func(w io.Writer) error { return Sweep(w, sw) }),
 			json: written(t, func(w io.Writer) error { return render.JSONValue(w, sw, render.JSONOptions{}) })},
+		{name: "probe", charts: []string{"prefill", "prefill_ttft", "decode", "decode_total"},
+			html: written(t, func(w io.Writer) error { return Probe(w, pr) }),
+			json: written(t, func(w io.Writer) error { return probe.JSON(w, pr) })},
 	}
 }
