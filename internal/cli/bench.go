@@ -18,6 +18,9 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	benchload "github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/bench/page"
+	"github.com/inferscope/inferscope/internal/bench/probe"
+	"github.com/inferscope/inferscope/internal/bench/sweep"
 	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/report"
@@ -55,13 +58,16 @@ requests before it that no figure counts (N requests, a duration, or settle:
 until the server's running requests and KV usage settle).
 
 On a terminal a progress line shows the run; on a pipe nothing but the
-report is written. Ctrl-C stops sending, lets requests in flight finish
+report is written. -o html writes the report as one page to look at, a
+self-contained file read offline (its charts, the verdict and notes in
+words, its tables): redirect it to a file and open that in a browser. Ctrl-C stops sending, lets requests in flight finish
 within --drain, and reports what completed, marked partial.`
 
 const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
   inferscope bench http://127.0.0.1:11434 --endpoint ollama-chat --model llama3.2 -c 4 -n 100
-  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl`
+  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
+  inferscope bench gpu-box:8000 --rate 20 --duration 1m --slo ttft=500ms -o html > run.html`
 
 // Defaults and bounds of the bench's flags.
 const (
@@ -121,6 +127,7 @@ type warmupSpec struct {
 func newBenchCmd(io *iostreams.IO) *cobra.Command {
 	o := &benchOptions{concurrency: 1, drain: defaultBenchDrain, warmupMax: defaultBenchSettle, interval: bench.DefaultInterval,
 		arrival: "poisson", seed: 1}
+	o.htmlOK = true
 	cmd := newCommand(commandSpec{
 		use:     "bench TARGET [flags]",
 		short:   "load a server and diagnose the window it loaded",
@@ -388,6 +395,9 @@ func (o *benchOptions) setHeaders() error {
 
 // run checks the server, then loads it and writes the report.
 func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
+	if err := o.checkHTML(io); err != nil {
+		return err
+	}
 	headers := o.httpHeaders.Clone()
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
 		if err := checkToken(tok); err != nil {
@@ -516,10 +526,43 @@ func redactURL(s string) string {
 // write writes the report as -o says.
 func (o *benchOptions) write(io *iostreams.IO, rep *bench.Report) error {
 	var err error
+	if o.html {
+		return writeHTML(io, rep)
+	}
 	if o.json {
 		err = bench.JSON(io.Out, rep)
 	} else {
 		err = bench.Text(io.Out, rep, bench.TextOptions{Render: o.renderOptions(io, o.layoutWidth(io)), Server: watch.ForText})
+	}
+	if err != nil {
+		return writeError(err)
+	}
+	return nil
+}
+
+// checkHTML refuses -o html to a terminal, before any load: a page is for
+// a file and a browser.
+func (o *benchOptions) checkHTML(io *iostreams.IO) error {
+	if o.html && io.OutTTY {
+		return usagef("redirect it to a file, such as -o html > run.html, and open that in a browser",
+			"-o html writes a page of HTML, not for a terminal")
+	}
+	return nil
+}
+
+// writeHTML writes -o html: a run's page, a sweep's or a probe's, one
+// self-contained file (docs/bench.md).
+func writeHTML(io *iostreams.IO, v any) error {
+	var err error
+	switch v := v.(type) {
+	case *bench.Report:
+		err = page.Run(io.Out, v)
+	case *sweep.Result:
+		err = page.Sweep(io.Out, v)
+	case *probe.Result:
+		err = page.Probe(io.Out, v)
+	default:
+		err = fmt.Errorf("no page for a %T", v)
 	}
 	if err != nil {
 		return writeError(err)
