@@ -98,6 +98,15 @@ const (
 	settleKV      = 0.02
 )
 
+// The numbers a sweep (`inferscope bench --sweep`) is judged by
+// (sweep.go).
+const (
+	// sweepSpread: a step's runs completed requests at rates this share
+	// of their mean apart (their sample standard deviation): the figures
+	// do not repeat at the runs' length.
+	sweepSpread = 0.1
+)
+
 // A judgement is one band of a figure: the colour of the row it judges and
 // the note it makes. A note's severity is its band's colour when that asks
 // for action (warn, bad) and info otherwise, so a row is coloured warn or
@@ -188,6 +197,12 @@ const (
 	probeErrors
 	probePartial
 	tradeOtherModel
+	sweepKnee
+	sweepKneeBeyond
+	sweepTargetUnmet
+	sweepNotIdle
+	sweepNoRoom
+	sweepSpreadWide
 	bands // the number of bands
 )
 
@@ -273,6 +288,14 @@ var judgements = [bands]judgement{
 	probePartial:    {note: "probe_partial"},
 	// The phase trade weighed with a probe (trade.go).
 	tradeOtherModel: {note: "probe_other_model"},
+	// A sweep: where the target broke, and what makes its steps other
+	// than they seem.
+	sweepKnee:        {note: "sweep_knee"},
+	sweepKneeBeyond:  {note: "sweep_knee_beyond"},
+	sweepTargetUnmet: {colour: report.Warn, note: "sweep_target_unmet"},
+	sweepNotIdle:     {limits: []float64{0}, colour: report.Warn, note: "sweep_not_idle"},
+	sweepNoRoom:      {note: "sweep_no_room"},
+	sweepSpreadWide:  {limits: []float64{sweepSpread}, colour: report.Warn, note: "sweep_spread_wide"},
 }
 
 // judge gives row (nil for a note on no row) the colour of band b, and

@@ -57,6 +57,17 @@ is reported). --requests or --duration end the measured part; --warmup sends
 requests before it that no figure counts (N requests, a duration, or settle:
 until the server's running requests and KV usage settle).
 
+A sweep (--sweep) runs a series of steps, each a run reported whole:
+concurrency=LIST (closed loops), rate=LIST (open loops), or auto (one
+request at a time, the ceiling, then rates between). With --slo, auto
+searches for the knee: the highest rate at which --slo-share of the
+requests meet every limit, bracketed and halved, and the server's reason
+where it broke (the KV cache, the queue, prefill or decode time). Before
+each run the server is read until its running and waiting requests are
+zero (at most --drain). --repeat runs each step several times and states
+each figure's spread; bench compare A.json B.json says what moved beyond
+it. --csv writes the steps as CSV.
+
 On a terminal a progress line shows the run; on a pipe nothing but the
 report is written. -o html writes the report as one page to look at, a
 self-contained file read offline (its charts, the verdict and notes in
@@ -67,6 +78,8 @@ const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
   inferscope bench http://127.0.0.1:11434 --endpoint ollama-chat --model llama3.2 -c 4 -n 100
   inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
+  inferscope bench gpu-box:8000 --sweep auto --slo ttft=500ms,tpot=50ms -d 1m --arrival constant
+  inferscope bench gpu-box:8000 --sweep concurrency=1,4,16,64 --repeat 3 -o json > before.json
   inferscope bench gpu-box:8000 --rate 20 --duration 1m --slo ttft=500ms -o html > run.html`
 
 // Defaults and bounds of the bench's flags.
@@ -106,6 +119,7 @@ type benchOptions struct {
 	records        string
 	tokensEvents   bool
 	workload       workloadFlags
+	sweepFlags     sweepFlags
 
 	// Set by check.
 	base     *url.URL
@@ -141,13 +155,15 @@ func newBenchCmd(io *iostreams.IO) *cobra.Command {
 		args: benchArgs,
 		run: func(cmd *cobra.Command, pos []string) error {
 			o.target = pos[0]
-			if err := o.check(given(cmd)); err != nil {
+			set := given(cmd)
+			if err := o.check(set); err != nil {
 				return err
 			}
-			return o.run(cmd.Context(), io)
+			return o.run(cmd.Context(), io, set)
 		},
 	})
 	o.define(cmd)
+	cmd.AddCommand(newBenchCompareCmd(io))
 	return cmd
 }
 
@@ -179,7 +195,7 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	flagDef{name: "duration", short: "d", noFiles: true, usage: "measure for `D` instead of a number of requests"}.duration(cmd, &o.duration)
 	f("warmup", "first send requests no figure counts: `W` requests, a duration, or settle (until the server's running requests and KV usage settle)").string(cmd, &o.warmup)
 	f("warmup-max", "end a --warmup settle after `D` if the server has not settled").duration(cmd, &o.warmupMax)
-	f("drain", "once sending stops (the end, or Ctrl-C), let requests in flight take `D` to finish").duration(cmd, &o.drain)
+	f("drain", "once sending stops (the end, or Ctrl-C), let requests in flight take `D` to finish; between the runs of a sweep, wait at most D for the server to be idle").duration(cmd, &o.drain)
 	f("request-timeout", "give up on a request after `D` (default: none)").duration(cmd, &o.requestTimeout)
 	flagSeed.uint64(cmd, &o.seed)
 	// What is sent.
@@ -188,6 +204,8 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	// What is said.
 	f("slo", "count goodput against `LIMITS`: ttft, tpot and e2e as durations, comma-separated (ttft=500ms,tpot=50ms,e2e=10s)").string(cmd, &o.slo)
 	flagDef{name: "records", usage: "also write every request to `FILE`, as it ends: JSON lines (.jsonl) or CSV (.csv)"}.string(cmd, &o.records)
+	// A series of runs.
+	o.sweepFlags.define(cmd)
 	o.outputFlags.define(cmd)
 }
 
@@ -200,6 +218,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		func() error { return o.checkWarmup(set) },
 		o.checkOutput,
 		func() error { return o.workload.check(set) },
+		func() error { return o.sweepFlags.check(o, set) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -278,15 +297,17 @@ func (o *benchOptions) checkLoad(set map[string]bool) error {
 		return usagef("give a positive --request-timeout, or leave it out", "--request-timeout %s is negative", units.Duration(o.requestTimeout))
 	case set["burstiness"] && !(o.burstiness > 0) || math.IsInf(o.burstiness, 0):
 		return usagef("give a positive shape such as --burstiness 0.5", "--burstiness %s must be above 0", strconv.FormatFloat(o.burstiness, 'g', -1, 64))
-	case (set["arrival"] || set["burstiness"]) && !set["rate"]:
+	case (set["arrival"] || set["burstiness"]) && !set["rate"] && !o.sweepFlags.open():
 		return usagef("add --rate R: arrivals are spaced only in an open loop", "--arrival and --burstiness space --rate's arrivals")
 	case set["burstiness"] && set["arrival"] && o.arrival != "gamma":
 		return usagef("leave out --arrival, or use --arrival gamma", "--burstiness shapes gamma arrivals, and --arrival says %s", o.arrival)
 	}
-	if set["rate"] {
-		p.Rate = o.rate
-		if !set["concurrency"] {
-			p.Concurrency = 0
+	if set["rate"] || o.sweepFlags.open() {
+		if set["rate"] {
+			p.Rate = o.rate
+			if !set["concurrency"] {
+				p.Concurrency = 0
+			}
 		}
 		switch {
 		case set["burstiness"] || o.arrival == "gamma":
@@ -394,7 +415,7 @@ func (o *benchOptions) setHeaders() error {
 }
 
 // run checks the server, then loads it and writes the report.
-func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
+func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
 	if err := o.checkHTML(io); err != nil {
 		return err
 	}
@@ -462,6 +483,9 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
 		}
 		defer f.Close()
 		cfg.Records = bench.NewRecordWriter(f, o.recFmt)
+	}
+	if o.sweepFlags.sweeping() {
+		return o.runSweep(ctx, io, cfg, set)
 	}
 	var line *bench.ProgressLine
 	if io.OutTTY && io.Getenv("TERM") != "dumb" {

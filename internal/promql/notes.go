@@ -295,6 +295,12 @@ var Undecidable = map[string]string{
 	"bench_errors":               "a load run's own requests; over a window the server's errors are requests_errored",
 	"bench_partial":              "a load run's interruption",
 	"bench_tokens_from_events":   "a load run's token count",
+	"sweep_knee":                 "a sweep's finding across its runs, not a fault",
+	"sweep_knee_beyond":          "a sweep's finding across its runs, not a fault",
+	"sweep_target_unmet":         "a sweep's target, which no server publishes",
+	"sweep_not_idle":             "a sweep's drain between its runs",
+	"sweep_no_room":              "a sweep's finding across its runs, not a fault",
+	"sweep_spread_wide":          "a sweep's runs against each other",
 }
 
 // checkNotes reports a note the table of bands makes that is neither a

@@ -61,9 +61,11 @@ func documentedFields(t *testing.T) map[string][]string {
 		switch {
 		case strings.HasPrefix(line, "#"):
 			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe")):
-			// The bench's report and the probe's: internal/bench and
-			// internal/bench/probe hold them to their tables.
+		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe") ||
+			strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare")):
+			// The bench's report, a probe's, a sweep's and a comparison:
+			// internal/bench, internal/bench/probe and internal/bench/sweep
+			// hold them to their tables.
 		case strings.HasPrefix(line, "| field | type |"):
 			inTable = true
 			if _, ok := docTables[heading]; !ok {

@@ -41,9 +41,8 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalJSON implements json.Unmarshaler: null is NaN, the value a
-// report writes as null, so that a report read back (a saved probe) keeps
-// an unknown figure unknown rather than 0.
+// UnmarshalJSON implements json.Unmarshaler: null is NaN (not known), as
+// MarshalJSON wrote it, never 0.
 func (n *Number) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*n = Number(math.NaN())

@@ -62,3 +62,21 @@ func TestReportEmbedded(t *testing.T) {
 		t.Errorf("rates without Report.Rates: %s", b)
 	}
 }
+
+// Read back, a number written null is NaN (not known), never 0; a number
+// written is itself.
+func TestNumberRoundTrip(t *testing.T) {
+	var v struct {
+		A, B, C Number
+		D       *Number
+	}
+	if err := json.Unmarshal([]byte(`{"A":null,"B":0.25,"C":1e-7,"D":null}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(v.A)) || v.B != 0.25 || v.C != 1e-7 || v.D != nil {
+		t.Errorf("read %+v", v)
+	}
+	if err := json.Unmarshal([]byte(`{"A":"x"}`), &v); err == nil {
+		t.Error("a string read as a number")
+	}
+}

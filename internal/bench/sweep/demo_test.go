@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope/internal/demo"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/exposition"
+	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -154,6 +156,7 @@ func TestKneePrefillBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	logSweep(t, res)
+	dumpText(t, res)
 	checkPromptTokens(t, res, 4000)
 	k := res.Knee
 	if k == nil || k.BrokeStep == 0 {
@@ -221,4 +224,18 @@ func checkPromptTokens(t *testing.T, res *Result, want int) {
 			}
 		}
 	}
+}
+
+func dumpText(t *testing.T, res *Result) {
+	if os.Getenv("SWEEP_DUMP") == "" {
+		return
+	}
+	var b strings.Builder
+	if err := Text(&b, res, TextOptions{Render: render.Options{Width: 120}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	f, _ := os.Create(os.Getenv("SWEEP_DUMP"))
+	JSON(f, res)
+	f.Close()
 }

@@ -95,6 +95,31 @@ func loadOf(axis string, s *Step) float64 {
 	return float64(s.Rate)
 }
 
+// orderOf is a step's place in the order of load: its load, the
+// throughput step's (as many at once as the sweep sends) above every
+// rate, a step with no load known first.
+func orderOf(axis string, s *Step) float64 {
+	if s.Phase == PhaseThroughput && axis == AxisRate {
+		return math.Inf(1)
+	}
+	if v := loadOf(axis, s); !math.IsNaN(v) {
+		return v
+	}
+	return math.Inf(-1)
+}
+
+// byLoad orders two steps by their load, the one run first among equals.
+func byLoad(axis string, a, b *Step) int {
+	x, y := orderOf(axis, a), orderOf(axis, b)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return a.Index - b.Index
+}
+
 // kneeOfList is the knee of steps run as given (a list, or a search cut
 // short): the highest load met below the lowest missed.
 func kneeOfList(res *Result) *Knee {
@@ -107,16 +132,7 @@ func kneeOfList(res *Result) *Knee {
 	if len(steps) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(steps, func(a, b *Step) int {
-		x, y := loadOf(res.Axis, a), loadOf(res.Axis, b)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(steps, func(a, b *Step) int { return byLoad(res.Axis, a, b) })
 	var met, broke *Step
 	for _, s := range steps {
 		if !s.SLO.Meets {
@@ -144,26 +160,13 @@ func kneeOf(axis string, met, broke *Step) *Knee {
 	if met != nil && broke != nil {
 		k.Width = k.Broke - k.Load
 	}
-	unit := func(v report.Number) string {
-		if axis == AxisConcurrency {
-			return units.Integer(float64(v)) + " in flight"
-		}
-		return units.Count(float64(v)) + " req/s"
-	}
 	switch {
 	case broke == nil && met == nil:
 		k.Reason, k.Why = ReasonUnknown, "no step was judged"
 	case broke == nil:
-		k.Why = fmt.Sprintf("every step met the target, up to %s (step %d): the knee lies beyond the sweep", unit(k.Load), k.Step)
+		k.Why = "every step met the target: the knee lies beyond the sweep"
 	default:
 		k.Reason, k.Phase, k.Verdict, k.Why = reason(met, broke)
-		at := fmt.Sprintf("at %s (step %d) ", unit(k.Broke), k.BrokeStep)
-		if met == nil {
-			at += "and at every load below it "
-		} else {
-			at += fmt.Sprintf("(%s, step %d, met it) ", unit(k.Load), k.Step)
-		}
-		k.Why = at + k.Why
 	}
 	return k
 }
@@ -185,9 +188,10 @@ func reason(met, broke *Step) (why, phase, verdict, words string) {
 		defer func() { words += "; the engine spent more of its request time in " + phase }()
 	}
 	switch {
-	case clientBound || notSent > most && notSent >= failed:
-		return ReasonClient, phase, verdict, head + ": the generator could not send the load asked (" +
-			units.Plural(float64(notSent), "arrival") + " never sent), and the figures measure it as much as the server"
+	case clientBound:
+		return ReasonClient, phase, verdict, head + ": the generator could not keep up (its run's notes say how), and the figures measure the machine that sent the load as much as the server"
+	case notSent > most && notSent >= failed:
+		return ReasonClient, phase, verdict, head + ": the generator could not send the load asked: " + units.Plural(float64(notSent), "arrival") + " were never sent"
 	case failed > most:
 		return ReasonErrors, phase, verdict, head + ": " + units.Plural(float64(failed), "request") + " failed"
 	case slices.Contains(b.Verdicts, analysis.VerdictKVBound):

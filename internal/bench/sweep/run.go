@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/workload"
@@ -218,9 +219,13 @@ type runner struct {
 	cfg  Config
 	res  *Result
 	next atomic.Int64 // the source's first index no run has used
-	// notStarted counts the runs that started before the server was
-	// idle.
+	// notIdle are the steps a run of which started before the server
+	// was idle.
 	notIdle []int
+	// ends are the synchronous and throughput steps' request rates;
+	// noRoom says the second was no higher.
+	endRates [2]float64
+	noRoom   bool
 }
 
 // list runs the steps of a list in the order given.
@@ -247,9 +252,7 @@ func (r *runner) auto(ctx context.Context) error {
 		return err
 	}
 	if !(hi > lo) {
-		r.res.Notes = append(r.res.Notes, report.Note{ID: "sweep_no_room", Severity: report.Info,
-			Text: fmt.Sprintf("the throughput step completed %s req/s, no more than one request at a time did (%s): there are no rates between to run. The server gains nothing from running requests together at this load",
-				units.Count(hi), units.Count(lo))})
+		r.noRoom = true
 		return nil
 	}
 	n := r.cfg.Steps
@@ -272,7 +275,8 @@ func (r *runner) ends(ctx context.Context) (lo, hi float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return float64(s.Summary.RequestRate.Mean), float64(t.Summary.RequestRate.Mean), nil
+	r.endRates = [2]float64{float64(s.Summary.RequestRate.Mean), float64(t.Summary.RequestRate.Mean)}
+	return r.endRates[0], r.endRates[1], nil
 }
 
 // step runs one load Repeat times, a drain before each run, and appends
@@ -453,32 +457,32 @@ func (r *runner) drain(ctx context.Context, status Status) Drain {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(min(r.cfg.Base.Interval, r.cfg.Drain)):
+		case <-time.After(max(min(r.cfg.Base.Interval, r.cfg.Drain/10), 10*time.Millisecond)):
 		}
 	}
 }
 
-// notes are the sweep's own notes once it has run.
+// notes are the sweep's own notes once it has run, judged through the
+// one table.
 func (r *runner) notes() []report.Note {
-	var out []report.Note
-	if n := len(r.notIdle); n > 0 {
-		steps := slices.Compact(slices.Clone(r.notIdle))
-		out = append(out, report.Note{ID: "sweep_not_idle", Severity: report.Warn,
-			Text: fmt.Sprintf("%s started before the server was idle (step %s): its running or waiting requests did not return to zero within %s, and their load lies in the figures of the run after. Another client, or requests the server still finished; give --drain longer",
-				units.Plural(float64(n), "run"), joinInts(steps), units.Duration(r.cfg.Drain))})
-	}
-	return out
-}
-
-func joinInts(xs []int) string {
-	s := ""
-	for i, x := range xs {
-		if i > 0 {
-			s += ", "
+	res := r.res
+	in := analysis.SweepRun{NotIdle: slices.Compact(slices.Clone(r.notIdle)), DrainLimit: units.Duration(r.cfg.Drain)}
+	if k := res.Knee; k != nil && res.SLO != nil {
+		in.Knee = &analysis.SweepKnee{Target: res.SLO.Limits + " for " + units.Percent(float64(res.SLO.Share)) + " of requests", Why: k.Why}
+		if k.Step > 0 {
+			in.Knee.Met = fmt.Sprintf("%s (step %d)", res.sayLoad(float64(k.Load)), k.Step)
 		}
-		s += fmt.Sprint(x)
+		if k.BrokeStep > 0 {
+			in.Knee.Broke = fmt.Sprintf("%s (step %d)", res.sayLoad(float64(k.Broke)), k.BrokeStep)
+		}
 	}
-	return s
+	in.NoRoom, in.Sync, in.Ceiling = r.noRoom, units.Count(r.endRates[0]), units.Count(r.endRates[1])
+	for _, s := range res.Steps {
+		sp := s.Summary.RequestRate
+		in.Spreads = append(in.Spreads, analysis.SweepSpread{Step: s.Index, Runs: sp.N, Mean: float64(sp.Mean), Stdev: float64(sp.Stdev),
+			Lowest: units.Count(float64(sp.Min)), Highest: units.Count(float64(sp.Max))})
+	}
+	return analysis.JudgeSweep(in)
 }
 
 // tap is what a sweep keeps of one run beside its report: the measured

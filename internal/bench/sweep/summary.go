@@ -172,9 +172,12 @@ func (t *tap) finish(rep *bench.Report) {
 	if len(win) < 2 {
 		return
 	}
-	// The gauges while the load ran: the last scrape is after the drain.
+	// The gauges while the load ran: the window's first scrape is taken
+	// before its first request (the baseline, without a warm-up), its
+	// last after the drain; with none between, the gauges say nothing
+	// of the load.
 	var waiting []float64
-	for _, s := range win[:len(win)-1] {
+	for _, s := range win[1 : len(win)-1] {
 		if v, ok := s.s.Scalar(snapshot.RequestsDeferred); ok {
 			waiting = append(waiting, v)
 		}
