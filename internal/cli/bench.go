@@ -100,6 +100,7 @@ type benchOptions struct {
 	records        string
 	tokensEvents   bool
 	workload       workloadFlags
+	probe          probeFlags
 
 	// Set by check.
 	base     *url.URL
@@ -177,6 +178,7 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	flagSeed.uint64(cmd, &o.seed)
 	// What is sent.
 	o.workload.define(cmd)
+	o.probe.define(cmd)
 	f("tokens-from-events", "count output tokens from streamed events where the server sends no usage (exact only where each event carries one token)").bool(cmd, &o.tokensEvents)
 	// What is said.
 	f("slo", "count goodput against `LIMITS`: ttft, tpot and e2e as durations, comma-separated (ttft=500ms,tpot=50ms,e2e=10s)").string(cmd, &o.slo)
@@ -193,6 +195,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		func() error { return o.checkWarmup(set) },
 		o.checkOutput,
 		func() error { return o.workload.check(set) },
+		func() error { return o.probe.check(set, &o.workload) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -386,14 +389,28 @@ func (o *benchOptions) setHeaders() error {
 	return nil
 }
 
-// run checks the server, then loads it and writes the report.
-func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
+// requestHeaders are --header's, with INFERSCOPE_BEARER_TOKEN's where
+// they give no Authorization.
+func (o *benchOptions) requestHeaders(io *iostreams.IO) (http.Header, error) {
 	headers := o.httpHeaders.Clone()
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
 		if err := checkToken(tok); err != nil {
-			return err
+			return nil, err
 		}
 		headers.Set("Authorization", "Bearer "+tok)
+	}
+	return headers, nil
+}
+
+// run checks the server, then loads it (or probes it) and writes the
+// report.
+func (o *benchOptions) run(ctx context.Context, io *iostreams.IO) error {
+	if len(o.probe.probes) > 0 {
+		return o.runProbe(ctx, io)
+	}
+	headers, err := o.requestHeaders(io)
+	if err != nil {
+		return err
 	}
 	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
 	// What the server can be asked before any load: the model, the
