@@ -54,6 +54,15 @@ is reported). --requests or --duration end the measured part; --warmup sends
 requests before it that no figure counts (N requests, a duration, or settle:
 until the server's running requests and KV usage settle).
 
+Probes (--probe prefill, decode, or prefill,decode) measure speeds under
+control instead of a load: prefill at each of --probe-lengths, one request
+at a time, each prompt unique from its first words; decode at each of
+--probe-batches, rounds of that many requests started together; a cold
+first request (or round) at each set aside, --probe-repeat measured after
+it; speeds from the client and from the server's own time where it
+publishes one. -o json saves a probe for inferscope --probe-file, which
+weighs the report's exchange rate and break-even with it.
+
 On a terminal a progress line shows the run; on a pipe nothing but the
 report is written. Ctrl-C stops sending, lets requests in flight finish
 within --drain, and reports what completed, marked partial.`
@@ -61,7 +70,9 @@ within --drain, and reports what completed, marked partial.`
 const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
   inferscope bench http://127.0.0.1:11434 --endpoint ollama-chat --model llama3.2 -c 4 -n 100
-  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl`
+  inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
+  inferscope bench gpu-box:8000 --probe prefill,decode -o json > probe.json
+  inferscope gpu-box:8000 --probe-file probe.json`
 
 // Defaults and bounds of the bench's flags.
 const (
