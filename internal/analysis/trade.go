@@ -95,24 +95,31 @@ func (a *analyzer) weigh(p *PhaseSpeeds) (t trade, why string) {
 	t.length = a.meanPrompt(computed)
 	t.prefill, t.prefillWhere = prefillAt(p.Prefill, t.length)
 	t.perRequest = generated / decodeSecs
-	t.batch, t.decode, t.batchWhere = decodeMatching(p.Decode, t.perRequest)
-	t.prefillSeconds, t.decodeSeconds = computed/t.prefill, generated/t.decode
+	t.prefillSeconds = computed / t.prefill
+	if b, ok := a.s.Extra[snapshot.ExtraBusySlotsPerDecode]; ok && b > 0 {
+		// llama.cpp counts the batch itself: its busy slots a decode call.
+		t.batch, t.decode, t.batchWhere = decodeAtBatch(p.Decode, b)
+	} else {
+		t.batch, t.decode, t.batchWhere = decodeMatching(p.Decode, t.perRequest, t.prefillSeconds, generated)
+	}
+	t.decodeSeconds = generated / t.decode
 	return t, ""
 }
 
-// meanPrompt is the mean prompt length, cached tokens included: the
-// prompt-length histogram's mean, else the tokens looked up over the
-// requests finished; NaN where the server says neither.
+// meanPrompt is the mean prompt tokens a request computed (its cached
+// ones left out: a prompt partly served from the cache computes only the
+// rest, at the cost of a prompt that long), over the requests finished,
+// or the prompt-length histogram's count of them; NaN where the server
+// counts neither.
 func (a *analyzer) meanPrompt(computed float64) float64 {
-	if h := a.hist(snapshot.RequestPromptTokens); h != nil && h.Total() > 0 && !h.NoSum {
-		return h.Sum / h.Total()
-	}
 	n, ok := a.s.Scalar(snapshot.RequestsTotal)
+	if h := a.hist(snapshot.RequestPromptTokens); !ok && h != nil && !h.NoTop {
+		n, ok = h.Total(), true
+	}
 	if !ok || !(n > 0) {
 		return math.NaN()
 	}
-	cached, _ := a.s.Scalar(snapshot.CachedTokensTotal)
-	return (computed + max(cached, 0)) / n
+	return computed / n
 }
 
 // prefillAt is the probe's prefill speed at a prompt of length tokens:
@@ -127,18 +134,18 @@ func prefillAt(ps []PrefillSpeed, length float64) (float64, string) {
 			tokens += p.Length
 			secs += p.Length / p.TokensPerSecond
 		}
-		return tokens / secs, "over its lengths, the server's mean prompt being unknown"
+		return tokens / secs, "over all its lengths: the server's mean prompt is unknown"
 	}
 	first, last := ps[0], ps[len(ps)-1]
 	switch {
 	case length <= first.Length:
 		if length < first.Length*0.99 {
-			return first.TokensPerSecond, "at its shortest prompt, " + units.Integer(first.Length) + " tokens, beyond the server's mean of " + units.Integer(length)
+			return first.TokensPerSecond, "at " + units.Integer(first.Length) + " tokens, its shortest (the server's mean prompt computed is " + units.Integer(length) + ")"
 		}
 		return first.TokensPerSecond, "at " + units.Integer(first.Length) + " tokens"
 	case length >= last.Length:
 		if length > last.Length*1.01 {
-			return last.TokensPerSecond, "at its longest prompt, " + units.Integer(last.Length) + " tokens, short of the server's mean of " + units.Integer(length)
+			return last.TokensPerSecond, "at " + units.Integer(last.Length) + " tokens, its longest (the server's mean prompt computed is " + units.Integer(length) + ")"
 		}
 		return last.TokensPerSecond, "at " + units.Integer(last.Length) + " tokens"
 	}
@@ -146,30 +153,64 @@ func prefillAt(ps []PrefillSpeed, length float64) (float64, string) {
 	lo, hi := ps[i-1], ps[i]
 	f := (length - lo.Length) / (hi.Length - lo.Length)
 	perToken := (1-f)/lo.TokensPerSecond + f/hi.TokensPerSecond
-	return 1 / perToken, "at the server's mean prompt of " + units.Integer(length) + " tokens"
+	return 1 / perToken, "at the server's mean prompt computed, " + units.Integer(length) + " tokens"
 }
 
 // decodeMatching finds the batch size at which the probe's requests
-// decoded one by one as fast as the server's did (perRequest): a
-// request's time a token is read on the line between two probed batch
-// sizes (a decode step's time grows about linearly with its batch). Its
-// total there is batch × perRequest. Faster than the probe's smallest
-// batch, or slower than its largest, the end's batch and total are
+// decoded one by one as fast as the server's did, once the server's are
+// rid of the prefill that paused them: an engine runs other requests'
+// prefill between its decode steps, and a request's decode time counts
+// those pauses. Over decode time Td the server's requests decoded at
+// perRequest × (Td + Tp)/Td between pauses, taking every prefill second
+// Tp (prefillSeconds) to have paused some: so under load, while at one
+// request at a time the batch found is the probe's smallest anyway. Td
+// is generated tokens over the probe's total at the batch found, so the
+// two are found together (a fixed point, a few steps). A request's time
+// a token is read on the line between two probed batch sizes (a decode
+// step's time grows about linearly with its batch); faster than the
+// probe's smallest batch, or slower than its largest, that end's batch is
 // taken, and where says so.
-func decodeMatching(ds []DecodeSpeed, perRequest float64) (batch, total float64, where string) {
+func decodeMatching(ds []DecodeSpeed, perRequest, prefillSeconds, generated float64) (batch, total float64, where string) {
+	free := perRequest
+	for range 100 {
+		batch, total = matchBatch(ds, free)
+		td := generated / total
+		next := perRequest * (td + prefillSeconds) / td
+		if math.Abs(next-free) <= 1e-9*free {
+			break
+		}
+		free = next
+	}
+	first, last := ds[0], ds[len(ds)-1]
+	switch {
+	case free >= first.PerRequest:
+		where = "at batch " + units.Integer(first.Batch) + ": the server's requests decoded at " + units.Count(free) + " tok/s each between prefill's pauses, no slower than the probe's there"
+	case free <= last.PerRequest:
+		where = "at batch " + units.Integer(last.Batch) + ", its largest: the server's requests decoded at " + units.Count(free) + " tok/s each between prefill's pauses, slower than the probe's there, so decode may be faster than this"
+	default:
+		where = "at batch " + inFlight(batch) + ", where the probe's requests decoded as the server's did between prefill's pauses, " + units.Count(free) + " tok/s each"
+	}
+	return batch, total, where
+}
+
+// matchBatch is the batch size at which the probe's requests decoded at
+// perRequest each, and the probe's total there (the ends' beyond them).
+func matchBatch(ds []DecodeSpeed, perRequest float64) (batch, total float64) {
 	first, last := ds[0], ds[len(ds)-1]
 	switch {
 	case perRequest >= first.PerRequest:
-		return first.Batch, first.Batch * first.PerRequest, "its requests decoding at " + units.Count(perRequest) + " tok/s each on the server, no slower than the probe's at batch " + units.Integer(first.Batch)
+		return first.Batch, first.Batch * first.PerRequest
 	case perRequest <= last.PerRequest:
-		return last.Batch, last.Batch * last.PerRequest, "its requests decoding at " + units.Count(perRequest) + " tok/s each on the server, slower than the probe's at its largest batch, " + units.Integer(last.Batch) + ": decode may be faster than this"
+		return last.Batch, last.Batch * last.PerRequest
 	}
 	for i := 1; i < len(ds); i++ {
 		lo, hi := ds[i-1], ds[i]
 		if perRequest <= lo.PerRequest && perRequest >= hi.PerRequest {
-			f := (1/perRequest - 1/lo.PerRequest) / (1/hi.PerRequest - 1/lo.PerRequest)
-			batch = lo.Batch + f*(hi.Batch-lo.Batch)
-			return batch, batch * perRequest, "batch " + inFlight(batch) + ", where the probe's requests decoded at the server's " + units.Count(perRequest) + " tok/s each"
+			batch = lo.Batch
+			if d := 1/hi.PerRequest - 1/lo.PerRequest; d > 0 {
+				batch += (1/perRequest - 1/lo.PerRequest) / d * (hi.Batch - lo.Batch)
+			}
+			return batch, batch * perRequest
 		}
 	}
 	// The probe's speeds do not fall with the batch: the nearest.
@@ -179,7 +220,27 @@ func decodeMatching(ds []DecodeSpeed, perRequest float64) (batch, total float64,
 			best = d
 		}
 	}
-	return best.Batch, best.Batch * best.PerRequest, "batch " + units.Integer(best.Batch) + ", the probe's nearest to the server's " + units.Count(perRequest) + " tok/s a request"
+	return best.Batch, best.Batch * best.PerRequest
+}
+
+// decodeAtBatch is the probe's total at a batch size the server says it
+// ran (llama.cpp's busy slots a decode call): a request's time a token
+// read on the line between the two probed batch sizes around it, beyond
+// them the nearest's.
+func decodeAtBatch(ds []DecodeSpeed, b float64) (batch, total float64, where string) {
+	first, last := ds[0], ds[len(ds)-1]
+	say := "at batch " + inFlight(b) + ", the server's mean busy slots a decode call"
+	switch {
+	case b <= first.Batch:
+		return first.Batch, first.Batch * first.PerRequest, say + " (the probe's smallest, " + units.Integer(first.Batch) + ", taken)"
+	case b >= last.Batch:
+		return last.Batch, last.Batch * last.PerRequest, say + " (the probe's largest, " + units.Integer(last.Batch) + ", taken)"
+	}
+	i := sort.Search(len(ds), func(i int) bool { return ds[i].Batch >= b })
+	lo, hi := ds[i-1], ds[i]
+	f := (b - lo.Batch) / (hi.Batch - lo.Batch)
+	perToken := (1-f)/lo.PerRequest + f/hi.PerRequest
+	return b, b / perToken, say
 }
 
 // The bases of the phase trade ([report.Figures.TradeBasis]).
@@ -211,20 +272,18 @@ func (a *analyzer) probeRows(p *PhaseSpeeds, split bool, pre, dec float64) []rep
 	}
 	e := t.prefillSeconds + t.decodeSeconds
 	ps, ds := t.prefillSeconds/e, t.decodeSeconds/e
-	length := math.NaN()
-	if !math.IsNaN(t.length) {
-		length = t.length
-	}
 	a.r.Figures.ProbeTrade = &report.ProbeTrade{Source: p.Source,
-		PromptTokens: report.Number(t.prefillTokens), PromptLength: report.Number(length), PrefillTokensPerSecond: report.Number(t.prefill),
+		PromptTokens: report.Number(t.prefillTokens), PromptLength: report.Number(t.length), PrefillTokensPerSecond: report.Number(t.prefill),
 		GeneratedTokens: report.Number(t.generated), ServerPerRequest: report.Number(t.perRequest), DecodeBatch: report.Number(t.batch),
 		DecodeTokensPerSecond: report.Number(t.decode), PrefillSeconds: report.Number(t.prefillSeconds), DecodeSeconds: report.Number(t.decodeSeconds),
 		PrefillShare: report.Number(ps), DecodeShare: report.Number(ds)}
 	row.Value, row.Bar = "prefill "+units.Percent(ps)+" · decode "+units.Percent(ds), bar(ps)
-	row.Note = fmt.Sprintf("%s: %s prompt tokens at %s tok/s (%s, by %s), %s generated at %s tok/s (%s, by %s)",
-		p.Source, units.Count(t.prefillTokens), units.Count(t.prefill), t.prefillWhere, p.PrefillFrom,
-		units.Count(t.generated), units.Count(t.decode), t.batchWhere, p.DecodeFrom)
-	rows = append(rows, row)
+	row.Note = p.Source + ": the server's work at the probe's speeds"
+	rows = append(rows, row,
+		report.Row{ID: "probe_prefill", Label: "prefill, by the probe", Value: units.Count(t.prefill) + " tok/s",
+			Note: fmt.Sprintf("%s prompt tokens: %s; %s (%s)", units.Count(t.prefillTokens), units.Seconds(t.prefillSeconds), t.prefillWhere, p.PrefillFrom)},
+		report.Row{ID: "probe_decode", Label: "decode, by the probe", Value: units.Count(t.decode) + " tok/s",
+			Note: fmt.Sprintf("%s generated: %s; %s (%s)", units.Count(t.generated), units.Seconds(t.decodeSeconds), t.batchWhere, p.DecodeFrom)})
 	return append(rows, a.tradeRows(ps, ds, "engine time at the probe's speeds", "by the probe: ", TradeProbe)...)
 }
 

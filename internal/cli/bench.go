@@ -68,11 +68,23 @@ zero (at most --drain). --repeat runs each step several times and states
 each figure's spread; bench compare A.json B.json says what moved beyond
 it. --csv writes the steps as CSV.
 
+Probes (--probe prefill, decode, or prefill,decode) measure speeds under
+control instead of a load: prefill at each of --probe-lengths, one request
+at a time, each prompt unique from its first words; decode at each of
+--probe-batches, rounds of that many requests started together; a cold
+first request (or round) at each set aside, --probe-repeat measured after
+it; speeds from the client and from the server's own time where it
+publishes one. -o json saves a probe for inferscope --probe-file, which
+weighs the report's exchange rate and break-even with it.
+
 On a terminal a progress line shows the run; on a pipe nothing but the
-report is written. -o html writes the report as one page to look at, a
-self-contained file read offline (its charts, the verdict and notes in
-words, its tables): redirect it to a file and open that in a browser. Ctrl-C stops sending, lets requests in flight finish
-within --drain, and reports what completed, marked partial.`
+report is written. Ctrl-C stops sending, lets requests in flight finish
+within --drain, and reports what completed, marked partial.
+
+-o html writes the report of a run, a sweep or a probe as one page to
+look at, a self-contained file read offline (its charts, the verdict and
+notes in words, its tables): redirect it to a file and open that in a
+browser.`
 
 const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
@@ -80,7 +92,9 @@ const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
   inferscope bench gpu-box:8000 --sweep auto --slo ttft=500ms,tpot=50ms -d 1m --arrival constant
   inferscope bench gpu-box:8000 --sweep concurrency=1,4,16,64 --repeat 3 -o json > before.json
-  inferscope bench gpu-box:8000 --rate 20 --duration 1m --slo ttft=500ms -o html > run.html`
+  inferscope bench gpu-box:8000 --rate 20 --duration 1m --slo ttft=500ms -o html > run.html
+  inferscope bench gpu-box:8000 --probe prefill,decode -o json > probe.json
+  inferscope gpu-box:8000 --probe-file probe.json`
 
 // Defaults and bounds of the bench's flags.
 const (
@@ -120,6 +134,7 @@ type benchOptions struct {
 	tokensEvents   bool
 	workload       workloadFlags
 	sweepFlags     sweepFlags
+	probe          probeFlags
 
 	// Set by check.
 	base     *url.URL
@@ -200,6 +215,7 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	flagSeed.uint64(cmd, &o.seed)
 	// What is sent.
 	o.workload.define(cmd)
+	o.probe.define(cmd)
 	f("tokens-from-events", "count output tokens from streamed events where the server sends no usage (exact only where each event carries one token)").bool(cmd, &o.tokensEvents)
 	// What is said.
 	f("slo", "count goodput against `LIMITS`: ttft, tpot and e2e as durations, comma-separated (ttft=500ms,tpot=50ms,e2e=10s)").string(cmd, &o.slo)
@@ -219,6 +235,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		o.checkOutput,
 		func() error { return o.workload.check(set) },
 		func() error { return o.sweepFlags.check(o, set) },
+		func() error { return o.probe.check(set, &o.workload) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -414,17 +431,31 @@ func (o *benchOptions) setHeaders() error {
 	return nil
 }
 
-// run checks the server, then loads it and writes the report.
+// requestHeaders are --header's, with INFERSCOPE_BEARER_TOKEN's where
+// they give no Authorization.
+func (o *benchOptions) requestHeaders(io *iostreams.IO) (http.Header, error) {
+	headers := o.httpHeaders.Clone()
+	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
+		if err := checkToken(tok); err != nil {
+			return nil, err
+		}
+		headers.Set("Authorization", "Bearer "+tok)
+	}
+	return headers, nil
+}
+
+// run checks the server, then loads it (or probes it) and writes the
+// report.
 func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
 	if err := o.checkHTML(io); err != nil {
 		return err
 	}
-	headers := o.httpHeaders.Clone()
-	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
-		if err := checkToken(tok); err != nil {
-			return err
-		}
-		headers.Set("Authorization", "Bearer "+tok)
+	if len(o.probe.probes) > 0 {
+		return o.runProbe(ctx, io)
+	}
+	headers, err := o.requestHeaders(io)
+	if err != nil {
+		return err
 	}
 	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
 	// What the server can be asked before any load: the model, the

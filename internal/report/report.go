@@ -141,9 +141,9 @@ type ProbeTrade struct {
 	// Source names the probe ("the probe of 2026-12-06 08:07 UTC").
 	Source string `json:"source"`
 	// PromptTokens is the prompt tokens the server computed, at
-	// PrefillTokensPerSecond: the probe's prefill speed at the server's
-	// mean prompt length PromptLength (null where unknown: then over all
-	// the probe's lengths).
+	// PrefillTokensPerSecond: the probe's prefill speed at PromptLength,
+	// the server's mean prompt tokens computed a request (NaN where
+	// unknown: then over all the probe's lengths).
 	PromptTokens           Number `json:"prompt_tokens"`
 	PromptLength           Number `json:"prompt_length"`
 	PrefillTokensPerSecond Number `json:"prefill_tokens_per_second"`
