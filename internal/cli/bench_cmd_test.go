@@ -274,3 +274,40 @@ func TestBenchHTML(t *testing.T) {
 		t.Errorf("the inspector's -o html: exit %d, %q", code, errOut)
 	}
 }
+
+// -o html for a sweep and a probe: each its page, with its charts.
+func TestBenchHTMLSweepAndProbe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 10, Seed: 1, API: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		charts []string
+	}{
+		{"sweep", []string{"--interval", "200ms", "--sweep", "rate=10,20", "-d", "500ms", "--slo", "ttft=1s", "--prompt-tokens", "64", "--output-tokens", "8"},
+			[]string{"ttft", "tpot", "throughput", "ttft_steps", "waiting", "kvpeak"}},
+		{"probe", []string{"--probe", "prefill,decode", "--probe-lengths", "256,512", "--probe-batches", "1,2", "--probe-repeat", "1",
+			"--prompt-tokens", "64", "--output-tokens", "8"},
+			[]string{"prefill", "prefill_ttft", "decode", "decode_total"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bench", srv.APIURL(), "--metrics-url", srv.URL(), "-o", "html"}, tt.args...)
+			out, errOut, code := runCLI(t, "", args...)
+			if code != ExitOK || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, `<body data-kind="`+tt.name+`">`) {
+				t.Errorf("not a %s's page:\n%.300s", tt.name, out)
+			}
+			for _, id := range tt.charts {
+				if !strings.Contains(out, `<figure class="chart" id="`+id+`"><h3 id="`+id+`-title">`) || !strings.Contains(out, `data-chart="`+id+`"`) {
+					t.Errorf("no chart %s drawn", id)
+				}
+			}
+		})
+	}
+}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/probe"
-	"github.com/inferscope/inferscope/internal/render"
+	"github.com/inferscope/inferscope/internal/bench/sweep"
 )
 
 // written is what write wrote.
@@ -33,7 +33,7 @@ func buildPages(t *testing.T) []testPage {
 			json: written(t, func(w io.Writer) error { return bench.JSON(w, rep) })},
 		{name: "sweep", charts: []string{"ttft", "tpot", "throughput", "ttft_steps", "waiting", "kvpeak"},
 			html: written(t, func(w io.Writer) error { return Sweep(w, sw) }),
-			json: written(t, func(w io.Writer) error { return render.JSONValue(w, sw, render.JSONOptions{}) })},
+			json: written(t, func(w io.Writer) error { return sweep.JSON(w, sw) })},
 		{name: "probe", charts: []string{"prefill", "prefill_ttft", "decode", "decode_total"},
 			html: written(t, func(w io.Writer) error { return Probe(w, pr) }),
 			json: written(t, func(w io.Writer) error { return probe.JSON(w, pr) })},
