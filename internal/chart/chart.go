@@ -150,7 +150,7 @@ type Chart struct {
 // The drawing's size in SVG units (it scales to its box) and margins.
 const (
 	width, height = 520, 320
-	left, right   = 64, 16
+	left, right   = 72, 16
 	top, bottom   = 16, 48
 )
 
@@ -497,7 +497,7 @@ func (c *Chart) axes(b *strings.Builder, x, y scale) {
 	}
 	fmt.Fprintf(b, `<line class="domain" x1="%d" x2="%d" y1="%d" y2="%d"/>`, left, left, top, height-bottom)
 	cy := (top + height - bottom) / 2
-	fmt.Fprintf(b, `<text class="axis-label" x="16" y="%d" text-anchor="middle" transform="rotate(-90 16 %d)">%s</text></g>`, cy, cy, esc(c.Y.Label))
+	fmt.Fprintf(b, `<text class="axis-label" x="14" y="%d" text-anchor="middle" transform="rotate(-90 14 %d)">%s</text></g>`, cy, cy, esc(c.Y.Label))
 }
 
 // marker draws series i's marker shape at (x, y): a circle, a square, a
