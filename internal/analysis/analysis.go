@@ -36,6 +36,9 @@ type Options struct {
 	// view, --since, a fleet's instance): the cumulative figures point to
 	// them rather than to --watch.
 	WithRates bool
+	// Probe, when set, is a saved probe's speeds: the phase trade's rows
+	// weigh them in place of the server's summed phase times, and say so.
+	Probe *PhaseSpeeds
 }
 
 type analyzer struct {

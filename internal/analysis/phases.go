@@ -35,9 +35,16 @@ func (a *analyzer) phases() {
 	dec, okD := a.s.Scalar(snapshot.TokensPredictedSecondsTotal)
 	// Seconds below zero are no time (only a histogram with negative
 	// bounds can sum to them): the shares below are then fractions 0..1.
-	if okP && okD && pre >= 0 && dec >= 0 && pre+dec > 0 {
+	split := okP && okD && pre >= 0 && dec >= 0 && pre+dec > 0
+	if split {
 		rows = append(rows, a.requestTimeRow(pre+dec))
 		rows = append(rows, a.phaseRows(pre, dec)...)
+	}
+	switch {
+	case a.o.Probe != nil:
+		rows = append(rows, a.probeRows(a.o.Probe, split, pre, dec)...)
+	case split:
+		rows = append(rows, a.tradeRows(pre/(pre+dec), dec/(pre+dec), "request time", "", TradeRequestTime)...)
 	}
 	a.section("phases", "Where the time goes", rows)
 }
@@ -196,10 +203,8 @@ func (a *analyzer) timeSourceWords() string {
 // rows weigh.
 var breakEvenFactors = []float64{1.5, 2}
 
-// phaseRows are the prefill/decode split of request time, the queue time
-// beside it, and what the split means: the exchange rate between the two
-// phases and the break-even of speeding the dominant one up, each with a
-// plain sentence of what it means for this server.
+// phaseRows are the prefill/decode split of request time and the queue
+// time beside it.
 func (a *analyzer) phaseRows(pre, dec float64) []report.Row {
 	f := &a.r.Figures
 	e := pre + dec
@@ -212,20 +217,32 @@ func (a *analyzer) phaseRows(pre, dec float64) []report.Row {
 	if q := a.hist(snapshot.RequestQueueTimeSeconds); q != nil && q.Total() > 0 && !q.NoSum {
 		rows = append(rows, report.Row{ID: "queued", Label: "queued behind others", Value: units.Seconds(q.Sum), Note: "not request time"})
 	}
+	return rows
+}
+
+// tradeRows are what the split means for a change of layout: the
+// exchange rate between the two phases and the break-even of speeding the
+// dominant one up, each with a plain sentence of what it means for this
+// server. ps and ds are the phases' shares of what they are shares of,
+// of: "request time", or the engine time at a probe's speeds (by says
+// so, and starts each note).
+func (a *analyzer) tradeRows(ps, ds float64, of, by, basis string) []report.Row {
+	f := &a.r.Figures
+	f.TradeBasis = ptr(basis)
 	win, lose, hi, lo := "prefill", "decode", ps, ds
 	if ds > ps {
 		win, lose, hi, lo = "decode", "prefill", ds, ps
 	}
 	f.DominantPhase = ptr(win)
 	if lo == 0 {
-		return append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate", Value: win + " is all of it",
-			Note: "all request time is " + win + ": only " + win + " speed matters"})
+		return []report.Row{{ID: "exchange_rate", Label: "exchange rate", Value: win + " is all of it",
+			Note: by + "all " + of + " is " + win + ": only " + win + " speed matters"}}
 	}
 	rate := hi / lo
 	f.ExchangeRate = num(rate)
-	rows = append(rows, report.Row{ID: "exchange_rate", Label: "exchange rate",
+	rows := []report.Row{{ID: "exchange_rate", Label: "exchange rate",
 		Value: "1% " + win + " ≈ " + exchangePercent(rate) + " " + lose,
-		Note:  fmt.Sprintf("%s is %s of request time: 1%% less %s time pays for %s more %s time", win, units.Percent(hi), win, exchangePercent(rate), lose)})
+		Note:  fmt.Sprintf("%s%s is %s of %s: 1%% less %s time pays for %s more %s time", by, win, units.Percent(hi), of, win, exchangePercent(rate), lose)}}
 	f.BreakEven = []report.BreakEven{}
 	for _, factor := range breakEvenFactors {
 		// hi ≤ 1 and factor ≥ 1.5, so 1 − hi/factor ≥ 1/3: every factor
@@ -235,10 +252,10 @@ func (a *analyzer) phaseRows(pre, dec float64) []report.Row {
 		row := report.Row{ID: "break_even_" + strconv.FormatFloat(factor, 'f', -1, 64),
 			Label: "break-even, " + units.Factor(factor) + " " + win, Value: units.Percent(floor) + " " + lose + " speed"}
 		if floor >= 1 {
-			row.Note = fmt.Sprintf("making %s %s faster cannot pay for any slower %s", win, times(factor), lose)
+			row.Note = fmt.Sprintf("%smaking %s %s faster cannot pay for any slower %s", by, win, times(factor), lose)
 			a.judge(&row, breakEvenNone, "")
 		} else {
-			row.Note = fmt.Sprintf("a layout that makes %s %s faster wins even if %s gets %s slower", win, times(factor), lose, times(1/floor))
+			row.Note = fmt.Sprintf("%sa layout that makes %s %s faster wins even if %s gets %s slower", by, win, times(factor), lose, times(1/floor))
 			a.judge(&row, breakEvenPays, "")
 		}
 		rows = append(rows, row)

@@ -57,6 +57,20 @@ const (
 	offloadPCIeShare = 0.5
 )
 
+// The numbers a probe (`inferscope bench --probe`) is judged by
+// (probe.go).
+const (
+	// overlapLow: a decode round's requests all decoded together for
+	// less than this share of the round: the batch did not run as one.
+	overlapLow = 0.8
+	// spreadWide: a point's fastest measured request (or round) this many
+	// times its slowest, or more: the figure is noisy.
+	spreadWide = 1.25
+	// coldSlow: the cold request (or round) this many times slower than
+	// the measured median, or more: the warm-up was worth setting aside.
+	coldSlow = 1.25
+)
+
 // The numbers a load run (`inferscope bench`) is judged by (bench.go).
 const (
 	// saturatedRise: the waiting gauge's mean over a run's second half
@@ -195,6 +209,15 @@ const (
 	benchErrors
 	benchPartial
 	benchTokensFromEvents
+	probeOverlapLow
+	probeSpreadWide
+	probeColdSlow
+	probeCached
+	probeServerBusy
+	probeEarlyStops
+	probeErrors
+	probePartial
+	tradeOtherModel
 	sweepKnee
 	sweepKneeBeyond
 	sweepTargetUnmet
@@ -285,6 +308,18 @@ var judgements = [bands]judgement{
 	benchErrors:           {limits: []float64{0}, colour: report.Warn, note: "bench_errors"},
 	benchPartial:          {note: "bench_partial"},
 	benchTokensFromEvents: {note: "bench_tokens_from_events"},
+	// A probe (`inferscope bench --probe`): what makes its speeds other
+	// than they seem (probe.go).
+	probeOverlapLow: {limits: []float64{overlapLow}, colour: report.Warn, note: "probe_overlap_low"},
+	probeSpreadWide: {limits: []float64{spreadWide}, colour: report.Warn, note: "probe_spread_wide"},
+	probeColdSlow:   {limits: []float64{coldSlow}, note: "probe_cold_slow"},
+	probeCached:     {limits: []float64{0}, note: "probe_cached"},
+	probeServerBusy: {limits: []float64{0}, colour: report.Warn, note: "probe_server_busy"},
+	probeEarlyStops: {limits: []float64{0}, colour: report.Warn, note: "probe_early_stops"},
+	probeErrors:     {limits: []float64{0}, colour: report.Warn, note: "probe_errors"},
+	probePartial:    {note: "probe_partial"},
+	// The phase trade weighed with a probe (trade.go).
+	tradeOtherModel: {note: "probe_other_model"},
 	// A sweep: where the target broke, and what makes its steps other
 	// than they seem.
 	sweepKnee:        {note: "sweep_knee"},

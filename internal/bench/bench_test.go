@@ -174,6 +174,7 @@ func (g *fakeGen) run(ctx context.Context, p load.Plan, rec func(load.Record), p
 			<-sem
 		}()
 	}
+	sum.SendEnd = time.Since(start)
 	wg.Wait()
 	sum.MeasuredTo = time.Since(start)
 	sum.Sent = sent
@@ -253,6 +254,26 @@ func TestRunClientFigures(t *testing.T) {
 	}
 	if rep.Verdict != analysis.VerdictDecodeBound {
 		t.Errorf("verdict %q (notes %v)", rep.Verdict, rep.Notes)
+	}
+	// 1…40 ms span a factor of 40: ten log bins a decade, from 1 ms to
+	// the first edge above 40 ms, the counts by hand.
+	if h := c.TTFTHistogram; h == nil || h.Scale != "log" || len(h.Edges) != 18 || h.Edges[0] != 0.001 || h.Edges[17] != 0.05 ||
+		!slices.Equal(h.Counts, report.List[int]{1, 0, 0, 1, 1, 0, 1, 2, 1, 2, 3, 3, 4, 5, 7, 8, 1}) {
+		t.Errorf("TTFT histogram %+v", c.TTFTHistogram)
+	}
+	// A sample at each of the window's scrapes, in time order, with the
+	// server's gauges as the fake published them.
+	if len(rep.Samples) != rep.Window.Scrapes || len(rep.Samples) < 3 {
+		t.Fatalf("%d samples of %d scrapes", len(rep.Samples), rep.Window.Scrapes)
+	}
+	for i, s := range rep.Samples {
+		if s.KVUsage != 0.3 || s.Waiting != 0 || s.Running < 0 || s.Running > 4 || s.InFlight < 0 || s.InFlight > 4 ||
+			i > 0 && s.Seconds < rep.Samples[i-1].Seconds {
+			t.Errorf("sample %d: %+v", i, s)
+		}
+	}
+	if last := rep.Samples[len(rep.Samples)-1]; !(last.Seconds >= rep.SentUntil) || !(rep.SentUntil > 0) {
+		t.Errorf("the last sample at %v s, sending stopped at %v s", last.Seconds, rep.SentUntil)
 	}
 }
 

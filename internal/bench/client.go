@@ -129,6 +129,10 @@ type Client struct {
 	// limit (Cut: the context).
 	Stopped int `json:"stopped_short"`
 	Cut     int `json:"cut_by_length"`
+
+	// TTFTHistogram bins the TTFTs of the requests in TTFT, for a chart
+	// of them (the HTML report); nil where none has one.
+	TTFTHistogram *Histogram `json:"ttft_histogram"`
 }
 
 // Lengths are the prompt and output lengths asked and achieved.
@@ -358,7 +362,9 @@ func (t *clientTally) finishUp(s load.Summary, cores int) Client {
 	if t.cacheSeen {
 		c.CachedTokens = &t.cachedSum
 	}
-	c.TTFB, c.TTFT, c.E2E = distOf(t.ttfb.values()), distOf(t.ttft.values()), distOf(t.e2e.values())
+	ttft := t.ttft.values()
+	c.TTFTHistogram = histogramOf(ttft)
+	c.TTFB, c.TTFT, c.E2E = distOf(t.ttfb.values()), distOf(ttft), distOf(t.e2e.values())
 	n := t.e2e.n
 	derived := make([]float64, n)
 	for i := range n {

@@ -31,6 +31,8 @@ var docTables = map[string][]string{
 	"Bench: `self_check`":       {"self_check"},
 	"Bench: each comparison":    {"self_check.requests", "self_check.tokens", "self_check.concurrency"},
 	"Bench: `window`":           {"window"},
+	"Bench: `ttft_histogram`":   {"client.ttft_histogram"},
+	"Bench: each sample":        {"samples[]"},
 }
 
 // opaque are the fields documented elsewhere or whose keys are data: the
@@ -114,15 +116,18 @@ func fullReport() *Report {
 			Lateness: late, SlotWait: &late, CPUSeconds: 0.5, CPUShare: 0.1,
 			Split:   &Split{Source: "ollama", Requests: 3, Load: 0, Prefill: 0.05, Decode: 0.1, Beyond: 0.01},
 			Goodput: &Goodput{SLO: "ttft=500ms", Good: 2, Of: 4, Denominator: Denominator, Share: 0.5, Rate: 0.7},
-			Stopped: 1, Cut: 0},
+			Stopped: 1, Cut: 0,
+			TTFTHistogram: &Histogram{Scale: "linear", Edges: report.List[report.Number]{0.1, 0.2, 0.3, 0.4}, Counts: report.List[int]{1, 1, 1}}},
 		TTFTSplit: &TTFTSplit{Requests: 3, Client: 0.2, Queue: 0.05, Prefill: 0.1, Outside: 0.05},
 		SelfCheck: SelfCheck{Comparable: false, Why: "why",
 			Requests: Compare{Client: 5, Server: 5, Agree: &yes}, Tokens: Compare{Client: 50, Server: 50, Agree: &yes},
 			Concurrency: Compare{Client: 2, Server: 2, Agree: &yes}},
 		Verdict: "bench_decode_bound", ClientBound: true, Metrics: "http://h:8000/metrics",
-		Window: Window{Seconds: 3, Scrapes: 4, FailedScrapes: 1, IntervalSeconds: 1, Settled: "limit", Why: "why"},
-		Server: &report.Report{Schema: 2},
-		Notes:  report.List[report.Note]{{ID: "bench_decode_bound", Severity: report.Info, Text: "t"}},
+		Window:    Window{Seconds: 3, Scrapes: 4, FailedScrapes: 1, IntervalSeconds: 1, Settled: "limit", Why: "why"},
+		Server:    &report.Report{Schema: 2},
+		Notes:     report.List[report.Note]{{ID: "bench_decode_bound", Severity: report.Info, Text: "t"}},
+		SentUntil: 3.5,
+		Samples:   report.List[Sample]{{Seconds: 1, Running: 2, Waiting: 0, KVUsage: 0.1, InFlight: 2}},
 	}
 }
 
@@ -155,6 +160,12 @@ func TestJSONDocumented(t *testing.T) {
 			}
 			if m, isObj := val.(map[string]any); isObj && !slices.Contains(opaque, p) {
 				walk(p, m)
+			}
+			// An array of objects: its elements' fields, as "key[].field".
+			if a, isArr := val.([]any); isArr && len(a) > 0 && !slices.Contains(opaque, p) {
+				if m, isObj := a[0].(map[string]any); isObj {
+					walk(p+"[]", m)
+				}
 			}
 		}
 	}

@@ -33,12 +33,19 @@ func (p *ProgressLine) Draw(s Status) {
 	if p == nil {
 		return
 	}
+	p.Say(progressText(s))
+}
+
+// Say redraws the line as line (a probe's step).
+func (p *ProgressLine) Say(line string) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
 		return
 	}
-	line := progressText(s)
 	if p.width > 1 && len([]rune(line)) > p.width-1 {
 		line = string([]rune(line)[:p.width-2]) + "…"
 	}

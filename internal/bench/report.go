@@ -59,8 +59,28 @@ type Report struct {
 	Server *report.Report           `json:"server"`
 	Notes  report.List[report.Note] `json:"notes"`
 
+	// SentUntil is when sending stopped, in seconds from the run's start:
+	// samples after it are the drain's. Samples are the server's gauges
+	// at each of the window's scrapes (the HTML report's charts of the
+	// run); none where the window could not be read.
+	SentUntil report.Number       `json:"sent_until_seconds"`
+	Samples   report.List[Sample] `json:"samples"`
+
 	// rows colours the self-check's rows.
 	rows map[string]report.Severity
+}
+
+// Sample is the server's state at one of the window's scrapes, beside
+// the generator's; null where the server publishes no such gauge.
+type Sample struct {
+	// Seconds is the scrape's time from the run's start.
+	Seconds report.Number `json:"seconds"`
+	Running report.Number `json:"running"`
+	Waiting report.Number `json:"waiting"`
+	// KVUsage is the KV cache's usage, 0 to 1, as the report reads it.
+	KVUsage report.Number `json:"kv_usage"`
+	// InFlight is the generator's requests in flight at the scrape.
+	InFlight report.Number `json:"in_flight"`
 }
 
 // Load is the load as the run was asked to send it.
@@ -152,7 +172,7 @@ func (r *runner) report(sum load.Summary) *Report {
 		Schema: Schema, Kind: "bench", Version: cfg.Describe.Version,
 		Target: cfg.Describe.Target, API: cfg.Describe.API, Model: cfg.Describe.Model,
 		StartedAt: report.Time{Time: sum.Start}, Load: loadOf(cfg), Partial: sum.Partial,
-		MeasuredFrom: offset(sum.MeasuredFrom), MeasuredTo: offset(sum.MeasuredTo),
+		MeasuredFrom: offset(sum.MeasuredFrom), MeasuredTo: offset(sum.MeasuredTo), SentUntil: offset(sum.SendEnd),
 		Metrics: cfg.Metrics,
 	}
 	if r.own != nil {
@@ -254,6 +274,7 @@ func (r *runner) benchRun(sum load.Summary, out *Report, d *rates.Delta) analysi
 		first := r.w.samples[0]
 		sendEnd := sum.Start.Add(sum.SendEnd)
 		for i, s := range r.w.samples {
+			out.Samples = append(out.Samples, sampleOf(s, flight[i], sum.Start, first.at))
 			smp := analysis.BenchSample{
 				Seconds: s.at.Sub(first.at).Seconds(), Running: s.running, Waiting: s.waiting, KV: s.kv,
 				Generated: s.generated - first.generated, Finished: s.finished - first.finished, InFlight: flight[i],
@@ -351,6 +372,15 @@ func (r *runner) selfCheck(sum load.Summary, out *Report, samples []analysis.Ben
 	agree(&sc.Tokens, true)
 	agree(&sc.Concurrency, false)
 	return check
+}
+
+// sampleOf is a reading as the report keeps it: its time from the run's
+// start (from the window's first scrape where the start is not known).
+func sampleOf(s reading, inFlight float64, start, first time.Time) Sample {
+	if start.IsZero() {
+		start = first
+	}
+	return Sample{Seconds: num(s.at.Sub(start).Seconds()), Running: num(s.running), Waiting: num(s.waiting), KVUsage: num(s.kv), InFlight: num(inFlight)}
 }
 
 // counter is a window's increase of a counter; nil where not known.

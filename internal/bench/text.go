@@ -172,6 +172,10 @@ func (rep *Report) runSection() report.Section {
 	return sec
 }
 
+// VerdictWords names a verdict note's id in a word or two ("KV-bound");
+// "" for none.
+func VerdictWords(id string) string { return verdictWords[id] }
+
 // verdictWords name each verdict in a row.
 var verdictWords = map[string]string{
 	"bench_saturated":     "saturated",

@@ -18,6 +18,9 @@ import (
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	benchload "github.com/inferscope/inferscope/internal/bench/load"
+	"github.com/inferscope/inferscope/internal/bench/page"
+	"github.com/inferscope/inferscope/internal/bench/probe"
+	"github.com/inferscope/inferscope/internal/bench/sweep"
 	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/report"
@@ -65,16 +68,33 @@ zero (at most --drain). --repeat runs each step several times and states
 each figure's spread; bench compare A.json B.json says what moved beyond
 it. --csv writes the steps as CSV.
 
+Probes (--probe prefill, decode, or prefill,decode) measure speeds under
+control instead of a load: prefill at each of --probe-lengths, one request
+at a time, each prompt unique from its first words; decode at each of
+--probe-batches, rounds of that many requests started together; a cold
+first request (or round) at each set aside, --probe-repeat measured after
+it; speeds from the client and from the server's own time where it
+publishes one. -o json saves a probe for inferscope --probe-file, which
+weighs the report's exchange rate and break-even with it.
+
 On a terminal a progress line shows the run; on a pipe nothing but the
 report is written. Ctrl-C stops sending, lets requests in flight finish
-within --drain, and reports what completed, marked partial.`
+within --drain, and reports what completed, marked partial.
+
+-o html writes the report of a run, a sweep or a probe as one page to
+look at, a self-contained file read offline (its charts, the verdict and
+notes in words, its tables): redirect it to a file and open that in a
+browser.`
 
 const benchExample = `  inferscope bench http://gpu-box:8000 -c 16 -n 500
   inferscope bench http://gpu-box:8000 --rate 20 --duration 2m --warmup settle --slo ttft=500ms,tpot=50ms
   inferscope bench http://127.0.0.1:11434 --endpoint ollama-chat --model llama3.2 -c 4 -n 100
   inferscope bench gpu-box:8000 -c 32 --duration 1m -o json --records run.jsonl
   inferscope bench gpu-box:8000 --sweep auto --slo ttft=500ms,tpot=50ms -d 1m --arrival constant
-  inferscope bench gpu-box:8000 --sweep concurrency=1,4,16,64 --repeat 3 -o json > before.json`
+  inferscope bench gpu-box:8000 --sweep concurrency=1,4,16,64 --repeat 3 -o json > before.json
+  inferscope bench gpu-box:8000 --rate 20 --duration 1m --slo ttft=500ms -o html > run.html
+  inferscope bench gpu-box:8000 --probe prefill,decode -o json > probe.json
+  inferscope gpu-box:8000 --probe-file probe.json`
 
 // Defaults and bounds of the bench's flags.
 const (
@@ -114,6 +134,7 @@ type benchOptions struct {
 	tokensEvents   bool
 	workload       workloadFlags
 	sweepFlags     sweepFlags
+	probe          probeFlags
 
 	// Set by check.
 	base     *url.URL
@@ -135,6 +156,7 @@ type warmupSpec struct {
 func newBenchCmd(io *iostreams.IO) *cobra.Command {
 	o := &benchOptions{concurrency: 1, drain: defaultBenchDrain, warmupMax: defaultBenchSettle, interval: bench.DefaultInterval,
 		arrival: "poisson", seed: 1}
+	o.htmlOK = true
 	cmd := newCommand(commandSpec{
 		use:     "bench TARGET [flags]",
 		short:   "load a server and diagnose the window it loaded",
@@ -193,6 +215,7 @@ func (o *benchOptions) define(cmd *cobra.Command) {
 	flagSeed.uint64(cmd, &o.seed)
 	// What is sent.
 	o.workload.define(cmd)
+	o.probe.define(cmd)
 	f("tokens-from-events", "count output tokens from streamed events where the server sends no usage (exact only where each event carries one token)").bool(cmd, &o.tokensEvents)
 	// What is said.
 	f("slo", "count goodput against `LIMITS`: ttft, tpot and e2e as durations, comma-separated (ttft=500ms,tpot=50ms,e2e=10s)").string(cmd, &o.slo)
@@ -212,6 +235,7 @@ func (o *benchOptions) check(set map[string]bool) error {
 		o.checkOutput,
 		func() error { return o.workload.check(set) },
 		func() error { return o.sweepFlags.check(o, set) },
+		func() error { return o.probe.check(set, &o.workload) },
 		o.setHeaders,
 	} {
 		if err := step(); err != nil {
@@ -407,14 +431,31 @@ func (o *benchOptions) setHeaders() error {
 	return nil
 }
 
-// run checks the server, then loads it and writes the report.
-func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
+// requestHeaders are --header's, with INFERSCOPE_BEARER_TOKEN's where
+// they give no Authorization.
+func (o *benchOptions) requestHeaders(io *iostreams.IO) (http.Header, error) {
 	headers := o.httpHeaders.Clone()
 	if tok := io.Getenv("INFERSCOPE_BEARER_TOKEN"); tok != "" && headers.Get("Authorization") == "" {
 		if err := checkToken(tok); err != nil {
-			return err
+			return nil, err
 		}
 		headers.Set("Authorization", "Bearer "+tok)
+	}
+	return headers, nil
+}
+
+// run checks the server, then loads it (or probes it) and writes the
+// report.
+func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string]bool) error {
+	if err := o.checkHTML(io); err != nil {
+		return err
+	}
+	if len(o.probe.probes) > 0 {
+		return o.runProbe(ctx, io)
+	}
+	headers, err := o.requestHeaders(io)
+	if err != nil {
+		return err
 	}
 	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
 	// What the server can be asked before any load: the model, the
@@ -540,10 +581,43 @@ func redactURL(s string) string {
 // write writes the report as -o says.
 func (o *benchOptions) write(io *iostreams.IO, rep *bench.Report) error {
 	var err error
+	if o.html {
+		return writeHTML(io, rep)
+	}
 	if o.json {
 		err = bench.JSON(io.Out, rep)
 	} else {
 		err = bench.Text(io.Out, rep, bench.TextOptions{Render: o.renderOptions(io, o.layoutWidth(io)), Server: watch.ForText})
+	}
+	if err != nil {
+		return writeError(err)
+	}
+	return nil
+}
+
+// checkHTML refuses -o html to a terminal, before any load: a page is for
+// a file and a browser.
+func (o *benchOptions) checkHTML(io *iostreams.IO) error {
+	if o.html && io.OutTTY {
+		return usagef("redirect it to a file, such as -o html > run.html, and open that in a browser",
+			"-o html writes a page of HTML, not for a terminal")
+	}
+	return nil
+}
+
+// writeHTML writes -o html: a run's page, a sweep's or a probe's, one
+// self-contained file (docs/bench.md).
+func writeHTML(io *iostreams.IO, v any) error {
+	var err error
+	switch v := v.(type) {
+	case *bench.Report:
+		err = page.Run(io.Out, v)
+	case *sweep.Result:
+		err = page.Sweep(io.Out, v)
+	case *probe.Result:
+		err = page.Probe(io.Out, v)
+	default:
+		err = fmt.Errorf("no page for a %T", v)
 	}
 	if err != nil {
 		return writeError(err)

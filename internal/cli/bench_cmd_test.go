@@ -233,3 +233,81 @@ func TestBenchProgressAndInterrupt(t *testing.T) {
 		t.Errorf("report:\n%s", out.String())
 	}
 }
+
+// -o html writes the run's page to stdout, one self-contained file; to a
+// terminal it is refused before any request is sent.
+func TestBenchHTML(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 1, Seed: 1, API: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", srv.APIURL(), "--metrics-url", srv.URL(), "-c", "2", "-n", "6", "--prompt-tokens", "64", "--output-tokens", "8",
+		"--interval", "200ms", "--slo", "ttft=2s", "-o", "html"}
+	out, errOut, code := runCLI(t, "", args...)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `<figure class="chart" id="ttft">`, `<figure class="chart" id="queue">`,
+		`<figure class="chart" id="kv">`, `data-path="client.completed" data-value="6"`, "Content-Security-Policy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+	for _, never := range []string{"<script", "http://cdn", "https://", "<link", "@import", "url(http"} {
+		if strings.Contains(out, never) {
+			t.Errorf("the page has %s: it must read offline, alone", never)
+		}
+	}
+	io, stdout, stderr := iostreams.Test("", true, 120)
+	served := srv.Totals().Requests
+	if code := run(context.Background(), args, io); code != ExitError || stdout.Len() > 0 ||
+		!strings.Contains(stderr.String(), "-o html writes a page of HTML, not for a terminal") || srv.Totals().Requests != served {
+		t.Errorf("to a terminal: exit %d, %d requests served, stderr %q", code, srv.Totals().Requests, stderr.String())
+	}
+	if _, errOut, code := runCLI(t, "", "bench", srv.APIURL(), "-o", "pdf"); code != ExitError || !strings.Contains(errOut, "-o html") {
+		t.Errorf("-o pdf: exit %d, %q", code, errOut)
+	}
+	// Only the bench writes a page.
+	if _, errOut, code := runCLI(t, "", srv.URL(), "-o", "html"); code != ExitError || !strings.Contains(errOut, "use -o text or -o json") {
+		t.Errorf("the inspector's -o html: exit %d, %q", code, errOut)
+	}
+}
+
+// -o html for a sweep and a probe: each its page, with its charts.
+func TestBenchHTMLSweepAndProbe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 10, Seed: 1, API: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		charts []string
+	}{
+		{"sweep", []string{"--interval", "200ms", "--sweep", "rate=10,20", "-d", "500ms", "--slo", "ttft=1s", "--prompt-tokens", "64", "--output-tokens", "8"},
+			[]string{"ttft", "tpot", "throughput", "ttft_steps", "waiting", "kvpeak"}},
+		{"probe", []string{"--probe", "prefill,decode", "--probe-lengths", "256,512", "--probe-batches", "1,2", "--probe-repeat", "1",
+			"--prompt-tokens", "64", "--output-tokens", "8"},
+			[]string{"prefill", "prefill_ttft", "decode", "decode_total"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bench", srv.APIURL(), "--metrics-url", srv.URL(), "-o", "html"}, tt.args...)
+			out, errOut, code := runCLI(t, "", args...)
+			if code != ExitOK || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, `<body data-kind="`+tt.name+`">`) {
+				t.Errorf("not a %s's page:\n%.300s", tt.name, out)
+			}
+			for _, id := range tt.charts {
+				if !strings.Contains(out, `<figure class="chart" id="`+id+`"><h3 id="`+id+`-title">`) || !strings.Contains(out, `data-chart="`+id+`"`) {
+					t.Errorf("no chart %s drawn", id)
+				}
+			}
+		})
+	}
+}

@@ -246,9 +246,12 @@ func (o *benchOptions) runSweep(ctx context.Context, io *iostreams.IO, cfg bench
 		}
 	}
 	var err error
-	if o.json {
+	switch {
+	case o.html:
+		return writeHTML(io, res)
+	case o.json:
 		err = sweep.JSON(io.Out, res)
-	} else {
+	default:
 		err = sweep.Text(io.Out, res, sweep.TextOptions{Render: o.renderOptions(io, o.layoutWidth(io))})
 	}
 	if err != nil {

@@ -96,7 +96,7 @@ func fixed(values ...string) func() []string { return func() []string { return v
 var (
 	// How a report is drawn: every command that writes one.
 	flagOutput = flagDef{name: "output", short: "o", choices: fixed("text", "json"),
-		usage: "the report's `FORMAT`: text, or json (one object, docs/json.md; with --watch, one per line per refresh)"}
+		usage: "the report's `FORMAT`: text, or json (one object, docs/json.md; with --watch, one per line per refresh); bench also html (one page to look at)"}
 	flagJSON    = flagDef{name: "json", usage: "the same as -o json"}
 	flagHist    = flagDef{name: "hist", usage: "add the distributions: one bar per histogram bucket"}
 	flagColumns = flagDef{name: "columns", noFiles: true, usage: fmt.Sprintf(
@@ -153,6 +153,7 @@ var (
 // one; [outputFlags.check] checks them alike for each.
 type outputFlags struct {
 	output         string // text or json (-o); json also by --json
+	htmlOK, html   bool   // the command writes html too (bench); -o html asked it
 	jsonAlias      bool
 	json           bool // the report is written as JSON (set by check)
 	hist, noColor  bool
@@ -166,7 +167,11 @@ func (f *outputFlags) define(cmd *cobra.Command) {
 	if f.output == "" {
 		f.output = "text"
 	}
-	flagOutput.string(cmd, &f.output)
+	out := flagOutput
+	if f.htmlOK {
+		out.choices = fixed("text", "json", "html")
+	}
+	out.string(cmd, &f.output)
 	flagJSON.bool(cmd, &f.jsonAlias)
 	flagHist.bool(cmd, &f.hist)
 	flagColumns.int(cmd, &f.columns)
@@ -194,12 +199,15 @@ func (f *outputFlags) glyphs(io *iostreams.IO) spark.Glyphs {
 // honour (set holds the names of the flags given).
 func (f *outputFlags) check(set map[string]bool) error {
 	switch {
-	case f.output != "text" && f.output != "json":
+	case f.htmlOK && f.output != "text" && f.output != "json" && f.output != "html":
+		return usagef("use -o text, -o json or -o html", "--output %q is not a format", f.output)
+	case !f.htmlOK && f.output != "text" && f.output != "json":
 		return usagef("use -o text or -o json", "--output %q is not a format", f.output)
 	case f.jsonAlias && set["output"] && f.output != "json":
 		return usagef("give one of them: -o json (or --json), or -o text", "--json and --output %s disagree", f.output)
 	}
 	f.json = f.output == "json" || f.jsonAlias
+	f.html = f.output == "html"
 	// 0 is what the layout takes for "not given", never a value to give.
 	if f.columns < 0 || f.columns > MaxColumns || set["columns"] && f.columns == 0 {
 		return usagef(fmt.Sprintf("use --columns 1 to %d, or leave it out to fit the width", MaxColumns), "--columns %d is out of range", f.columns)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/discover"
 	"github.com/inferscope/inferscope/internal/exposition"
@@ -74,6 +75,10 @@ type inspectOptions struct {
 	at          time.Time // --at; zero when not given
 	since, save string
 	target      string
+	// probeFiles are --probe-file's; probe the speeds they give the phase
+	// trade (set by parse).
+	probeFiles []string
+	probe      *analysis.PhaseSpeeds
 	// breakdown shows the breakdowns' tables; noSlots leaves llama.cpp's
 	// /slots unread.
 	breakdown, noSlots bool
@@ -151,6 +156,8 @@ func (o *inspectOptions) define(cmd *cobra.Command) {
 	flagNoGPU.bool(cmd, &o.noGPU)
 	flagDef{name: "since", usage: "report the rates since `FILE`, a scrape saved with --save"}.string(cmd, &o.since)
 	flagDef{name: "save", usage: "also write the raw scrape, with its time and the server's start header, to `FILE`"}.string(cmd, &o.save)
+	flagDef{name: "probe-file", usage: "weigh the exchange rate and break-even with the speeds of a saved probe, `FILE` (inferscope bench --probe prefill,decode -o json); " +
+		"give it twice for a prefill probe and a decode probe"}.list(cmd, &o.probeFiles)
 }
 
 // parse checks the flags cmd was given and takes the target from pos.
@@ -166,6 +173,7 @@ func (o *inspectOptions) parse(cmd *cobra.Command, pos []string) error {
 		func() error { return o.checkModes(set) },
 		func() error { return o.setAt(set["at"]) },
 		o.setHeaders,
+		o.readProbes,
 	} {
 		if err := step(); err != nil {
 			return err

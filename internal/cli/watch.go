@@ -27,7 +27,7 @@ func (o *inspectOptions) build(s *snapshot.Snapshot, now time.Time, hist bool) *
 	if o.clock != nil {
 		now = s.ScrapedAt // the target's clock, not the view's
 	}
-	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json, WithRates: o.withRates})
+	r := analysis.Analyze(s, analysis.Options{Now: now, Hist: hist, Raw: o.json, WithRates: o.withRates, Probe: o.probe})
 	r.Version = version.String()
 	r.Header = append(o.header, r.Header...)
 	return r

@@ -23,9 +23,9 @@ var layer = map[string]int{
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,
 	"internal/rates": 3, "internal/demo": 3, "internal/fixtures": 3,
 	"internal/watch": 4, "internal/fleet": 4,
-	"internal/cli": 6, "internal/surfaces": 6,
-	"cmd/inferscope":  7,
-	"internal/layers": 8, "internal/doctest": 8,
+	"internal/cli": 7, "internal/surfaces": 7,
+	"cmd/inferscope":  8,
+	"internal/layers": 9, "internal/doctest": 9,
 
 	// Issue 19: one HTTP policy under everything that fetches.
 	"internal/httpsafe/hostiletest": 0, "internal/httpsafe": 1,
@@ -50,6 +50,11 @@ var layer = map[string]int{
 	// Issue 32: the GPUs beside the engine (dcgm-exporter, AMD's exporter,
 	// nvidia-smi), read through the scrape.
 	"internal/gpu": 3,
+	// Issue 30: the page to look at, its charts drawn by our own package;
+	// above the runs, sweeps and probes it draws (cli moved up to 7).
+	"internal/chart": 0, "internal/bench/page": 6,
+	// Issue 30: prefill and decode speeds under control.
+	"internal/bench/probe": 4,
 }
 
 func TestImportsGoDown(t *testing.T) {

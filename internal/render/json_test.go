@@ -175,6 +175,8 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 				PrefillShare: &v, DecodeShare: &v, Utilization: &v, ExchangeRate: &v, BreakEven: []report.BreakEven{{Factor: v, Floor: v}},
 				SpecDecodeAcceptance: &v, SpecDecodeTokensPerStep: &v, KVOffloadHitShare: &v,
 				KVOffloadPayback: &v, RecurrentCappedShare: &v,
+				ProbeTrade: &report.ProbeTrade{PromptTokens: v, PromptLength: v, PrefillTokensPerSecond: v, GeneratedTokens: v,
+					ServerPerRequest: v, DecodeBatch: v, DecodeTokensPerSecond: v, PrefillSeconds: v, DecodeSeconds: v, PrefillShare: v, DecodeShare: v},
 			},
 			Sections: []report.Section{{Rows: []report.Row{{Bar: &v}}}},
 		}
@@ -200,10 +202,10 @@ func TestJSONNonFiniteAnywhere(t *testing.T) {
 		// By hand: scraped_at, scrape_seconds, scalars.a, extra.b; the
 		// histogram's count, sum, mean, p50, p90, p99, capped ×3, stated
 		// value, lo and hi, peak, one bucket count (14); figures: 16
-		// numbers (break_even has two) and dominant_phase (17); the row's
-		// bar.
-		if n := bytes.Count(b, []byte("null")); n != 4+14+17+1 {
-			t.Errorf("%v: %d nulls, want 36:\n%s", v, n, b)
+		// numbers (break_even has two), dominant_phase and trade_basis
+		// (18), probe_trade's 11 numbers; the row's bar.
+		if n := bytes.Count(b, []byte("null")); n != 4+14+18+11+1 {
+			t.Errorf("%v: %d nulls, want 48:\n%s", v, n, b)
 		}
 	}
 }

@@ -23,6 +23,7 @@ var docTables = map[string][]string{
 	"Each bucket":                {"histograms.*.buckets[]", "raw[].series[].buckets[]"},
 	"`figures`":                  {"figures"},
 	"Each entry of `break_even`": {"figures.break_even[]"},
+	"`probe_trade`":              {"figures.probe_trade"},
 	"`sections`":                 {"sections[]"},
 	"Each row":                   {"sections[].rows[]"},
 	"`table`":                    {"sections[].table"},
@@ -62,10 +63,11 @@ func documentedFields(t *testing.T) map[string][]string {
 		switch {
 		case strings.HasPrefix(line, "#"):
 			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare")):
-			// The bench's report, a sweep's and a comparison:
-			// internal/bench and internal/bench/sweep hold them to their
-			// tables.
+		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe") ||
+			strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare")):
+			// The bench's report, a probe's, a sweep's and a comparison:
+			// internal/bench, internal/bench/probe and internal/bench/sweep
+			// hold them to their tables.
 		case strings.HasPrefix(line, "| field | type |"):
 			inTable = true
 			if _, ok := docTables[heading]; !ok {
@@ -161,6 +163,11 @@ func documentedReport() *report.Report {
 	r.GPU = &report.GPU{Source: "http://gpu-box:9400/metrics", Kind: "dcgm", Status: "failed", Why: "a test", Window: "the last 5m",
 		Seconds: 300, Readings: 150, Figures: report.Map[report.Number]{"power_watts": 350}, DecodeBound: "bandwidth",
 		Throttle: []string{"power_cap"}, Devices: []report.GPUDevice{{ID: "0", Figures: report.Map[report.Number]{"gpu_power_watts": 350}}}}
+	basis := "probe"
+	r.Figures.TradeBasis = &basis
+	r.Figures.ProbeTrade = &report.ProbeTrade{Source: "the probe of 2026-12-06 08:07 UTC", PromptTokens: 1e6, PromptLength: 1500,
+		PrefillTokensPerSecond: 7800, GeneratedTokens: 2e5, ServerPerRequest: 40, DecodeBatch: 5.5, DecodeTokensPerSecond: 220,
+		PrefillSeconds: 128, DecodeSeconds: 909, PrefillShare: 0.123, DecodeShare: 0.877}
 	r.Raw = []report.RawFamily{
 		{Name: "tabbyapi:requests_total", Type: "counter", Help: "Number of finished requests.",
 			Series: []report.RawSeries{{Value: num(345)}}},

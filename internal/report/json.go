@@ -93,6 +93,16 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// UnmarshalJSON implements json.Unmarshaler: null is the zero (unknown)
+// time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	return t.Time.UnmarshalJSON(b)
+}
+
 // Rates is Report.Rates: {window label: {row id: value per second or
 // ratio}}, nil where the window has no figure. The values are *float64, as
 // the rates are computed, and JSON writes NaN and ±Inf among them as null.

@@ -134,6 +134,36 @@ type BreakEven struct {
 	Floor  Number `json:"floor"`
 }
 
+// ProbeTrade is the phase trade weighed with a saved probe's speeds
+// (--probe-file): the engine time the server's prefill and decode work
+// takes at the speeds the probe measured under control.
+type ProbeTrade struct {
+	// Source names the probe ("the probe of 2026-12-06 08:07 UTC").
+	Source string `json:"source"`
+	// PromptTokens is the prompt tokens the server computed, at
+	// PrefillTokensPerSecond: the probe's prefill speed at PromptLength,
+	// the server's mean prompt tokens computed a request (NaN where
+	// unknown: then over all the probe's lengths).
+	PromptTokens           Number `json:"prompt_tokens"`
+	PromptLength           Number `json:"prompt_length"`
+	PrefillTokensPerSecond Number `json:"prefill_tokens_per_second"`
+	// GeneratedTokens is the tokens the server generated, at
+	// DecodeTokensPerSecond: the probe's total at DecodeBatch, the batch
+	// at which the probe's requests decoded one by one as fast as the
+	// server's did (ServerPerRequest, its generated tokens over its
+	// decode time).
+	GeneratedTokens       Number `json:"generated_tokens"`
+	ServerPerRequest      Number `json:"server_per_request_tokens_per_second"`
+	DecodeBatch           Number `json:"decode_batch"`
+	DecodeTokensPerSecond Number `json:"decode_tokens_per_second"`
+	// PrefillSeconds and DecodeSeconds are the engine time each phase
+	// takes at those speeds; the shares are of their sum.
+	PrefillSeconds Number `json:"prefill_seconds"`
+	DecodeSeconds  Number `json:"decode_seconds"`
+	PrefillShare   Number `json:"prefill_share"`
+	DecodeShare    Number `json:"decode_share"`
+}
+
 // Figures are the numbers behind the rows; nil where undefined, never a
 // made-up 0.
 type Figures struct {
@@ -161,6 +191,13 @@ type Figures struct {
 	KVOffloadHitShare       *Number         `json:"kv_offload_hit_share"`
 	KVOffloadPayback        *Number         `json:"kv_offload_payback"`
 	RecurrentCappedShare    *Number         `json:"recurrent_capped_share"`
+
+	// TradeBasis says what the exchange rate and break-even weigh:
+	// "request_time" (the server's own phase times, summed per request)
+	// or "probe" (the engine time the server's work takes at a saved
+	// probe's speeds, ProbeTrade); nil where there is no trade.
+	TradeBasis *string     `json:"trade_basis"`
+	ProbeTrade *ProbeTrade `json:"probe_trade"`
 }
 
 // HistogramSummary is one histogram as the report states it.

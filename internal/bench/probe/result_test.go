@@ -1,0 +1,276 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/render"
+	"github.com/inferscope/inferscope/internal/report"
+)
+
+// fullResult is a probe with every field set that can be.
+func fullResult() *Result {
+	sp := func(med, lo, hi float64, n int) Spread {
+		return Spread{Median: report.Number(med), Min: report.Number(lo), Max: report.Number(hi), N: n}
+	}
+	srv := sp(7750, 7700, 7800, 2)
+	dsrv := sp(36, 35.9, 36.1, 2)
+	return &Result{Schema: Schema, Kind: "probe", Version: "v1.2.3", Target: "http://h:8000", API: "chat_completions", Model: "m",
+		StartedAt: report.Time{Time: time.Date(2026, 12, 6, 8, 7, 0, 0, time.UTC)}, Metrics: "http://h:8000/metrics", Dialect: "vllm",
+		Made: "lengths aligned with the server's /tokenize", Seed: 42, Repeat: 2,
+		Prefill: &PrefillProbe{Points: report.List[PrefillPoint]{
+			{Length: 3000, PromptTokens: 3002, CachedTokens: 0, Requests: 2, Cold: &PrefillSample{TTFT: 0.41, Client: 7320, Server: 7400},
+				TTFT: sp(0.39, 0.388, 0.392, 2), Client: sp(7700, 7650, 7750, 2), Server: &srv, ServerFrom: FromMetrics},
+			{Length: 6000, PromptTokens: 6001, CachedTokens: 13, Requests: 1, Failed: 1,
+				TTFT: sp(0.77, 0.77, 0.77, 1), Client: sp(7790, 7790, 7790, 1), ServerFrom: ""},
+		}},
+		Decode: &DecodeProbe{PromptTokens: 64, OutputTokens: 128, Points: report.List[DecodePoint]{
+			{Batch: 1, Rounds: 2, Requests: 2, Cold: &DecodeSample{PerRequest: 51, Total: 51, Server: report.Number(math.NaN())},
+				PerRequest: sp(52, 51.9, 52.1, 2), Total: sp(52, 51.9, 52.1, 2), Overlap: 1, Server: &dsrv, ServerFrom: FromTimings},
+			{Batch: 8, Rounds: 1, Requests: 15, Failed: 1, EarlyStops: 2,
+				PerRequest: sp(36, 35, 37, 15), Total: sp(288, 288, 288, 1), Overlap: 0.93},
+		}},
+		Notes: report.List[report.Note]{{ID: "probe_cold_slow", Severity: report.Info, Text: "the cold request was slower"}},
+	}
+}
+
+// The probe drawn as text at two widths and as JSON; go test
+// ./internal/bench/probe -update rewrites the goldens (read the diff).
+func TestRenderGolden(t *testing.T) {
+	r := fullResult()
+	for _, tt := range []struct {
+		name  string
+		width int
+	}{{"probe-160.txt", 160}, {"probe-100.txt", 100}} {
+		var b bytes.Buffer
+		if err := Text(&b, r, render.Options{Width: tt.width}); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, tt.name, b.String())
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "probe.json", b.String())
+}
+
+// What JSON writes, Read reads back: the same result, unknown figures
+// unknown (null read as NaN, never 0).
+func TestReadBack(t *testing.T) {
+	want := fullResult()
+	var b bytes.Buffer
+	if err := JSON(&b, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(got.Decode.Points[0].Cold.Server)) {
+		t.Errorf("null read as %v", got.Decode.Points[0].Cold.Server)
+	}
+	// NaN is not NaN: compare their JSON.
+	var again bytes.Buffer
+	if err := JSON(&again, got); err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	JSON(&w, want)
+	if again.String() != w.String() {
+		t.Errorf("read back differs:\n%s\nwant\n%s", again.String(), w.String())
+	}
+	if !reflect.DeepEqual(got.StartedAt.Time.UTC(), want.StartedAt.Time) {
+		t.Errorf("started %v, want %v", got.StartedAt, want.StartedAt)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{`{"schema": 1, "kind": "bench"}`, `not a probe's JSON: its "kind" is not "probe"`},
+		{`{"schema": 9, "kind": "probe"}`, "a probe of schema 9"},
+		{`[1, 2]`, "not a probe's JSON"},
+		{`{"schema": 1, "kind": "probe", "repeat": "x"}`, "not a probe's JSON"},
+	} {
+		if _, err := Read(strings.NewReader(bad.in)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Read(%s): %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+// The speeds the analysis weighs: the server's where every point has
+// them, else the client's; lengths as the server counted them.
+func TestSpeeds(t *testing.T) {
+	s := fullResult().Speeds()
+	if s.PrefillFrom != "timed by the client's TTFT" || len(s.Prefill) != 2 || s.Prefill[0].Length != 3002 || s.Prefill[0].TokensPerSecond != 7700 {
+		t.Errorf("prefill %+v from %s: one point has no server figure, so the client's", s.Prefill, s.PrefillFrom)
+	}
+	if s.DecodeFrom != "timed by the client" || s.Decode[1].PerRequest != 36 {
+		t.Errorf("decode %+v from %s", s.Decode, s.DecodeFrom)
+	}
+	r := fullResult()
+	r.Prefill.Points = r.Prefill.Points[:1]
+	r.Decode.Points = r.Decode.Points[:1]
+	if s := r.Speeds(); s.PrefillFrom != "timed by the server" || s.Prefill[0].TokensPerSecond != 7750 || s.Decode[0].PerRequest != 36 {
+		t.Errorf("%+v", s)
+	}
+	if s.Source != "the probe of 2026-12-06 08:07 UTC" || s.Model != "m" {
+		t.Errorf("source %q, model %q", s.Source, s.Model)
+	}
+}
+
+// docTables maps each "Probe: …" heading of docs/json.md to the JSON
+// objects its field table describes ("." between keys, "[]" an array's
+// elements).
+var docTables = map[string][]string{
+	"Probe: top level":                {""},
+	"Probe: `prefill`":                {"prefill"},
+	"Probe: each prefill point":       {"prefill.points[]"},
+	"Probe: a prefill point's `cold`": {"prefill.points[].cold"},
+	"Probe: `decode`":                 {"decode"},
+	"Probe: each decode point":        {"decode.points[]"},
+	"Probe: a decode point's `cold`":  {"decode.points[].cold"},
+	"Probe: each spread": {"prefill.points[].ttft_seconds", "prefill.points[].client_tokens_per_second", "prefill.points[].server_tokens_per_second",
+		"decode.points[].client_tokens_per_second", "decode.points[].client_total_tokens_per_second", "decode.points[].server_tokens_per_second"},
+}
+
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+// Every field the probe's JSON writes is in docs/json.md with its type,
+// and every field documented there is written.
+func TestJSONDocumented(t *testing.T) {
+	f, err := os.Open("../../../docs/json.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	docs := map[string][]string{}
+	heading, in := "", false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "#"):
+			heading, in = strings.TrimSpace(strings.TrimLeft(line, "#")), false
+		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Probe"):
+			in = true
+			if _, ok := docTables[heading]; !ok {
+				t.Errorf("docs/json.md: a probe table under %q that this test does not map", heading)
+			}
+		case in && strings.HasPrefix(line, "|---"):
+		case in && strings.HasPrefix(line, "|"):
+			cells := strings.Split(line, "|")
+			var kinds []string
+			for _, k := range strings.Split(strings.TrimSpace(cells[2]), " or ") {
+				k, _, _ = strings.Cut(k, " of ")
+				if k == "integer" {
+					k = "number"
+				}
+				kinds = append(kinds, k)
+			}
+			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
+				for _, base := range docTables[heading] {
+					p := m[1]
+					if base != "" {
+						p = base + "." + p
+					}
+					docs[p] = kinds
+				}
+			}
+		default:
+			in = false
+		}
+	}
+	if len(docs) < 40 {
+		t.Fatalf("docs/json.md: %d probe fields documented: the section moved", len(docs))
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, fullResult()); err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var walk func(path string, v any, field bool)
+	walk = func(path string, v any, field bool) {
+		if field {
+			seen[path] = true
+			kinds, ok := docs[path]
+			if !ok {
+				t.Errorf("%s is written but not in docs/json.md", path)
+			} else if !slices.Contains(kinds, kindOf(v)) {
+				t.Errorf("%s is a %s, docs/json.md says %v", path, kindOf(v), kinds)
+			}
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			if path == "notes[]" {
+				return // the report's notes, documented with them
+			}
+			for k, e := range v {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(p, e, true)
+			}
+		case []any:
+			for _, e := range v {
+				walk(path+"[]", e, false)
+			}
+		}
+	}
+	walk("", v, false)
+	for p := range docs {
+		if !seen[p] {
+			t.Errorf("docs/json.md documents %s, which the probe does not write", p)
+		}
+	}
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+// FuzzRead: a probe file is the user's; whatever it holds, Read returns a
+// result or an error, and never panics; what it accepts it writes back.
+func FuzzRead(f *testing.F) {
+	var b bytes.Buffer
+	JSON(&b, fullResult())
+	f.Add(b.String())
+	f.Add(`{"schema": 1, "kind": "probe", "prefill": {"points": [{"length": 1, "client_tokens_per_second": {"median": null}}]}}`)
+	f.Add(`{"schema": 1, "kind": "probe", "decode": null, "started_at": "not a time"}`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, in string) {
+		r, err := Read(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := JSON(&out, r); err != nil {
+			t.Fatalf("read, but not written back: %v", err)
+		}
+		r.Speeds()
+	})
+}
