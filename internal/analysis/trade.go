@@ -281,9 +281,9 @@ func (a *analyzer) probeRows(p *PhaseSpeeds, split bool, pre, dec float64) []rep
 	row.Note = p.Source + ": the server's work at the probe's speeds"
 	rows = append(rows, row,
 		report.Row{ID: "probe_prefill", Label: "prefill, by the probe", Value: units.Count(t.prefill) + " tok/s",
-			Note: fmt.Sprintf("%s prompt tokens: %s; %s (%s)", units.Count(t.prefillTokens), units.Seconds(t.prefillSeconds), t.prefillWhere, p.PrefillFrom)},
+			Note: fmt.Sprintf("%s prompt tokens take %s, %s; %s", units.Count(t.prefillTokens), units.Seconds(t.prefillSeconds), t.prefillWhere, p.PrefillFrom)},
 		report.Row{ID: "probe_decode", Label: "decode, by the probe", Value: units.Count(t.decode) + " tok/s",
-			Note: fmt.Sprintf("%s generated: %s; %s (%s)", units.Count(t.generated), units.Seconds(t.decodeSeconds), t.batchWhere, p.DecodeFrom)})
+			Note: fmt.Sprintf("%s generated take %s, %s; %s", units.Count(t.generated), units.Seconds(t.decodeSeconds), t.batchWhere, p.DecodeFrom)})
 	return append(rows, a.tradeRows(ps, ds, "engine time at the probe's speeds", "by the probe: ", TradeProbe)...)
 }
 

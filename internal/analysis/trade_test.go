@@ -83,7 +83,7 @@ func TestProbeTrade(t *testing.T) {
 	if tr.Value != "prefill 9.1% · decode 90.9%" || !strings.Contains(tr.Note, "the probe of 2026-12-06 08:07 UTC") {
 		t.Errorf("probe row %+v", tr)
 	}
-	if pre.Value != "8.0K tok/s" || !strings.Contains(pre.Note, "at the server's mean prompt computed, 1,500 tokens (timed by the server)") {
+	if pre.Value != "8.0K tok/s" || !strings.Contains(pre.Note, "at the server's mean prompt computed, 1,500 tokens; timed by the server") {
 		t.Errorf("prefill row %+v", pre)
 	}
 	if dec.Value != "176 tok/s" || !strings.Contains(dec.Note, "at batch 4.00, where the probe's requests decoded as the server's did between prefill's pauses, 44 tok/s each") {
