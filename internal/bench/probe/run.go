@@ -273,6 +273,11 @@ func computed(rec load.Record) float64 {
 
 // --- prefill ---------------------------------------------------------------
 
+// prefillOutput is the answer a prefill request asks for: a few tokens,
+// so that one carries text (a token can decode to nothing, and the client
+// times the first event with text); the first comes from the prefill.
+const prefillOutput = 4
+
 // prefillSample is one prefill request's figures.
 type prefillSample struct {
 	ok                   bool
@@ -284,7 +289,7 @@ type prefillSample struct {
 func (r *runner) prefill(ctx context.Context) *PrefillProbe {
 	out := &PrefillProbe{}
 	for i, length := range r.c.Lengths {
-		src := r.c.source(length, 1, false)
+		src := r.c.source(length, prefillOutput, false)
 		var samples []prefillSample
 		var cold *prefillSample
 		failed := 0
