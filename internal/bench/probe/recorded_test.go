@@ -41,10 +41,11 @@ import (
 //     cold one set aside) is the server's speed of those requests by its
 //     own timings (the figures whose sums the gauge divides), within 1%.
 //
-// The gauge itself is not the probe's median: on the shared machine of
-// the recording the server decoded from 60 to 1,083 tok/s request by
-// request (other builds on its 2 cores), and the cold request ran at 60;
-// the gauge is the time-weighted mean of all of them.
+// The gauge itself is not the probe's median where the server's speed
+// varies: on the shared machine of the recording it decoded from 60 to
+// 1,083 tok/s request by request (other builds and another llama-server
+// on its 2 cores), and the gauge is the time-weighted mean of all of
+// them, the cold one included.
 func TestRecordedDecodeProbe(t *testing.T) {
 	dir := filepath.Join("testdata", "recorded", "llama-server")
 	before, _ := readSaved(t, filepath.Join(dir, "baseline.prom"))
