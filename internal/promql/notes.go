@@ -295,6 +295,17 @@ var Undecidable = map[string]string{
 	"bench_errors":               "a load run's own requests; over a window the server's errors are requests_errored",
 	"bench_partial":              "a load run's interruption",
 	"bench_tokens_from_events":   "a load run's token count",
+	// A probe's own (inferscope bench --probe), and the phase trade
+	// weighed with one.
+	"probe_overlap_low": "a probe's rounds, not a server's series",
+	"probe_spread_wide": "a probe's requests, not a server's series",
+	"probe_cold_slow":   "a probe's cold request, not a server's series",
+	"probe_cached":      "a probe's prompts, not a server's series",
+	"probe_server_busy": "a probe's readings of the server",
+	"probe_early_stops": "needs the output length asked, which no server publishes",
+	"probe_errors":      "a probe's own requests",
+	"probe_partial":     "a probe's interruption",
+	"probe_other_model": "needs a saved probe, which no server publishes",
 }
 
 // checkNotes reports a note the table of bands makes that is neither a
