@@ -421,8 +421,8 @@ func (r *runner) decode(ctx context.Context) *DecodeProbe {
 		for k := 0; k <= r.c.Repeat && ctx.Err() == nil; k++ {
 			r.progress(Step{Probe: Decode, Point: i + 1, Points: len(r.c.Batches), What: fmt.Sprintf("batch %d", b), Done: k, Of: r.c.Repeat + 1})
 			rr, ok := r.round(ctx, src, b)
-			if !ok {
-				break
+			if !ok || ctx.Err() != nil {
+				break // a round cut by Ctrl-C is no round
 			}
 			if k == 0 {
 				if rr.failed == 0 {
