@@ -30,22 +30,27 @@ import (
 // exactly the probe's requests (records.jsonl, the cold one included) and
 // the two one-token requests the command sends before it (a calibration
 // probe and the preflight), whose tokens are the server's count beyond
-// the records'. The comparison, like with like:
+// the records'. So:
 //
 //   - the gauge is its counters' ratio (tokens over decode seconds);
-//   - without the first tokens (one a request: R of them), Σ(n − 1)/Σt,
-//     the server's decode speed of all its requests, is the probe's own
-//     timing of the same requests aggregated the same way, Σ(output − 1)
-//     / Σ(last token − first token), within 1%;
-//   - the probe's batch-1 speed (the median of the measured requests, the
-//     cold one set aside) is the server's speed of those requests by its
-//     own timings (the figures whose sums the gauge divides), within 1%.
+//   - without the first tokens (one a request: R of them), Σ(n − 1)/Σt is
+//     the server's decode speed of all those requests, and the probe's
+//     own timing of the same requests, aggregated the same way, Σ(output
+//     − 1) / Σ(last token − first token), is within 1% of it;
+//   - the probe's batch-1 speed, the median of the measured requests (the
+//     cold one set aside), is within 2% of the gauge as published, and of
+//     it without the first tokens. That holds where the server decoded
+//     at one speed throughout: the recording's measured requests held
+//     within 1.25 times of each other (no probe_spread_wide), which the
+//     test requires of the fixture, since on a machine whose other work
+//     swings the server's speed (2 cores, shared with builds) the median
+//     and a time-weighted mean part (two earlier attempts of the same
+//     probe: a median of 973 tok/s beside a gauge of 182, and 1,365
+//     beside 347).
 //
-// The gauge itself is not the probe's median where the server's speed
-// varies: on the shared machine of the recording it decoded from 60 to
-// 1,083 tok/s request by request (other builds and another llama-server
-// on its 2 cores), and the gauge is the time-weighted mean of all of
-// them, the cold one included.
+// Each request decoded in about 0.1 s, of which the way to the client
+// holds a few milliseconds: the client's speed of one request and the
+// server's own timing of it (the answer's timings) are within 3%.
 func TestRecordedDecodeProbe(t *testing.T) {
 	dir := filepath.Join("testdata", "recorded", "llama-server")
 	before, _ := readSaved(t, filepath.Join(dir, "baseline.prom"))
@@ -114,13 +119,22 @@ func TestRecordedDecodeProbe(t *testing.T) {
 
 	res := readProbe(t, filepath.Join(dir, "probe.json"))
 	p := res.Decode.Points[0]
-	if p.Batch != 1 || p.Requests != requests-1 || p.Server == nil || p.ServerFrom != FromTimings {
+	if p.Batch != 1 || p.Requests != requests-1 || p.Server == nil || p.ServerFrom != FromTimings || p.Cold == nil {
 		t.Fatalf("%+v", p)
 	}
-	t.Logf("batch 1: %.2f tok/s a request (%.0f–%.0f), the server's timings %.2f; cold %.2f", float64(p.PerRequest.Median),
+	if spread := float64(p.PerRequest.Max) / float64(p.PerRequest.Min); spread >= 1.25 {
+		t.Fatalf("the recording's speeds are %.2f times apart: not one speed to compare with a mean", spread)
+	}
+	median := float64(p.PerRequest.Median)
+	t.Logf("batch 1: %.2f tok/s a request (%.0f–%.0f), the server's timings %.2f; cold %.2f", median,
 		float64(p.PerRequest.Min), float64(p.PerRequest.Max), float64(p.Server.Median), float64(p.Cold.PerRequest))
-	if math.Abs(float64(p.PerRequest.Median)/float64(p.Server.Median)-1) > 0.01 {
-		t.Errorf("batch 1: the probe %v tok/s, the server's own timings %v", p.PerRequest.Median, p.Server.Median)
+	for _, c := range []struct {
+		what       string
+		want, tolr float64
+	}{{"predicted_tokens_seconds", gauge, 0.02}, {"the gauge without first tokens", server, 0.02}, {"the server's timings of each", float64(p.Server.Median), 0.03}} {
+		if math.Abs(median/c.want-1) > c.tolr {
+			t.Errorf("batch 1: the probe %.2f tok/s a request, %s %.2f", median, c.what, c.want)
+		}
 	}
 }
 
