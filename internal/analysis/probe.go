@@ -57,16 +57,16 @@ func JudgeProbe(in ProbeRun) []report.Note {
 			spread = append(spread, fmt.Sprintf("%s from %s to %s tok/s", p.What, units.Count(p.Min), units.Count(p.Max)))
 		}
 		if p.Cold > 0 && p.Median/p.Cold >= coldSlow {
-			cold = append(cold, fmt.Sprintf("%s %s tok/s against %s", p.What, units.Count(p.Cold), units.Count(p.Median)))
+			cold = append(cold, fmt.Sprintf("%s: %s tok/s against %s", p.What, units.Count(p.Cold), units.Count(p.Median)))
 		}
 		if p.Cached > 0 {
-			cached = append(cached, fmt.Sprintf("%s %s tokens", p.What, units.Count(p.Cached)))
+			cached = append(cached, p.What+": "+units.Count(p.Cached)+" "+units.Noun(p.Cached, "token"))
 		}
 		if p.Short > 0 {
-			short = append(short, fmt.Sprintf("%s %d", p.What, p.Short))
+			short = append(short, fmt.Sprintf("%s: %d", p.What, p.Short))
 		}
 		if p.Failed > 0 {
-			failed = append(failed, fmt.Sprintf("%s %d", p.What, p.Failed))
+			failed = append(failed, fmt.Sprintf("%s: %d", p.What, p.Failed))
 		}
 	}
 	if len(overlap) > 0 {

@@ -160,87 +160,78 @@ func prefillAt(ps []PrefillSpeed, length float64) (float64, string) {
 // decoded one by one as fast as the server's did, once the server's are
 // rid of the prefill that paused them: an engine runs other requests'
 // prefill between its decode steps, and a request's decode time counts
-// those pauses. Over decode time Td the server's requests decoded at
-// perRequest × (Td + Tp)/Td between pauses, taking every prefill second
-// Tp (prefillSeconds) to have paused some: so under load, while at one
-// request at a time the batch found is the probe's smallest anyway. Td
-// is generated tokens over the probe's total at the batch found, so the
-// two are found together (a fixed point, a few steps). A request's time
-// a token is read on the line between two probed batch sizes (a decode
-// step's time grows about linearly with its batch); faster than the
-// probe's smallest batch, or slower than its largest, that end's batch is
-// taken, and where says so.
+// those pauses. Taking every prefill second (prefillSeconds, Tp) to have
+// paused the requests decoding (so under load; at one request at a time
+// the batch found is the probe's smallest anyway), a batch of b decoding
+// at r(b) each between pauses takes Td = G/(b·r(b)) of engine time for
+// the G tokens generated, and its requests' speed, pauses included, is
+// r(b)·Td/(Td + Tp): the server's own (perRequest, g) where r(b)·(1 −
+// g·Tp·b/G) = g. That side falls as b grows, so the batch is found by
+// halving the probed range; a request's time a token is read on the line
+// between two probed batch sizes (a decode step's time grows about
+// linearly with its batch). Where the server's requests were faster than
+// the probe's smallest batch, or slower than its largest, that end's
+// batch is taken, and where says so.
 func decodeMatching(ds []DecodeSpeed, perRequest, prefillSeconds, generated float64) (batch, total float64, where string) {
-	free := perRequest
-	for range 100 {
-		batch, total = matchBatch(ds, free)
-		td := generated / total
-		next := perRequest * (td + prefillSeconds) / td
-		if math.Abs(next-free) <= 1e-9*free {
-			break
-		}
-		free = next
+	f := func(b float64) float64 {
+		return perRequestAt(ds, b)*(1-perRequest*prefillSeconds*b/generated) - perRequest
 	}
-	first, last := ds[0], ds[len(ds)-1]
+	// between is the server's requests' speed between pauses at batch b.
+	between := func(b float64) float64 {
+		return perRequest * (1 + prefillSeconds*b*perRequestAt(ds, b)/generated)
+	}
+	lo, hi := ds[0].Batch, ds[len(ds)-1].Batch
 	switch {
-	case free >= first.PerRequest:
-		where = "at batch " + units.Integer(first.Batch) + ": the server's requests decoded at " + units.Count(free) + " tok/s each between prefill's pauses, no slower than the probe's there"
-	case free <= last.PerRequest:
-		where = "at batch " + units.Integer(last.Batch) + ", its largest: the server's requests decoded at " + units.Count(free) + " tok/s each between prefill's pauses, slower than the probe's there, so decode may be faster than this"
+	case f(lo) <= 0:
+		batch = lo
+		where = "at batch " + units.Integer(lo) + ": between prefill's pauses the server's requests decoded at " + units.Count(between(lo)) + " tok/s each, no slower than the probe's there"
+	case f(hi) >= 0:
+		batch = hi
+		where = "at batch " + units.Integer(hi) + ", its largest: between prefill's pauses the server's requests decoded at " + units.Count(between(hi)) + " tok/s each, slower than the probe's there, so decode may be faster than this"
 	default:
-		where = "at batch " + inFlight(batch) + ", where the probe's requests decoded as the server's did between prefill's pauses, " + units.Count(free) + " tok/s each"
-	}
-	return batch, total, where
-}
-
-// matchBatch is the batch size at which the probe's requests decoded at
-// perRequest each, and the probe's total there (the ends' beyond them).
-func matchBatch(ds []DecodeSpeed, perRequest float64) (batch, total float64) {
-	first, last := ds[0], ds[len(ds)-1]
-	switch {
-	case perRequest >= first.PerRequest:
-		return first.Batch, first.Batch * first.PerRequest
-	case perRequest <= last.PerRequest:
-		return last.Batch, last.Batch * last.PerRequest
-	}
-	for i := 1; i < len(ds); i++ {
-		lo, hi := ds[i-1], ds[i]
-		if perRequest <= lo.PerRequest && perRequest >= hi.PerRequest {
-			batch = lo.Batch
-			if d := 1/hi.PerRequest - 1/lo.PerRequest; d > 0 {
-				batch += (1/perRequest - 1/lo.PerRequest) / d * (hi.Batch - lo.Batch)
+		for range 64 {
+			mid := (lo + hi) / 2
+			if f(mid) > 0 {
+				lo = mid
+			} else {
+				hi = mid
 			}
-			return batch, batch * perRequest
 		}
+		batch = (lo + hi) / 2
+		where = "at batch " + inFlight(batch) + ", where the probe's requests decoded as the server's did between prefill's pauses, " + units.Count(perRequestAt(ds, batch)) + " tok/s each"
 	}
-	// The probe's speeds do not fall with the batch: the nearest.
-	best := ds[0]
-	for _, d := range ds {
-		if math.Abs(d.PerRequest-perRequest) < math.Abs(best.PerRequest-perRequest) {
-			best = d
-		}
-	}
-	return best.Batch, best.Batch * best.PerRequest
+	return batch, batch * perRequestAt(ds, batch), where
 }
 
-// decodeAtBatch is the probe's total at a batch size the server says it
-// ran (llama.cpp's busy slots a decode call): a request's time a token
-// read on the line between the two probed batch sizes around it, beyond
-// them the nearest's.
-func decodeAtBatch(ds []DecodeSpeed, b float64) (batch, total float64, where string) {
+// perRequestAt is the probe's speed of one request at batch size b: its
+// time a token read on the line between the two probed batch sizes
+// around b, beyond them the nearest's.
+func perRequestAt(ds []DecodeSpeed, b float64) float64 {
 	first, last := ds[0], ds[len(ds)-1]
-	say := "at batch " + inFlight(b) + ", the server's mean busy slots a decode call"
 	switch {
 	case b <= first.Batch:
-		return first.Batch, first.Batch * first.PerRequest, say + " (the probe's smallest, " + units.Integer(first.Batch) + ", taken)"
+		return first.PerRequest
 	case b >= last.Batch:
-		return last.Batch, last.Batch * last.PerRequest, say + " (the probe's largest, " + units.Integer(last.Batch) + ", taken)"
+		return last.PerRequest
 	}
 	i := sort.Search(len(ds), func(i int) bool { return ds[i].Batch >= b })
 	lo, hi := ds[i-1], ds[i]
 	f := (b - lo.Batch) / (hi.Batch - lo.Batch)
-	perToken := (1-f)/lo.PerRequest + f/hi.PerRequest
-	return b, b / perToken, say
+	return 1 / ((1-f)/lo.PerRequest + f/hi.PerRequest)
+}
+
+// decodeAtBatch is the probe's total at a batch size the server says it
+// ran (llama.cpp's busy slots a decode call), within the probed sizes.
+func decodeAtBatch(ds []DecodeSpeed, b float64) (batch, total float64, where string) {
+	first, last := ds[0], ds[len(ds)-1]
+	where = "at batch " + inFlight(b) + ", the server's mean busy slots a decode call"
+	switch {
+	case b < first.Batch:
+		b, where = first.Batch, where+" (the probe's smallest, "+units.Integer(first.Batch)+", taken)"
+	case b > last.Batch:
+		b, where = last.Batch, where+" (the probe's largest, "+units.Integer(last.Batch)+", taken)"
+	}
+	return b, b * perRequestAt(ds, b), where
 }
 
 // The bases of the phase trade ([report.Figures.TradeBasis]).
@@ -281,9 +272,9 @@ func (a *analyzer) probeRows(p *PhaseSpeeds, split bool, pre, dec float64) []rep
 	row.Note = p.Source + ": the server's work at the probe's speeds"
 	rows = append(rows, row,
 		report.Row{ID: "probe_prefill", Label: "prefill, by the probe", Value: units.Count(t.prefill) + " tok/s",
-			Note: fmt.Sprintf("%s prompt tokens: %s; %s (%s)", units.Count(t.prefillTokens), units.Seconds(t.prefillSeconds), t.prefillWhere, p.PrefillFrom)},
+			Note: fmt.Sprintf("%s prompt tokens take %s, %s; %s", units.Count(t.prefillTokens), units.Seconds(t.prefillSeconds), t.prefillWhere, p.PrefillFrom)},
 		report.Row{ID: "probe_decode", Label: "decode, by the probe", Value: units.Count(t.decode) + " tok/s",
-			Note: fmt.Sprintf("%s generated: %s; %s (%s)", units.Count(t.generated), units.Seconds(t.decodeSeconds), t.batchWhere, p.DecodeFrom)})
+			Note: fmt.Sprintf("%s generated take %s, %s; %s", units.Count(t.generated), units.Seconds(t.decodeSeconds), t.batchWhere, p.DecodeFrom)})
 	return append(rows, a.tradeRows(ps, ds, "engine time at the probe's speeds", "by the probe: ", TradeProbe)...)
 }
 

@@ -83,7 +83,7 @@ func TestProbeTrade(t *testing.T) {
 	if tr.Value != "prefill 9.1% · decode 90.9%" || !strings.Contains(tr.Note, "the probe of 2026-12-06 08:07 UTC") {
 		t.Errorf("probe row %+v", tr)
 	}
-	if pre.Value != "8.0K tok/s" || !strings.Contains(pre.Note, "at the server's mean prompt computed, 1,500 tokens (timed by the server)") {
+	if pre.Value != "8.0K tok/s" || !strings.Contains(pre.Note, "at the server's mean prompt computed, 1,500 tokens; timed by the server") {
 		t.Errorf("prefill row %+v", pre)
 	}
 	if dec.Value != "176 tok/s" || !strings.Contains(dec.Note, "at batch 4.00, where the probe's requests decoded as the server's did between prefill's pauses, 44 tok/s each") {
@@ -131,8 +131,25 @@ func TestProbeTradeEdges(t *testing.T) {
 			t.Fatalf("%+v", pt)
 		}
 		pre, dec := row(t, r, "phases", "probe_prefill").Note, row(t, r, "phases", "probe_decode").Note
-		if !strings.Contains(pre, "at 2,000 tokens, its longest (the server's mean prompt computed is 100,000)") || !strings.Contains(dec, "at batch 1: the server's requests decoded at") {
+		if !strings.Contains(pre, "at 2,000 tokens, its longest (the server's mean prompt computed is 100,000)") || !strings.Contains(dec, "at batch 1: between prefill's pauses the server's requests decoded at") {
 			t.Errorf("notes %q, %q", pre, dec)
+		}
+	})
+	t.Run("prefill pauses half of decode", func(t *testing.T) {
+		// 60,000 tokens computed over 60 requests: 1,000 a request, 6,000
+		// tok/s, 10 s of prefill. 1,760 tokens generated in 80 s of decode
+		// summed: 22 tok/s a request. At batch 4 (44 each, 176 together)
+		// decode takes 1,760/176 = 10 s, and 44 × 10/(10 + 10) = 22: the
+		// server's, pauses included. Half and half: an exchange rate of 1.
+		// (Matched without the pauses, 22 tok/s is slower than the
+		// probe's batch 8; and stepping from a guess swings between
+		// batch 1 and batch 8 for ever.)
+		s := snap(map[string]float64{snapshot.PromptTokensTotal: 60000, snapshot.RequestsTotal: 60,
+			snapshot.TokensPredictedTotal: 1760, snapshot.TokensPredictedSecondsTotal: 80})
+		r := Analyze(s, Options{Probe: handProbe})
+		pt := r.Figures.ProbeTrade
+		if pt == nil || !near(float64(pt.DecodeBatch), 4, 1e-9) || !near(float64(pt.DecodeSeconds), 10, 1e-9) || !near(float64(*r.Figures.ExchangeRate), 1, 1e-9) {
+			t.Fatalf("%+v", pt)
 		}
 	})
 	t.Run("busy slots", func(t *testing.T) {

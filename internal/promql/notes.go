@@ -312,6 +312,17 @@ var Undecidable = map[string]string{
 	"gpu_decode_compute_bound":   "info: a diagnosis, joined with the engine's phases",
 	"gpu_energy_per_token":       "info: a figure, joined with the engine's tokens",
 	"gpu_offload_pcie":           "info: joined with the engine's offload bytes",
+	// A probe's own (inferscope bench --probe), and the phase trade
+	// weighed with one.
+	"probe_overlap_low": "a probe's rounds, not a server's series",
+	"probe_spread_wide": "a probe's requests, not a server's series",
+	"probe_cold_slow":   "a probe's cold request, not a server's series",
+	"probe_cached":      "a probe's prompts, not a server's series",
+	"probe_server_busy": "a probe's readings of the server",
+	"probe_early_stops": "needs the output length asked, which no server publishes",
+	"probe_errors":      "a probe's own requests",
+	"probe_partial":     "a probe's interruption",
+	"probe_other_model": "needs a saved probe, which no server publishes",
 }
 
 // checkNotes reports a note the table of bands makes that is neither a

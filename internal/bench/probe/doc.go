@@ -10,8 +10,9 @@
 // At each prompt length asked, requests go one at a time, each prompt
 // unique from its first words (workload.Synthetic's UniqueFirst, under a
 // seed of the probe's own), so that no prefix cache serves it, each
-// asking for one token: its time to first token is queue-free prefill
-// plus the way there and back. The first request at each length is cold
+// asking for a few tokens (the first is the prefill's; one of them has
+// text to time): its time to first token is queue-free prefill plus the
+// way there and back. The first request at each length is cold
 // and set aside (some engines tune kernels on the first prompt of a
 // size); the next Repeat are measured. A request's speed is the tokens
 // computed (prompt less any the server says it served from a cache) over

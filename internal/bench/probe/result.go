@@ -62,7 +62,7 @@ type Result struct {
 
 // PrefillProbe is prefill speed at each prompt length asked: requests one
 // at a time, each prompt unique from its first token so that no cache
-// serves it, each answer one token long.
+// serves it, each answer a few tokens long.
 type PrefillProbe struct {
 	Points report.List[PrefillPoint] `json:"points"`
 }

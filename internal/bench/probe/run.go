@@ -206,7 +206,10 @@ var settleTries = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecon
 
 // measure reads the server after a request or round that generated
 // generated tokens (finished requests), and returns the increases since
-// the last reading where they are the probe's alone.
+// the last reading where they are the probe's alone. Where the answers
+// said no token count (generated < 0: counted from events), the
+// increases are taken as they come, with nothing to tell another
+// client's work from the probe's.
 func (r *runner) measure(ctx context.Context, generated, finished int) reading {
 	if r.c.Scrape == nil {
 		return nil
@@ -235,6 +238,8 @@ func (r *runner) measure(ctx context.Context, generated, finished int) reading {
 		g, okG := d.Counters[snapshot.TokensPredictedTotal]
 		n, okN := d.Counters[snapshot.RequestsTotal]
 		switch {
+		case generated < 0:
+			return d.Counters
 		case !okG:
 			return nil // no generated count: nothing tells the probe's work from another's
 		case g < float64(generated) || (okN && n < float64(finished)):
@@ -261,6 +266,19 @@ func (r *runner) record(rec load.Record) {
 	}
 }
 
+// usageTokens is a request's output tokens as the server counted them,
+// -1 where its answer said none (counted from events), 0 where it failed
+// before any.
+func usageTokens(rec load.Record) int {
+	switch {
+	case rec.TokenSource == "usage":
+		return max(rec.OutputTokens, 0)
+	case rec.Error == "" && rec.OutputTokens > 0:
+		return -1
+	}
+	return 0
+}
+
 // computed is the prompt tokens a request's prefill computed: the
 // server's count less what it served from a cache; the length asked
 // where the server said none.
@@ -273,6 +291,11 @@ func computed(rec load.Record) float64 {
 
 // --- prefill ---------------------------------------------------------------
 
+// prefillOutput is the answer a prefill request asks for: a few tokens,
+// so that one carries text (a token can decode to nothing, and the client
+// times the first event with text); the first comes from the prefill.
+const prefillOutput = 4
+
 // prefillSample is one prefill request's figures.
 type prefillSample struct {
 	ok                   bool
@@ -284,7 +307,7 @@ type prefillSample struct {
 func (r *runner) prefill(ctx context.Context) *PrefillProbe {
 	out := &PrefillProbe{}
 	for i, length := range r.c.Lengths {
-		src := r.c.source(length, 1, false)
+		src := r.c.source(length, prefillOutput, false)
 		var samples []prefillSample
 		var cold *prefillSample
 		failed := 0
@@ -321,7 +344,7 @@ func (r *runner) prefillOne(ctx context.Context, src workload.Source) prefillSam
 	rec.Index = r.next - 1
 	r.record(rec)
 	if rec.Error != "" || rec.TTFT <= 0 {
-		r.measure(ctx, max(rec.OutputTokens, 0), 1) // a new "before" all the same
+		r.measure(ctx, usageTokens(rec), 1) // a new "before" all the same
 		return prefillSample{}
 	}
 	tokens := computed(rec)
@@ -333,7 +356,7 @@ func (r *runner) prefillOne(ctx context.Context, src workload.Source) prefillSam
 	if rec.CachedTokens >= 0 {
 		s.cached = float64(rec.CachedTokens)
 	}
-	d := r.measure(ctx, rec.OutputTokens, 1)
+	d := r.measure(ctx, usageTokens(rec), 1)
 	switch sp := rec.Split; {
 	case sp != nil && sp.Prefill > 0 && sp.PromptTokens >= 0:
 		s.server, s.serverFrom = float64(sp.PromptTokens-max(sp.CachedTokens, 0))/sp.Prefill.Seconds(), FromTimings
@@ -416,8 +439,8 @@ func (r *runner) decode(ctx context.Context) *DecodeProbe {
 		for k := 0; k <= r.c.Repeat && ctx.Err() == nil; k++ {
 			r.progress(Step{Probe: Decode, Point: i + 1, Points: len(r.c.Batches), What: fmt.Sprintf("batch %d", b), Done: k, Of: r.c.Repeat + 1})
 			rr, ok := r.round(ctx, src, b)
-			if !ok {
-				break
+			if !ok || ctx.Err() != nil {
+				break // a round cut by Ctrl-C is no round
 			}
 			if k == 0 {
 				if rr.failed == 0 {
@@ -455,8 +478,11 @@ func (r *runner) round(ctx context.Context, src workload.Source, b int) (roundRe
 	firstMax, lastMin := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
 	firstMin, lastMax := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
 	for _, rec := range recs {
-		if rec.Sent >= 0 && rec.OutputTokens > 0 {
-			generated += rec.OutputTokens
+		switch n := usageTokens(rec); {
+		case n < 0:
+			generated = math.MinInt / 2 // no count: none for the round
+		case rec.Sent >= 0 && n > 0:
+			generated += n
 			finished++
 		}
 		if rec.Error != "" || rec.OutputTokens < 2 || rec.E2E <= rec.TTFT || rec.TTFT < 0 {
@@ -484,7 +510,7 @@ func (r *runner) round(ctx context.Context, src workload.Source, b int) (roundRe
 			rr.overlap = max(0, float64(lastMin-firstMax)/float64(span))
 		}
 	}
-	d := r.measure(ctx, generated, finished)
+	d := r.measure(ctx, max(generated, -1), finished)
 	if rr.from == "" && d != nil && rr.failed == 0 {
 		if secs, ok := d[snapshot.TokensPredictedSecondsTotal]; ok && secs > 0 {
 			rr.servers = []float64{(d[snapshot.TokensPredictedTotal] - float64(finished)) / secs}

@@ -49,12 +49,12 @@ func (r *Result) Sections() *report.Report {
 func (r *Result) words() string {
 	var s []string
 	if r.Prefill != nil {
-		s = append(s, "prefill one request at a time")
+		s = append(s, "prefill")
 	}
 	if r.Decode != nil {
-		s = append(s, "decode in rounds started together")
+		s = append(s, "decode")
 	}
-	return strings.Join(s, ", ") + fmt.Sprintf(" · %s measured a point after a cold one", units.Integer(float64(r.Repeat)))
+	return strings.Join(s, " and ") + fmt.Sprintf(" · %s measured after a cold one, at each point", units.Integer(float64(r.Repeat)))
 }
 
 func (r *Result) runSection() report.Section {
