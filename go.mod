@@ -6,6 +6,7 @@ require (
 	charm.land/bubbletea/v2 v2.1.1
 	github.com/HdrHistogram/hdrhistogram-go v1.2.0
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
+	github.com/klauspost/compress v1.20.1
 	github.com/mattn/go-runewidth v0.0.31
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/prometheus/client_golang v1.25.0
