@@ -81,15 +81,46 @@ func BenchmarkWriteText(b *testing.B) {
 	}
 }
 
-// BenchmarkHandler is a full scrape through HTTP handling, uncompressed.
+// BenchmarkHandler is a full scrape through the handler, as each client
+// asks for it: text as a client that names no format gets it, plain and
+// gzip-compressed, and OpenMetrics as Prometheus 3 asks for it by default
+// (gzip, as it always asks unless told not to) and uncompressed. The
+// response writer keeps the headers and drops the body, so the figure is
+// the handler's own work.
 func BenchmarkHandler(b *testing.B) {
-	m := busyMetrics(b)
-	h := m.Handler()
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+	benchHandler(b, func(m *Metrics) http.Handler { return m.Handler() })
+}
+
+// BenchmarkHandlerGeneral is the same through the general path, promhttp
+// over the prepared families: what the handler did for every scrape
+// before it wrote text and OpenMetrics itself.
+func BenchmarkHandlerGeneral(b *testing.B) {
+	benchHandler(b, func(m *Metrics) http.Handler { return m.general })
+}
+
+func benchHandler(b *testing.B, handler func(*Metrics) http.Handler) {
+	for _, c := range []struct{ name, accept, encoding string }{
+		{"text", "", ""},
+		{"text-gzip", "", "gzip"},
+		{"prometheus", acceptOf("Prometheus 3"), "gzip"},
+		{"openmetrics", acceptOf("Prometheus 3"), ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := handler(busyMetrics(b))
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if c.accept != "" {
+				req.Header.Set("Accept", c.accept)
+			}
+			if c.encoding != "" {
+				req.Header.Set("Accept-Encoding", c.encoding)
+			}
+			w := &discardResponse{}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package exporter_test
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -152,4 +153,59 @@ func Example_partialSource() {
 	// tabbyapi:prompt_tokens_all_total{model="llama3.2"} 26
 	// tabbyapi:time_to_first_token_seconds_sum{model="llama3.2"} 0.36
 	// tabbyapi:tokens_predicted_total{model="llama3.2"} 282
+}
+
+// Prometheus asks for OpenMetrics first and for gzip, and gets both, with
+// the content type and escaping scheme promhttp would answer. Counters
+// carry their created time in OpenMetrics (the _created lines, not shown
+// here: they hold the time New ran).
+func ExampleMetrics_Handler() {
+	m := exporter.New(exporter.Options{Engine: engine{}, MaxSeqLen: 32768})
+	m.RecordGeneration(exporter.Generation{
+		PromptTokens: 1200, CachedTokens: 1000, GeneratedTokens: 300,
+		Queue: 20 * time.Millisecond, Prefill: 150 * time.Millisecond, Decode: 6 * time.Second,
+	})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Prometheus 3's default scrape protocols.
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"+
+		"application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"+
+		"text/plain;version=0.0.4;q=0.3,*/*;q=0.2")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	fmt.Println("Content-Type:", resp.Header.Get("Content-Type"))
+	fmt.Println("Content-Encoding:", resp.Header.Get("Content-Encoding"))
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, ":requests ") || strings.HasPrefix(line, "tabbyapi:requests_total") || strings.HasPrefix(line, "tabbyapi:kv_cache_usage_ratio ") ||
+			strings.HasPrefix(line, `tabbyapi:request_prompt_tokens_bucket{le="2000.0"}`) || line == "# EOF" {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8
+	// Content-Encoding: gzip
+	// tabbyapi:kv_cache_usage_ratio 0.25
+	// tabbyapi:request_prompt_tokens_bucket{le="2000.0"} 1
+	// # HELP tabbyapi:requests Number of finished generation requests.
+	// # TYPE tabbyapi:requests counter
+	// tabbyapi:requests_total 1.0
+	// # EOF
 }

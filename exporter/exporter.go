@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,14 +82,18 @@ type Metrics struct {
 
 	live liveState
 
-	createdPB *timestamppb.Timestamp // created, for OpenMetrics _created; read-only
-	coll      *collector             // the set as a prometheus.Collector
-	text      *textLayout            // the set's fixed text, for WriteText
-	sets      famPool                // prepared families, for the handler
+	createdPB   *timestamppb.Timestamp // created, for OpenMetrics _created; read-only
+	createdText []byte                 // created as OpenMetrics writes it
+	coll        *collector             // the set as a prometheus.Collector
+	text        *textLayout            // the set's fixed text 0.0.4, for WriteText and the handler
+	om          *textLayout            // the same in OpenMetrics 1.0, for the handler
+	sets        famPool                // prepared families, for the general path
 
-	reg     *prometheus.Registry // the caller's collectors, served with the set
-	err     error                // a registration failure, reported by every scrape
-	handler http.Handler
+	reg         *prometheus.Registry // the caller's collectors, served with the set
+	err         error                // a registration failure, reported by every scrape
+	startHeader string               // the Process-Start-Time-Unix header's value
+	general     http.Handler         // promhttp over the prepared families: what the handler does not serve itself
+	handler     http.Handler
 }
 
 // New returns a Metrics with every series at zero, on a registry of its own
@@ -134,31 +139,24 @@ func New(opts Options) *Metrics {
 	if err := prometheus.NewRegistry().Register(m.coll); err != nil {
 		m.err = fmt.Errorf("exporter: registering the metric set: %w", err)
 	}
-	m.text = newTextLayout(m.ns)
-	// The handler serves the metric set from prepared families refreshed in
-	// the scraping goroutine, not through a registry, whose Gather hands
-	// metrics from goroutine to goroutine: on a saturated machine every
-	// handoff waits for a time slice. m.reg holds only what the caller adds,
-	// and an empty registry gathers without starting goroutines.
+	m.createdText = createdText(m.createdPB)
+	m.text = newTextLayout(m.ns, false)
+	m.om = newTextLayout(m.ns, true)
+	m.startHeader = strconv.FormatInt(m.start.Unix(), 10)
+	// Neither path goes through a registry holding the set, whose Gather
+	// hands metrics from goroutine to goroutine: on a saturated machine
+	// every handoff waits for a time slice. m.reg holds only what the
+	// caller adds, and an empty registry gathers without starting
+	// goroutines. The general path serves prepared families refreshed in
+	// the scraping goroutine.
 	m.reg = prometheus.NewRegistry()
-	h := promhttp.HandlerForTransactional(gatherer{m}, promhttp.HandlerOpts{
+	m.general = promhttp.HandlerForTransactional(gatherer{m}, promhttp.HandlerOpts{
 		EnableOpenMetrics:                   true,
 		EnableOpenMetricsTextCreatedSamples: true,
 		ProcessStartTime:                    m.start,
 		ErrorHandling:                       promhttp.ContinueOnError,
 	})
-	m.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		if m.err != nil {
-			http.Error(w, m.err.Error(), http.StatusInternalServerError)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	m.handler = http.HandlerFunc(m.serveHTTP)
 	return m
 }
 
@@ -189,10 +187,14 @@ func shardCount(procs int) int {
 	return n
 }
 
-// Handler returns the HTTP handler for GET /metrics. It serves the text
-// format 0.0.4 by default and OpenMetrics 1.0 when the Accept header asks for
-// it, compresses when asked, and sets the Process-Start-Time-Unix header.
-// Other methods get 405.
+// Handler returns the HTTP handler for GET /metrics. It answers as
+// promhttp's handler with OpenMetrics enabled would: the text format 0.0.4
+// by default and OpenMetrics 1.0 (with _created lines) when the Accept
+// header asks for it, negotiated by expfmt, gzip-compressed when the
+// Accept-Encoding header asks for it, with the Process-Start-Time-Unix
+// header. Text and OpenMetrics are written by the code behind
+// [Metrics.WriteText]; the rest (protobuf, a name[] filter, zstd) goes
+// through promhttp. Other methods get 405.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
 // Registry returns a registry whose collectors the handler and WriteText

@@ -62,7 +62,9 @@ func checkInvariants(t *testing.T, e exposed) {
 	}
 }
 
-// FuzzRecordGeneration feeds arbitrary generations, ladders and live state.
+// FuzzRecordGeneration feeds arbitrary generations, ladders and live state:
+// the invariants hold, and both the text and the OpenMetrics the handler
+// writes are byte for byte expfmt's.
 func FuzzRecordGeneration(f *testing.F) {
 	f.Add(1000, 800, 100, int64(time.Second), int64(2*time.Second), int64(4*time.Second), true, 30, 10, 262144, 16, 100, 50)
 	f.Add(-1, -1, -1, int64(-1), int64(-1), int64(-1), false, 0, 0, 0, 0, 0, 0)
@@ -87,6 +89,7 @@ func FuzzRecordGeneration(f *testing.F) {
 		if got, want := writeText(t, m), expfmtText(t, m); !bytes.Equal(got, want) {
 			t.Errorf("WriteText differs from expfmt:\n%s", golden.Diff(string(want), string(got)))
 		}
+		checkOpenMetrics(t, m)
 		if e.scalars["requests_total"] != 2 {
 			t.Errorf("requests_total = %v, want 2", e.scalars["requests_total"])
 		}
@@ -100,4 +103,14 @@ func FuzzRecordGeneration(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkOpenMetrics: the handler answers Prometheus 3 (OpenMetrics, gzip)
+// as the general path does.
+func checkOpenMetrics(t *testing.T, m *Metrics) {
+	t.Helper()
+	accept := acceptOf("Prometheus 3")
+	if d := sameAnswer(serve(t, m.Handler(), "/metrics", accept, "gzip"), serve(t, m.general, "/metrics", accept, "gzip")); d != "" {
+		t.Errorf("OpenMetrics differs from the general path:\n%s", d)
+	}
 }

@@ -384,7 +384,8 @@ func BenchmarkRecordGenerationPerModel(b *testing.B) {
 }
 
 // FuzzPartial feeds generations with any unknown figures and model names:
-// WriteText stays byte for byte expfmt's, the registry path agrees, and
+// WriteText stays byte for byte expfmt's, so does the handler's
+// OpenMetrics, the registry path agrees, and
 // requests_total counts every generation of each model.
 func FuzzPartial(f *testing.F) {
 	f.Add(uint32(0), "m", 100, 10, 5, int64(0), int64(0))
@@ -407,6 +408,7 @@ func FuzzPartial(f *testing.F) {
 				t.Errorf("requests_total over every model = %v, want 2", n)
 			}
 			compareWithRegistry(t, m)
+			checkOpenMetrics(t, m)
 		}
 	})
 }

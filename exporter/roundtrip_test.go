@@ -377,9 +377,12 @@ func TestLint(t *testing.T) {
 	}
 }
 
-// TestPromtool runs `promtool check metrics` on the text exposition when
-// promtool is installed (CI installs it) and accepts only the justified
-// problems.
+// TestPromtool runs `promtool check metrics` on the text exposition, as
+// WriteText writes it and as the handler serves it (gzip-compressed, to
+// VictoriaMetrics' Accept), when promtool is installed (CI installs it), and
+// accepts only the justified problems. (promtool reads only the text
+// format; the OpenMetrics the handler serves is read back by a real
+// Prometheus in TestRealStoresScrape.)
 func TestPromtool(t *testing.T) {
 	path, err := exec.LookPath("promtool")
 	if err != nil {
@@ -388,27 +391,33 @@ func TestPromtool(t *testing.T) {
 		}
 		t.Skip("promtool not on PATH")
 	}
+	m := scenario()
 	var buf bytes.Buffer
-	if err := scenario().WriteText(&buf); err != nil {
+	if err := m.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(path, "check", "metrics")
-	cmd.Stdin = &buf
-	out, _ := cmd.CombinedOutput() // exits non-zero on the justified problems too
-	line := regexp.MustCompile(`^(\S+) (.+)$`)
-	n := 0
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if l == "" {
-			continue
+	for name, body := range map[string][]byte{
+		"WriteText": buf.Bytes(),
+		"Handler":   serve(t, m.Handler(), "/metrics", acceptOf("VictoriaMetrics"), "gzip").body,
+	} {
+		cmd := exec.Command(path, "check", "metrics")
+		cmd.Stdin = bytes.NewReader(body)
+		out, _ := cmd.CombinedOutput() // exits non-zero on the justified problems too
+		line := regexp.MustCompile(`^(\S+) (.+)$`)
+		n := 0
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l == "" {
+				continue
+			}
+			mm := line.FindStringSubmatch(l)
+			if mm == nil || !justified(mm[1], mm[2]) {
+				t.Errorf("%s: promtool: %s", name, l)
+			}
+			n++
 		}
-		mm := line.FindStringSubmatch(l)
-		if mm == nil || !justified(mm[1], mm[2]) {
-			t.Errorf("promtool: %s", l)
+		if want := servedFamilies + 4; n != want {
+			t.Errorf("%s: promtool reported %d problems, want %d (one colon per series, four counter names)\n%s", name, n, want, out)
 		}
-		n++
-	}
-	if want := servedFamilies + 4; n != want {
-		t.Errorf("promtool reported %d problems, want %d (one colon per series, four counter names)\n%s", n, want, out)
 	}
 }
 

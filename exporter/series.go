@@ -20,6 +20,8 @@ type series struct {
 	label []byte                 // `model="<escaped>"` for the text format; nil when unlabelled
 	pairs []*dto.LabelPair       // the same label for dto metrics; nil when unlabelled
 	since *timestamppb.Timestamp // when the series started: OpenMetrics _created
+	// createdText is since as OpenMetrics writes it.
+	createdText []byte
 
 	shards []shard
 	mask   uint32
@@ -37,7 +39,7 @@ type series struct {
 }
 
 func newSeries(model string, shards int, l *ladder, now time.Time, since *timestamppb.Timestamp, unknown Quantity) *series {
-	s := &series{model: model, since: since, shards: make([]shard, shards), mask: uint32(shards - 1)}
+	s := &series{model: model, since: since, createdText: createdText(since), shards: make([]shard, shards), mask: uint32(shards - 1)}
 	s.tokens.Store(newTokenHists(l, shards, now))
 	s.unknown.Store(uint32(unknown & generationQuantities))
 	return s

@@ -44,7 +44,9 @@ type tokenHists struct {
 	ladder  *ladder
 	since   time.Time              // when these histograms started
 	created *timestamppb.Timestamp // since, for OpenMetrics _created; read-only
-	shards  []tokenShard
+	// createdText is created as OpenMetrics writes it.
+	createdText []byte
+	shards      []tokenShard
 }
 
 type tokenShard struct {
@@ -54,7 +56,8 @@ type tokenShard struct {
 }
 
 func newTokenHists(l *ladder, shards int, since time.Time) *tokenHists {
-	th := &tokenHists{ladder: l, since: since, created: timestamppb.New(since), shards: make([]tokenShard, shards)}
+	created := timestamppb.New(since)
+	th := &tokenHists{ladder: l, since: since, created: created, createdText: createdText(created), shards: make([]tokenShard, shards)}
 	for i := range th.shards {
 		th.shards[i].prompt = make([]atomic.Uint64, len(l.ints)+1)
 		th.shards[i].gen = make([]atomic.Uint64, len(l.ints)+1)
