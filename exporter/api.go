@@ -66,6 +66,11 @@ const (
 	UnknownKVCache   // the kv_cache_* gauges
 	UnknownOffload   // the kv_offload_* series
 	UnknownRecurrent // the recurrent_* series
+	// UnknownStart leaves out process_start_time_seconds and the
+	// Process-Start-Time-Unix header: for a source whose clock is not the
+	// wall clock (a simulation run faster than real time), whose requests'
+	// times no wall-clock uptime can hold.
+	UnknownStart
 )
 
 // generationQuantities are the Quantity bits a Generation can carry.

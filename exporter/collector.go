@@ -140,6 +140,7 @@ var rules = [numScalars]scalarRule{
 	sSpecMeanAccepted:   {perSeries: true, needs: UnknownDraft, pop: popDraft},
 	sSpecTokensPerStep:  {perSeries: true, needs: UnknownDraft, pop: popDraft},
 
+	sProcessStart:       {needs: UnknownStart},
 	sRequestsProcessing: {needs: UnknownRunning},
 	sRequestsDeferred:   {needs: UnknownWaiting},
 	sKVTokens:           {needs: UnknownKVCache},

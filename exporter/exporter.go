@@ -142,7 +142,9 @@ func New(opts Options) *Metrics {
 	m.createdText = createdText(m.createdPB)
 	m.text = newTextLayout(m.ns, false)
 	m.om = newTextLayout(m.ns, true)
-	m.startHeader = strconv.FormatInt(m.start.Unix(), 10)
+	if m.unknown&UnknownStart == 0 {
+		m.startHeader = strconv.FormatInt(m.start.Unix(), 10)
+	}
 	// Neither path goes through a registry holding the set, whose Gather
 	// hands metrics from goroutine to goroutine: on a saturated machine
 	// every handoff waits for a time slice. m.reg holds only what the
@@ -150,10 +152,14 @@ func New(opts Options) *Metrics {
 	// goroutines. The general path serves prepared families refreshed in
 	// the scraping goroutine.
 	m.reg = prometheus.NewRegistry()
+	headerStart := m.start // promhttp sends no header for a zero time
+	if m.unknown&UnknownStart != 0 {
+		headerStart = time.Time{}
+	}
 	m.general = promhttp.HandlerForTransactional(gatherer{m}, promhttp.HandlerOpts{
 		EnableOpenMetrics:                   true,
 		EnableOpenMetricsTextCreatedSamples: true,
-		ProcessStartTime:                    m.start,
+		ProcessStartTime:                    headerStart,
 		ErrorHandling:                       promhttp.ContinueOnError,
 	})
 	m.handler = http.HandlerFunc(m.serveHTTP)

@@ -40,7 +40,9 @@ func (m *Metrics) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Process-Start-Time-Unix", m.startHeader)
+	if m.startHeader != "" {
+		h.Set("Process-Start-Time-Unix", m.startHeader)
+	}
 	h.Add("Vary", "Accept")
 	h.Add("Vary", "Accept-Encoding")
 	h.Set("Content-Type", string(format))

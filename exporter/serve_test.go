@@ -427,3 +427,25 @@ func (w *discardResponse) Header() http.Header {
 }
 func (w *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardResponse) WriteHeader(int)             {}
+
+// TestUnknownStart: a source whose clock is not the wall clock publishes no
+// start, in the series or the header, on both paths alike.
+func TestUnknownStart(t *testing.T) {
+	m := New(Options{Unknown: UnknownStart, StartTime: time.Unix(1_700_000_000, 0)})
+	checkServed(t, m, true)
+	for _, a := range scrapeAccepts {
+		got := serve(t, m.Handler(), "/metrics", a.accept, "")
+		if h := got.header.Get("Process-Start-Time-Unix"); h != "" {
+			t.Errorf("%s: Process-Start-Time-Unix %q", a.name, h)
+		}
+		if bytes.Contains(got.body, []byte("process_start_time_seconds")) {
+			t.Errorf("%s: the start is published:\n%s", a.name, got.body)
+		}
+	}
+	// Without it, the start is in both.
+	m = New(Options{StartTime: time.Unix(1_700_000_000, 0)})
+	got := serve(t, m.Handler(), "/metrics", "", "")
+	if got.header.Get("Process-Start-Time-Unix") != "1700000000" || !bytes.Contains(got.body, []byte("tabbyapi:process_start_time_seconds 1.7e+09")) {
+		t.Errorf("the start is missing: %q\n%s", got.header.Get("Process-Start-Time-Unix"), got.body)
+	}
+}

@@ -195,6 +195,10 @@ func (d *demoOptions) run(ctx context.Context, io *iostreams.IO, set map[string]
 		})
 		return o.deliver(ctx, io, got, err)
 	}
+	// Served for other programs, a simulation run faster than the wall
+	// clock publishes no start: no wall-clock uptime holds its requests'
+	// simulated times, and a reader would say so at every scrape.
+	d.sim.NoStart = d.noUI && d.sim.Speed != 1
 	srv, err := demo.Start(ctx, d.sim)
 	if err != nil {
 		// An address it cannot listen on explains itself; the options were
@@ -210,6 +214,9 @@ func (d *demoOptions) run(ctx context.Context, io *iostreams.IO, set map[string]
 		fmt.Fprintf(io.Err, "inferscope: demo: OpenAI- and Ollama-compatible API at %s (model %s; only its requests arrive)\n", api, demo.DefaultModel)
 	}
 	if d.noUI {
+		if d.sim.NoStart {
+			fmt.Fprintf(io.Err, "inferscope: demo: no process start published: at %gx speed its requests' times outrun the wall clock's uptime\n", d.sim.Speed)
+		}
 		fmt.Fprintf(io.Err, "inferscope: demo: serving until Ctrl-C; try: inferscope %s\n", srv.URL())
 		<-ctx.Done()
 		return ctx.Err()

@@ -57,6 +57,11 @@ type Options struct {
 	Speed float64
 	// Seed fixes the run: the same seed gives the same workload.
 	Seed uint64
+	// NoStart publishes no process start: set where other programs read a
+	// simulation run faster than the wall clock, whose requests take more
+	// simulated time than the wall-clock uptime a start would give (the
+	// demo's own view reads the server on the simulated clock instead).
+	NoStart bool
 	// SimTime is how much virtual time [Once] simulates.
 	SimTime time.Duration
 	// Listen is the address [Start] serves on; "" is [DefaultListen].
@@ -116,7 +121,11 @@ func (o Options) engine(epoch time.Time) (*sim.Sim, *exporter.Metrics, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("scenario %s: %w", o.scenario(), err)
 	}
-	m := exporter.New(exporter.Options{Engine: s, MaxSeqLen: cfg.MaxSeqLen, StartTime: epoch})
+	var unknown exporter.Quantity
+	if o.NoStart {
+		unknown = exporter.UnknownStart
+	}
+	m := exporter.New(exporter.Options{Engine: s, MaxSeqLen: cfg.MaxSeqLen, StartTime: epoch, Unknown: unknown})
 	if o.Generation != nil {
 		s.SetRecorder(tee{m, o.Generation})
 	} else {

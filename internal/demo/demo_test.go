@@ -308,6 +308,21 @@ func TestStart(t *testing.T) {
 	}
 }
 
+// A demo served to other programs faster than the wall clock publishes no
+// start: its requests' simulated times outrun any wall-clock uptime.
+func TestStartNoStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := Start(ctx, Options{Scenario: "chat", Speed: 20, Seed: 1, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := get(t, srv.URL())
+	if h := resp.Header.Get("Process-Start-Time-Unix"); h != "" || strings.Contains(string(body), "process_start_time_seconds") {
+		t.Errorf("a start published: header %q\n%s", h, body)
+	}
+}
+
 func TestStartListenErrors(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

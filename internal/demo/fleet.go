@@ -132,6 +132,8 @@ func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
 	for i := range n {
 		sc := scenarios[i%len(scenarios)]
 		s := &FleetServer{scenario: sc, seed: o.Seed + uint64(i), speed: o.Speed, pod: fmt.Sprintf("%s-%d", sc, i)}
+		// A store counts a server born in its window from its start: the
+		// fleet keeps it, whatever the speed.
 		sm, m, err := Options{Scenario: sc, Seed: s.seed, Speed: o.Speed}.engine(time.Now())
 		if err != nil {
 			return nil, err
