@@ -187,21 +187,21 @@ func TestCensusLackingFamilies(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := &group{dialect: "vllm", families: map[string]bool{"vllm:num_requests_running": true, "vllm:e2e_request_latency_seconds_count": true}}
-	libs := map[string]*shape{"vllm": {groups: []*group{first}, lib: lib, probe: "vllm:e2e_request_latency_seconds_count"}}
-	r := &run{o: Options{By: DefaultBy()}}
+	libs := map[string]*shape{"vllm": {groups: []*group{first}, first: first, lib: lib, probe: "vllm:e2e_request_latency_seconds_count"}}
+	q := newQuerier(nil, Options{By: DefaultBy()})
 	names := []string{"vllm:e2e_request_latency_seconds_count", "vllm:made_up_total", "vllm:num_requests_running"}
 	has := func(ms []string, part string) bool {
 		return slices.ContainsFunc(ms, func(m string) bool { return strings.Contains(m, part) })
 	}
-	all := r.censusMatches(libs, names, true)
+	all := censusMatches(q, libs, names, true)
 	if !has(all, `__name__=~"vllm:made_up_total"`) || has(all, `__name__!~"vllm:e2e`) {
 		t.Errorf("a whole list: %q, want the lacking family by name alone", all)
 	}
-	cut := r.censusMatches(libs, names, false)
+	cut := censusMatches(q, libs, names, false)
 	if !has(cut, `__name__!~"vllm:e2e_request_latency_seconds_count|vllm:num_requests_running|.+_bucket"`) {
 		t.Errorf("a list the store may have cut: %q, want every family but the first's", cut)
 	}
-	if sel := r.censusMatches(libs, names[:1], true); has(sel, "made_up") || has(sel, `__name__!~"vllm:e2e`) {
+	if sel := censusMatches(q, libs, names[:1], true); has(sel, "made_up") || has(sel, `__name__!~"vllm:e2e`) {
 		t.Errorf("nothing lacking: %q, want no selector for it", sel)
 	}
 }

@@ -18,21 +18,172 @@ import (
 	"github.com/inferscope/inferscope/internal/units"
 )
 
+// Discovery: which instances the store holds, and how each can be read.
+// It is finished before anything is read of them. A rebuild lists every
+// series of every dialect (one request) and groups them into instances
+// by --by; a pushdown discovers by census (census.go), which lists a few
+// series of each instance, and sorts the instances into shapes, each read
+// by one library (shapes.go). Either way the store's metadata is asked
+// beside the first request.
+
 // DefaultBy is the grouping unless told: the scrape target (job and
 // instance), the labels every series a store scrapes carries, and the
 // aggregation of the rules and dashboards (promql.DefaultBy): one --by, one
 // meaning. A Kubernetes fleet reads better --by namespace,pod.
 func DefaultBy() []string { return promql.DefaultBy("") }
 
-// routerLabel is the label vLLM production-stack's router adds to the engine
-// series it re-publishes (vllm:num_requests_running, …{server="…"}):
-// summed with the engines' own, every figure would count twice.
-const routerLabel = "server"
+// discovery is the fleet as discovery found it.
+type discovery struct {
+	// groups are its instances, in the order of their ids; route finds
+	// the instance of a series of theirs.
+	groups []*group
+	route  *router
+	// routerSeries counts the series skipped as router copies, by the
+	// instance the router's own series would have been.
+	routerSeries map[string]int
+	// families are the dialects' families the fleet publishes: the
+	// store's names within the selector (a pushdown: familyNames), else
+	// those listed.
+	families []string
+	meta     *metadata
+	// shapes sort the instances by the library that reads them (a
+	// pushdown, and trends): each instance is in one, shapeOf by id.
+	shapes  []*shape
+	shapeOf map[string]*shape
+}
 
-// routerCopy says whether m is a series vLLM production-stack's router
-// re-publishes (a vllm: series with a server label).
-func routerCopy(m model.Metric) bool {
-	return m[routerLabel] != "" && dialect.Owner(string(m[model.MetricNameLabel])) == "vllm"
+// discover finds the fleet: its instances, grouped by --by, within the
+// selector and the window (and the lookback before it); in a pushdown, or
+// for trends, sorted into shapes with their libraries. No instance is a
+// *NoSeriesError; past --max-instances, a *LimitError.
+func discover(ctx context.Context, q *querier) (*discovery, error) {
+	d := &discovery{}
+	if q.o.Read == Pushdown {
+		if err := d.byCensus(ctx, q); err != nil {
+			return nil, err
+		}
+	} else if err := d.whole(ctx, q); err != nil {
+		return nil, err
+	}
+	if len(d.groups) == 0 {
+		return nil, d.noFleet(ctx, q)
+	}
+	d.route = newRouter(d.groups, q.o.By)
+	if q.o.Read == Rebuild && q.o.Trend {
+		// Trends read each shape's library step by step.
+		shapes, err := sortShapes(ctx, q, d, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		d.setShapes(shapes)
+	}
+	return d, nil
+}
+
+// whole discovers the fleet by every series of every dialect, and the
+// store's metadata beside it.
+func (d *discovery) whole(ctx context.Context, q *querier) error {
+	var l *listing
+	err := alongside(ctx,
+		func(ctx context.Context) (err error) { d.meta, err = loadMetadata(ctx, q); return },
+		func(ctx context.Context) (err error) {
+			l, err = listAll(ctx, q, "discovery: every series of every dialect")
+			return
+		})
+	if err != nil {
+		return err
+	}
+	d.groups, d.routerSeries = l.groups, l.routerSeries
+	seen := map[string]bool{}
+	for _, g := range d.groups {
+		for f := range g.families {
+			seen[f] = true
+		}
+	}
+	d.families = slices.Sorted(maps.Keys(seen))
+	return nil
+}
+
+// setShapes keeps the fleet's shapes, and each instance's.
+func (d *discovery) setShapes(shapes []*shape) {
+	d.shapes, d.shapeOf = shapes, map[string]*shape{}
+	for _, sh := range shapes {
+		for _, g := range sh.groups {
+			d.shapeOf[g.id] = sh
+		}
+	}
+}
+
+// noFleet is the error of a discovery that found nothing to read.
+func (d *discovery) noFleet(ctx context.Context, q *querier) error {
+	if n := sum(d.routerSeries); n > 0 {
+		return fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", n, routerLabel)
+	}
+	return noSeries(ctx, q)
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// NoSeriesError is a store (within the selector) holding no series of any
+// dialect.
+type NoSeriesError struct {
+	Selector Selector
+	// Prefixes are the name prefixes the store does have (within the
+	// selector), at most 20.
+	Prefixes []string
+	// From and To are the window looked in.
+	From, To time.Time
+}
+
+func (e *NoSeriesError) Error() string {
+	what := "the store has no inference-server series"
+	if len(e.Selector) > 0 {
+		what += " matching " + e.Selector.Short()
+	}
+	if len(e.Prefixes) == 0 {
+		return what + " (and no series at all in the window, " + e.From.UTC().Format(time.RFC3339) + " to " + e.To.UTC().Format(time.RFC3339) + ")"
+	}
+	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
+}
+
+// noSeries says what the store has instead.
+func noSeries(ctx context.Context, q *querier) error {
+	o := q.o
+	match := []string{o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+"}).braces()}
+	start, end := q.listed()
+	names, err := q.labelValues(ctx, "no series: the names the store has instead", model.MetricNameLabel, match, start, end)
+	if err != nil {
+		var e *promapi.Error
+		if errors.As(err, &e) && e.Kind == promapi.Canceled {
+			return err
+		}
+		names = nil
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		p := n
+		if i := strings.IndexByte(n, ':'); i > 0 {
+			p = n[:i+1]
+		} else if i := strings.IndexByte(n, '_'); i > 0 {
+			p = n[:i+1]
+		}
+		seen[p] = true
+	}
+	ps := make([]string, 0, len(seen))
+	for p := range seen {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	if len(ps) > 20 {
+		ps = append(ps[:20], fmt.Sprintf("and %d more", len(ps)-20))
+	}
+	return &NoSeriesError{Selector: o.Selector, Prefixes: ps, From: o.From, To: o.To}
 }
 
 // startTimeSeries is the standard process collector's series; dialects
@@ -74,22 +225,20 @@ type group struct {
 	partial bool
 }
 
-// newDiscovery is an empty discovery grouping by o.By.
-func newDiscovery(o Options) *discovery {
-	return &discovery{by: o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
+// newListing is an empty listing grouping by o.By.
+func newListing(o Options) *listing {
+	return &listing{by: o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
 		replicaLabels: o.ReplicaLabels}
 }
 
-// discovery is what one series query found.
-type discovery struct {
+// listing is what one listing of series found: the series grouped into
+// instances.
+type listing struct {
 	by     []string
 	groups []*group
 	byID   map[string]*group
 	// byKey finds a group's id by groupKey, without building its labels.
 	byKey map[string]string
-	// byTarget finds the group of a series that carries only its
-	// target's labels (process_start_time_seconds, up).
-	byTarget map[Target]*group
 	// routerSeries counts series skipped as router copies, by the group
 	// the router's own series would have been.
 	routerSeries map[string]int
@@ -97,7 +246,7 @@ type discovery struct {
 	series int
 	// replicaLabels are the labels the user named as telling HA
 	// replicas' copies apart (--replica-label); replicaish says, of each
-	// label name seen, whether it is one or its name says replica.
+	// label name seen, whether it is one (replicaLabel).
 	replicaLabels []string
 	replicaish    map[model.LabelName]bool
 	// key is a buffer for the map keys add builds.
@@ -115,20 +264,22 @@ func discoverMatch(sel Selector) string {
 	).braces()
 }
 
-// discover lists the series of every dialect in [start, end] and groups
-// them into instances by the by labels. The series are taken as the store's answer is
-// read, none kept: memory grows with the instances, not the series. More
-// than maxInstances instances, or more than MaxSeries(maxInstances)
-// series, is a *LimitError.
-func discover(ctx context.Context, q *querier, purpose string, o Options, start, end time.Time) (*discovery, error) {
-	return list(ctx, q, purpose, []string{discoverMatch(o.Selector)}, o, start, end)
+// listAll lists the series of every dialect within the selector, over the
+// window and its lookback, and groups them into instances by --by. The
+// series are taken as the store's answer is read, none kept: memory grows
+// with the instances, not the series. More than --max-instances
+// instances, or more than MaxSeries of them series, is a *LimitError.
+func listAll(ctx context.Context, q *querier, purpose string) (*listing, error) {
+	return list(ctx, q, purpose, []string{discoverMatch(q.o.Selector)})
 }
 
 // list groups the series the store lists for matches (a series that
-// several match is listed once) into instances, as discover does.
-func list(ctx context.Context, q *querier, purpose string, matches []string, o Options, start, end time.Time) (*discovery, error) {
+// several match is listed once) into instances, as listAll does.
+func list(ctx context.Context, q *querier, purpose string, matches []string) (*listing, error) {
+	o := q.o
+	start, end := q.listed()
 	sel, maxInstances := o.Selector, maxInstancesOr(o.MaxInstances)
-	d := newDiscovery(o)
+	d := newListing(o)
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
 	var seen map[model.Fingerprint]bool
 	if len(matches) > 1 {
@@ -160,24 +311,18 @@ func list(ctx context.Context, q *querier, purpose string, matches []string, o O
 		g.dialect = majorityDialect(g.families)
 		d.groups = append(d.groups, g)
 	}
-	d.index()
+	sortGroups(d.groups)
 	return d, nil
 }
 
-// index sorts the groups by id and finds each by its targets.
-func (d *discovery) index() {
-	sort.Slice(d.groups, func(i, j int) bool { return d.groups[i].id < d.groups[j].id })
-	d.byTarget = map[Target]*group{}
-	for _, g := range d.groups {
-		for t := range g.targets {
-			d.byTarget[t] = g
-		}
-	}
+// sortGroups orders groups by id.
+func sortGroups(gs []*group) {
+	sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
 }
 
 // add routes one series to its instance: a new one if it is the first of
 // its instance and there is room, else one only counted (lim).
-func (d *discovery) add(m model.Metric, lim *limits) error {
+func (d *listing) add(m model.Metric, lim *limits) error {
 	name := string(m[model.MetricNameLabel])
 	owner := dialect.Owner(name)
 	if owner == "" {
@@ -228,7 +373,7 @@ var decidingLabels = promql.DecidingLabels()
 // the model it serves, the values that decide how its dialect's library
 // reads it, and labels that may tell HA replicas' copies apart. It runs
 // for every series discovery lists: it allocates only for what is new.
-func (d *discovery) note(g *group, owner, name string, m model.Metric) {
+func (d *listing) note(g *group, owner, name string, m model.Metric) {
 	for _, l := range modelLabelsOf(owner) {
 		if v := m[model.LabelName(l)]; v != "" {
 			d.key = append(append(append(d.key[:0], owner...), 0), v...)
@@ -248,7 +393,7 @@ func (d *discovery) note(g *group, owner, name string, m model.Metric) {
 	for l := range m {
 		replica, seen := d.replicaish[l]
 		if !seen {
-			replica = strings.Contains(strings.ToLower(string(l)), "replica") || slices.Contains(d.replicaLabels, string(l))
+			replica = replicaLabel(l, d.replicaLabels)
 			if d.replicaish == nil {
 				d.replicaish = map[model.LabelName]bool{}
 			}

@@ -13,7 +13,7 @@ import (
 // (here it gives up: its context is done, and nothing was asked again);
 // once answered, the next asks again: no answer is kept past its flight.
 func TestSharedInFlight(t *testing.T) {
-	q := newQuerier(nil)
+	q := newQuerier(nil, Options{})
 	var asked atomic.Int32
 	release := make(chan struct{})
 	ask := func() (any, error) {

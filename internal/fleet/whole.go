@@ -16,67 +16,106 @@ import (
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
-// The rebuild: an instance read whole. Its series at the window's end
-// (and start) are rebuilt into the families its scrape would have parsed
-// (families.go) and read by its dialect unchanged; where it restarted, was
-// born or went away inside the window, its raw samples give the readings
-// around each restart. Many instances' series are read in batches, each
-// answer kept well under --max-bytes.
+// The whole read (the rebuild): an instance read whole. Its series at the
+// window's end (and start) are rebuilt into the families its scrape would
+// have parsed (families.go) and read by its dialect unchanged; where it
+// restarted, was born or went away inside the window, its raw samples
+// give the readings around each restart. Many instances' series are read
+// in batches, each answer kept well under --max-bytes. An instance the
+// census listed in part has every series listed first.
 
-// rebuild reads the instances planned to be read whole.
-func (r *run) rebuild(ctx context.Context) error {
-	groups := r.on(Rebuild)
+// readWhole reads groups whole, and returns their readings by id.
+func readWhole(ctx context.Context, q *querier, d *discovery, w *window, groups []*group) (map[string]*read, error) {
+	out := map[string]*read{}
 	if len(groups) == 0 {
-		return nil
+		return out, nil
 	}
-	b := &rebuilding{run: r, groups: groups, fleet: true}
+	if err := complete(ctx, q, groups); err != nil {
+		return nil, err
+	}
+	b := &wholeRead{q: q, d: d, w: w, groups: groups}
 	var atStart []*group
 	for _, g := range groups {
-		if r.tsStart[g.id] != 0 {
+		if w.start[g.id] != 0 {
 			atStart = append(atStart, g)
 		}
 	}
-	err := parallel(ctx,
-		func(ctx context.Context) (err error) { b.end, err = b.state(ctx, r.o.To, true, groups); return },
-		func(ctx context.Context) (err error) { b.start, err = b.state(ctx, r.o.From, false, atStart); return },
+	all := len(groups) == len(w.groups)
+	err := alongside(ctx,
 		func(ctx context.Context) (err error) {
-			if r.o.Range {
-				b.peaks, err = r.gaugePeaks(ctx, groups)
+			b.end, err = readState(ctx, q, groups, q.o.To, stateQueries(q, groups, stateAtEnd, all))
+			return
+		},
+		func(ctx context.Context) (err error) {
+			start := stateAt{buckets: b.bucketsFor, jobs: jobs(w.groups)}
+			b.start, err = readState(ctx, q, atStart, q.o.From, stateQueries(q, atStart, start, len(atStart) == len(w.groups)))
+			return
+		},
+		func(ctx context.Context) (err error) {
+			if q.o.Range {
+				b.peaks, err = b.gaugePeaks(ctx, all)
 			}
 			return
 		})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The end's reading has the process start of its targets too.
-	for id, pts := range b.targets.starts {
+	for id, pts := range w.targets.starts {
 		if _, ok := b.end[id]; ok {
 			b.end[id] = append(b.end[id], pts...)
 		}
 	}
 	b.plan()
 	if err := b.fetchRaw(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	for _, g := range groups {
-		r.reads[g.id] = b.read(g)
+		out[g.id] = b.read(g)
+	}
+	return out, nil
+}
+
+// complete lists every series of the instances discovery listed in part
+// (the census), before they are read whole: each instance is then as a
+// rebuild's discovery lists it.
+func complete(ctx context.Context, q *querier, groups []*group) error {
+	var partial []*group
+	for _, g := range groups {
+		if g.partial {
+			partial = append(partial, g)
+		}
+	}
+	found, err := rediscover(ctx, q, partial, purposeInPart)
+	if err != nil {
+		return err
+	}
+	for _, g := range partial {
+		if w := found[g.id]; w != nil {
+			*g = *w
+		}
 	}
 	return nil
 }
 
-// rebuilding is the rebuild's work: the instances' series at the
-// window's two ends, where each one's window is read from, raw samples.
-type rebuilding struct {
-	*run
+// wholeRead is the whole read's work: its instances, what the fleet and
+// the window say of them, their series at the window's two ends, and
+// where each one's window is read from, raw samples.
+type wholeRead struct {
+	q      *querier
+	d      *discovery
+	w      *window
 	groups []*group
-	// fleet says discovery has run: groups may be the whole fleet, read
-	// under the user's selector alone.
-	fleet      bool
-	end, start map[string][]point // by group id
-	peaks      map[string][]point
-	ends       map[string]*reading
-	how        map[string]how
-	raw        map[string]model.Matrix
+	// end, start and peaks are the instances' series at the window's
+	// end, at its start, and each gauge's largest (a past range), by id.
+	end, start, peaks map[string][]point
+	ends              map[string]*reading
+	how               map[string]how
+	raw               map[string]model.Matrix
+	// buckets are, by dialect, the bucket series the window's
+	// percentiles read (bucketsFor).
+	mu      sync.Mutex
+	buckets map[string][]string
 }
 
 // dialectPrefixes are the name prefixes of one dialect.
@@ -111,120 +150,101 @@ const (
 	maxPerBatch = 500
 )
 
-// state reads groups' series at one time, in batches: every series but
-// histogram buckets, and every bucket (full) or only the buckets of the
-// histograms the window's percentiles read (the window's start, at a
-// fifth of the series); the start also reads process_start_time_seconds,
-// the end has it from the targets (rebuild adds it). vLLM's router copies
-// are dropped when routed.
-func (b *rebuilding) state(ctx context.Context, at time.Time, full bool, groups []*group) (map[string][]point, error) {
-	out := map[string][]point{}
-	if len(groups) == 0 {
-		return out, nil
-	}
-	queries := b.stateQueries(full, groups)
-	route := routerTo(groups, b.o.By)
-	var mu sync.Mutex
-	fns := make([]func(context.Context) error, len(queries))
-	for i, qu := range queries {
-		fns[i] = func(ctx context.Context) error {
-			vec, err := b.q.instant(ctx, qu.purpose, qu.text, at)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, s := range vec {
-				if g := route(s.Metric); g != nil {
-					out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
-				}
-			}
-			return nil
-		}
-	}
-	if err := parallel(ctx, fns...); err != nil {
-		return nil, err
-	}
-	for id, pts := range out {
-		out[id] = b.dedup(id, pts)
-	}
-	return out, nil
+// stateAt says what a state reads: every series and every bucket (full:
+// the window's end), or every series but buckets, the buckets of the
+// histograms the window's percentiles read (buckets, by dialect) and the
+// targets' process_start_time_seconds (of jobs): the window's start, at a
+// fifth of the series. The end has the start time from the targets
+// (readWhole adds it).
+type stateAt struct {
+	full    bool
+	buckets func(dialect string) []string
+	jobs    Matcher
 }
+
+var stateAtEnd = stateAt{full: true}
 
 // stateQuery is one query of a state and what it is for.
 type stateQuery struct{ purpose, text string }
 
-// stateQueries are the queries of groups' state, batch by batch (see
-// state).
-func (b *rebuilding) stateQueries(full bool, groups []*group) []stateQuery {
+// stateQueries are the queries of groups' state, batch by batch; all says
+// groups are every instance of the window, read under the user's
+// selector alone where their answer fits.
+func stateQueries(q *querier, groups []*group, at stateAt, all bool) []stateQuery {
 	per := bytesPerSeriesStart
-	if full {
+	if at.full {
 		per = bytesPerSeries
 	}
 	var prefixes, buckets []string
 	for _, d := range dialectsOf(groups) {
 		prefixes = append(prefixes, dialectPrefixes(d)...)
-		if !full {
-			buckets = append(buckets, b.bucketsFor(d)...)
+		if !at.full {
+			buckets = append(buckets, at.buckets(d)...)
 		}
 	}
 	names := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: prefixRegex(prefixes)}
 	bucket := Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+_bucket"}
-	var jobs Matcher
-	if !full {
-		jobs = b.jobs()
-	}
 	var out []stateQuery
-	for _, sel := range b.batches(groups, per, b.fleet) {
+	for _, sel := range batches(q, groups, per, all) {
 		out = append(out, stateQuery{"rebuild: every series but histogram buckets",
 			sel.With(names, Matcher{Name: model.MetricNameLabel, Op: "!~", Value: bucket.Value}).braces()})
 		switch {
-		case full:
+		case at.full:
 			out = append(out, stateQuery{"rebuild: every histogram bucket", sel.With(names, bucket).braces()})
 		case len(buckets) > 0:
 			out = append(out, stateQuery{"rebuild, window start: the buckets of the histograms the percentiles read",
 				sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(buckets)}).braces()})
 		}
-		if !full {
+		if !at.full {
 			out = append(out, stateQuery{"rebuild, window start: process_start_time_seconds of the targets",
-				sel.With(nameIs(startTimeSeries), jobs).braces()})
+				sel.With(nameIs(startTimeSeries), at.jobs).braces()})
 		}
 	}
 	return out
 }
 
-// routerTo routes a series to the group of groups it belongs to (a batch
-// may select others): by its grouping key, or, for a target's
-// unprefixed start time, by its target; none for vLLM's router copies.
-func routerTo(groups []*group, by []string) func(model.Metric) *group {
-	byKey, byTarget := map[string]*group{}, map[Target]*group{}
-	for _, g := range groups {
-		byKey[keyOf(g, by)] = g
-		for t := range g.targets {
-			byTarget[t] = g
-		}
+// readState reads groups' series at one time by queries (stateQueries),
+// each answer read into its instances by a router of groups (a batch may
+// select others), its replica copies removed.
+func readState(ctx context.Context, q *querier, groups []*group, at time.Time, queries []stateQuery) (map[string][]point, error) {
+	out := map[string][]point{}
+	if len(groups) == 0 {
+		return out, nil
 	}
-	return func(m model.Metric) *group {
-		var g *group
-		if !routerCopy(m) {
-			var key [128]byte // no string of its own: this runs for every series
-			g = byKey[string(appendKey(key[:0], m, by))]
+	rt := newRouter(groups, q.o.By)
+	var mu sync.Mutex
+	err := inParallel(ctx, len(queries), 0, func(ctx context.Context, i int) error {
+		vec, err := q.instant(ctx, queries[i].purpose, queries[i].text, at)
+		if err != nil {
+			return err
 		}
-		if g == nil && m[model.MetricNameLabel] == startTimeSeries {
-			g = byTarget[targetOf(m)]
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range vec {
+			if g := rt.route(s.Metric); g != nil {
+				out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value), hist: s.Histogram})
+			}
 		}
-		return g
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	for id, pts := range out {
+		out[id] = q.replicas.points(id, pts)
+	}
+	return out, nil
 }
 
 // batches are selectors that each read some of groups, about per bytes of
 // answer for every series discovery listed for one, each answer within
-// half of --max-bytes: the user's selector alone where groups are the
-// whole fleet (fleet: discovery has run) and fit in one answer; else,
-// batch by batch, equality on every grouping label but the last and a list
-// of the last's values.
-func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
-	budget := r.o.MaxBytes
+// half of --max-bytes: the user's selector alone where groups are all the
+// instances of the window (all) and fit in one answer; else, batch by
+// batch, equality on every grouping label but the last and a list of the
+// last's values.
+func batches(q *querier, groups []*group, per int, all bool) []Selector {
+	o := q.o
+	budget := o.MaxBytes
 	if budget <= 0 {
 		budget = DefaultMaxBytes
 	}
@@ -233,10 +253,10 @@ func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
 	for _, g := range groups {
 		total += int64(g.series * per)
 	}
-	if fleet && len(groups) == len(r.disc.groups) && total <= budget {
-		return []Selector{r.o.Selector}
+	if all && total <= budget {
+		return []Selector{o.Selector}
 	}
-	by := r.o.By
+	by := o.By
 	last := by[len(by)-1]
 	// Batches of groups that agree on every label but the last.
 	parts := map[string][]*group{}
@@ -249,7 +269,7 @@ func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
 		var batch []string
 		size, length := int64(0), 0
 		flush := func(g *group) {
-			sel := r.o.Selector
+			sel := o.Selector
 			for _, l := range by[:len(by)-1] {
 				sel = sel.With(Matcher{Name: l, Op: "=", Value: g.labels[l]})
 			}
@@ -267,60 +287,6 @@ func (r *run) batches(groups []*group, per int, fleet bool) []Selector {
 		}
 	}
 	return out
-}
-
-// dedup drops the replica labels the user named from an instance's
-// points, keeping one copy of each series they told apart; and, where none
-// was named, notes a label whose name says replica that does tell copies
-// apart (an HA pair, read twice).
-func (r *run) dedup(id string, pts []point) []point {
-	if len(r.o.ReplicaLabels) > 0 {
-		seen := map[uint64]bool{}
-		out := pts[:0]
-		for _, p := range pts {
-			for _, l := range r.o.ReplicaLabels {
-				delete(p.metric, model.LabelName(l))
-			}
-			if fp := p.metric.Fingerprint(); !seen[uint64(fp)] {
-				seen[uint64(fp)] = true
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	labels := map[model.LabelName]bool{}
-	for _, p := range pts {
-		for l := range p.metric {
-			if !labels[l] && strings.Contains(strings.ToLower(string(l)), "replica") {
-				labels[l] = true
-			}
-		}
-	}
-	r.dupMu.Lock()
-	defer r.dupMu.Unlock()
-	for l := range labels {
-		if r.replicaDups[string(l)] == nil {
-			r.replicaDups[string(l)] = map[string]bool{}
-		}
-		if r.replicaDups[string(l)][id] {
-			continue
-		}
-		// Two points equal but for l, with different values of it: a
-		// copy. One pass: each signature without l and the value it came
-		// with first.
-		without := map[model.LabelName]struct{}{l: {}}
-		first := map[uint64]model.LabelValue{}
-		for _, p := range pts {
-			sig := model.SignatureWithoutLabels(p.metric, without)
-			if v, ok := first[sig]; !ok {
-				first[sig] = p.metric[l]
-			} else if v != p.metric[l] {
-				r.replicaDups[string(l)][id] = true
-				break
-			}
-		}
-	}
-	return pts
 }
 
 // rateHists are the canonical histograms the window's figures read: the
@@ -344,24 +310,24 @@ func histBases(fams map[string]bool) []string {
 
 // bucketsFor lists the bucket series names of dialect d's histograms that
 // its reading maps onto rateHists, worked out once per report.
-func (r *run) bucketsFor(d string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if bs, ok := r.buckets[d]; ok {
+func (b *wholeRead) bucketsFor(d string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bs, ok := b.buckets[d]; ok {
 		return bs
 	}
-	if r.buckets == nil {
-		r.buckets = map[string][]string{}
+	if b.buckets == nil {
+		b.buckets = map[string][]string{}
 	}
-	r.buckets[d] = r.findBuckets(d)
-	return r.buckets[d]
+	b.buckets[d] = findBuckets(b.w.groups, d)
+	return b.buckets[d]
 }
 
-// findBuckets tries each of dialect d's histograms on its own: a
-// one-bucket exposition of it, read by the dialect.
-func (r *run) findBuckets(d string) []string {
+// findBuckets tries each of dialect d's histograms among groups' families
+// on its own: a one-bucket exposition of it, read by the dialect.
+func findBuckets(groups []*group, d string) []string {
 	bases := map[string]bool{}
-	for _, g := range r.disc.groups {
+	for _, g := range groups {
 		for _, b := range histBases(g.families) {
 			if dialect.Owner(b) == d {
 				bases[b] = true
@@ -388,12 +354,16 @@ func (r *run) findBuckets(d string) []string {
 	return out
 }
 
-func noMeta(string) (string, string) { return "", "" }
-
-// gaugeFamilies are the families that are neither counters nor parts of a
-// histogram: what a past range reports the largest value of.
-func (r *run) gaugeFamilies() []string {
-	return r.familiesWhere(func(f string) bool {
+// gaugeFamilies are the families of groups that are neither counters nor
+// parts of a histogram: what a past range reports the largest value of.
+func gaugeFamilies(groups []*group) []string {
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for f := range g.families {
+			seen[f] = true
+		}
+	}
+	return familiesWhere(slices.Sorted(maps.Keys(seen)), func(f string) bool {
 		for _, sfx := range []string{"_total", "_count", "_sum", "_created", "_info", startTimeSeries} {
 			if strings.HasSuffix(f, sfx) {
 				return false
@@ -403,21 +373,21 @@ func (r *run) gaugeFamilies() []string {
 	})
 }
 
-// gaugePeaks reads each gauge's largest value over a past range, of
-// groups.
-func (r *run) gaugePeaks(ctx context.Context, groups []*group) (map[string][]point, error) {
-	w := promDuration(r.o.To.Sub(r.o.From))
+// gaugePeaks reads each gauge's largest value over a past range, of the
+// instances read whole (all: every instance of the window).
+func (b *wholeRead) gaugePeaks(ctx context.Context, all bool) (map[string][]point, error) {
+	q := b.q
 	out := map[string][]point{}
-	gauges := r.gaugeFamilies()
-	for _, sel := range r.batches(groups, bytesPerSeriesStart, true) {
-		vec, err := r.q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", gauges, func(f string) string {
-			return "max_over_time(" + familySel(sel, f).With(nameIs(f)).braces() + "[" + w + "])"
-		}, r.o.To)
+	gauges := gaugeFamilies(b.w.groups)
+	for _, sel := range batches(q, b.groups, bytesPerSeriesStart, all) {
+		vec, err := q.batch(ctx, "rebuild, a past range: each gauge's largest value in the window", gauges, func(f string) string {
+			return "max_over_time(" + familySel(sel, f).With(nameIs(f)).braces() + "[" + q.window() + "])"
+		}, q.o.To)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range vec {
-			if g := r.route(s.Metric); g != nil {
+			if g := b.d.route.route(s.Metric); g != nil {
 				out[g.id] = append(out[g.id], point{metric: s.Metric, value: float64(s.Value)})
 			}
 		}
@@ -447,16 +417,17 @@ const (
 // end alone where it was born inside the window (its process start after
 // the window's) and did not restart; raw samples where it restarted, went
 // away, or appeared without a start time to count from.
-func (b *rebuilding) plan() {
+func (b *wholeRead) plan() {
 	b.ends = map[string]*reading{}
 	b.how = map[string]how{}
+	o := b.q.o
 	for _, g := range b.groups {
-		meta := b.meta.forGroup(g)
+		meta := b.d.meta.forGroup(g)
 		atStart, atEnd := len(b.start[g.id]) > 0, len(b.end[g.id]) > 0
 		var end *reading
 		if atEnd {
 			var err error
-			if end, err = b.reading(g, b.end[g.id], b.tsEnd, b.o.To, meta); err != nil {
+			if end, err = readingOf(o, g, b.end[g.id], b.w.end, o.To, meta); err != nil {
 				b.ends[g.id] = &reading{err: err}
 				continue
 			}
@@ -465,10 +436,10 @@ func (b *rebuilding) plan() {
 		switch {
 		case !atEnd:
 			b.how[g.id] = fromRawAll
-		case b.resets[g.id]:
+		case b.w.restarted[g.id]:
 			b.how[g.id] = fromRaw
 		case !atStart:
-			if _, ok := bornIn(end.snap, b.o.From, end.at); ok {
+			if _, ok := bornIn(end.snap, o.From, end.at); ok {
 				b.how[g.id] = fromStart
 			} else {
 				b.how[g.id] = fromRaw
@@ -483,18 +454,23 @@ func (b *rebuilding) plan() {
 // cannot tell, over the window and one lookback before it (the reading the
 // window starts from): for one still there at the end, every series but
 // the histogram buckets the percentiles do not read.
-func (b *rebuilding) fetchRaw(ctx context.Context) error {
+func (b *wholeRead) fetchRaw(ctx context.Context) error {
+	q := b.q
 	b.raw = map[string]model.Matrix{}
-	span := "[" + promDuration(b.o.To.Sub(b.o.From)+Lookback) + "]"
+	span := "[" + promDuration(q.o.To.Sub(q.o.From)+Lookback) + "]"
 	all := prefixRegex(dialect.NamePrefixes()) + "|" + startTimeSeries
 	var mu sync.Mutex
-	var fns []func(context.Context) error
+	type ask struct {
+		g *group
+		q string
+	}
+	var asks []ask
 	for _, g := range b.groups {
 		how := b.how[g.id]
 		if how != fromRaw && how != fromRawAll {
 			continue
 		}
-		sel := b.o.Selector.With(g.match...)
+		sel := q.o.Selector.With(g.match...)
 		queries := []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all}).braces() + span}
 		if how == fromRaw {
 			queries = []string{sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: all},
@@ -503,41 +479,24 @@ func (b *rebuilding) fetchRaw(ctx context.Context) error {
 				queries = append(queries, sel.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: nameRegex(bs)}).braces()+span)
 			}
 		}
-		for _, q := range queries {
-			fns = append(fns, func(ctx context.Context) error {
-				m, err := b.q.raw(ctx, "rebuild: the raw samples of an instance that restarted, was born or went away in the window", q, b.o.To)
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				b.raw[g.id] = append(b.raw[g.id], b.kept(m)...)
-				return nil
-			})
+		for _, text := range queries {
+			asks = append(asks, ask{g, text})
 		}
 	}
-	return parallel(ctx, fns...)
-}
-
-// kept are a raw answer's series but vLLM's router copies, each once
-// without the replica labels named, without NaN samples.
-func (r *run) kept(m model.Matrix) model.Matrix {
-	var out model.Matrix
-	seen := map[model.Fingerprint]bool{}
-	for _, ss := range m {
-		if routerCopy(ss.Metric) {
-			continue
+	return inParallel(ctx, len(asks), 0, func(ctx context.Context, i int) error {
+		m, err := q.raw(ctx, "rebuild: the raw samples of an instance that restarted, was born or went away in the window", asks[i].q, q.o.To)
+		if err != nil {
+			return err
 		}
-		for _, l := range r.o.ReplicaLabels {
-			delete(ss.Metric, model.LabelName(l))
-		}
-		if fp := ss.Metric.Fingerprint(); !seen[fp] {
-			seen[fp] = true
+		m = q.replicas.matrix(slices.DeleteFunc(m, func(ss *model.SampleStream) bool { return routerCopy(ss.Metric) }))
+		for _, ss := range m {
 			ss.Values = withoutNaN(ss.Values)
-			out = append(out, ss)
 		}
-	}
-	return out
+		mu.Lock()
+		defer mu.Unlock()
+		b.raw[asks[i].g.id] = append(b.raw[asks[i].g.id], m...)
+		return nil
+	})
 }
 
 // withoutNaN drops NaN samples: VictoriaMetrics returns the staleness
@@ -553,9 +512,9 @@ func withoutNaN(vs []model.SamplePair) []model.SamplePair {
 	return out
 }
 
-// read is one instance as the rebuild read it.
-func (b *rebuilding) read(g *group) *read {
-	meta := b.meta.forGroup(g)
+// read is one instance as the whole read read it.
+func (b *wholeRead) read(g *group) *read {
+	meta := b.d.meta.forGroup(g)
 	end := b.ends[g.id]
 	rd := &read{end: end}
 	if end != nil && end.err != nil {
@@ -567,7 +526,7 @@ func (b *rebuilding) read(g *group) *read {
 	}
 	rd.w, rd.err = b.window(rd, g, meta, end)
 	if pts := b.peaks[g.id]; len(pts) > 0 {
-		rd.peak, _ = dialect.Map(rebuild(pts, meta, histBases(g.families)...).fams, dialect.Options{Model: b.o.Model})
+		rd.peak, _ = dialect.Map(rebuild(pts, meta, histBases(g.families)...).fams, dialect.Options{Model: b.q.o.Model})
 	}
 	return rd
 }
@@ -581,7 +540,8 @@ func bornIn(s *snapshot.Snapshot, from, at time.Time) (time.Time, bool) {
 }
 
 // window reads an instance's readings as plan decided.
-func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (readings, error) {
+func (b *wholeRead) window(rd *read, g *group, meta metaFunc, end *reading) (readings, error) {
+	o := b.q.o
 	switch b.how[g.id] {
 	case fromRaw, fromRawAll:
 		bs, err := b.rawBoundaries(rd, g, meta)
@@ -590,7 +550,7 @@ func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (re
 			// Born inside the window: from its process start when that
 			// lies between the window's start and its first reading.
 			rd.bornAt = bs[0].at
-			if s, ok := bornIn(bs[0].snap, b.o.From, bs[0].at); ok {
+			if s, ok := bornIn(bs[0].snap, o.From, bs[0].at); ok {
 				w.fromZero, w.start, rd.bornAt = true, s, s
 			}
 		}
@@ -598,32 +558,24 @@ func (b *rebuilding) window(rd *read, g *group, meta metaFunc, end *reading) (re
 	case fromStart:
 		// Born inside the window, its start known and nothing restarted:
 		// all it counted is the window's, its end reading is enough.
-		born, _ := bornIn(end.snap, b.o.From, end.at)
+		born, _ := bornIn(end.snap, o.From, end.at)
 		rd.bornAt = born
 		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: born}, nil
 	}
-	first, err := b.reading(g, b.start[g.id], b.tsStart, b.o.From, meta)
+	first, err := readingOf(o, g, b.start[g.id], b.w.start, o.From, meta)
 	if err != nil {
 		return readings{}, err
 	}
 	return readings{bs: []boundary{{at: first.at, snap: first.snap}, {at: end.at, snap: end.snap}}}, nil
 }
 
-// reading is an instance read at one time.
-type reading struct {
-	at     time.Time
-	snap   *snapshot.Snapshot
-	native int
-	err    error
-}
-
-// reading reads an instance's points at one time (at, or its newest
+// readingOf reads an instance's points at one time (at, or its newest
 // sample's time ts holds).
-func (r *run) reading(g *group, pts []point, ts map[string]model.Time, at time.Time, meta metaFunc) (*reading, error) {
+func readingOf(o Options, g *group, pts []point, ts map[string]model.Time, at time.Time, meta metaFunc) (*reading, error) {
 	if t, ok := ts[g.id]; ok {
 		at = t.Time()
 	}
-	s, native, err := r.snapshotOf(g, pts, at, meta)
+	s, native, err := snapshotOf(o, g, pts, at, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -631,9 +583,9 @@ func (r *run) reading(g *group, pts []point, ts map[string]model.Time, at time.T
 }
 
 // snapshotOf reads an instance's points as its dialect reads a scrape.
-func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
+func snapshotOf(o Options, g *group, pts []point, at time.Time, meta metaFunc) (*snapshot.Snapshot, int, error) {
 	fb := rebuild(pts, meta, histBases(g.families)...)
-	s, err := dialect.Map(fb.fams, dialect.Options{Model: r.o.Model})
+	s, err := dialect.Map(fb.fams, dialect.Options{Model: o.Model})
 	if err != nil {
 		return nil, fb.native, err
 	}
@@ -647,7 +599,7 @@ func (r *run) snapshotOf(g *group, pts []point, at time.Time, meta metaFunc) (*s
 // reading at the window's start (the newest at or before it; the first
 // inside it for an instance born there), the readings around each
 // restart, and the last.
-func (b *rebuilding) rawBoundaries(rd *read, g *group, meta metaFunc) ([]boundary, error) {
+func (b *wholeRead) rawBoundaries(rd *read, g *group, meta metaFunc) ([]boundary, error) {
 	m := b.raw[g.id]
 	var times []model.Time
 	seen := map[model.Time]bool{}
@@ -669,7 +621,7 @@ func (b *rebuilding) rawBoundaries(rd *read, g *group, meta metaFunc) ([]boundar
 		return nil, nil
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	from := model.TimeFromUnixNano(b.o.From.UnixNano())
+	from := model.TimeFromUnixNano(b.q.o.From.UnixNano())
 	// The window starts at the newest reading at or before its start, or
 	// at the first inside it.
 	i0 := sort.Search(len(times), func(i int) bool { return times[i] > from })
@@ -693,7 +645,7 @@ func (b *rebuilding) rawBoundaries(rd *read, g *group, meta metaFunc) ([]boundar
 	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
 	var bs []boundary
 	for _, t := range at {
-		s, native, err := b.snapshotOf(g, pointsAt(m, t), t.Time(), meta)
+		s, native, err := snapshotOf(b.q.o, g, pointsAt(m, t), t.Time(), meta)
 		if err != nil {
 			return nil, err
 		}
