@@ -128,17 +128,6 @@ type census struct {
 	full     []*listing
 }
 
-// libraries are the first shapes that have a library, by dialect.
-func libraries(firsts []*shape) map[string]*shape {
-	out := map[string]*shape{}
-	for _, sh := range firsts {
-		if sh.lib != nil {
-			out[sh.first.dialect] = sh
-		}
-	}
-	return out
-}
-
 // takeCensus lists the fleet for a pushdown, once each dialect's first
 // instance is read: in part where a library of a first instance may read
 // it, whole for the dialects of names that have none; and, beside the

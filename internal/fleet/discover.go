@@ -195,10 +195,6 @@ type Target struct{ Job, Instance string }
 
 func (t Target) String() string { return t.Job + "/" + t.Instance }
 
-func targetOf(m model.Metric) Target {
-	return Target{Job: string(m[model.JobLabel]), Instance: string(m[model.InstanceLabel])}
-}
-
 // group is one instance as discovery found it.
 type group struct {
 	id      string            // the --by values, joined
@@ -591,61 +587,6 @@ func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {
 		e.Largest = append(e.Largest, Narrower{Selector: l.sel.With(m), Instances: l.wide[m]})
 	}
 	return e
-}
-
-// groupLabels are the labels that identify m's instance.
-func groupLabels(m model.Metric, by []string) map[string]string {
-	out := make(map[string]string, len(by))
-	for _, l := range by {
-		out[l] = string(m[model.LabelName(l)])
-	}
-	return out
-}
-
-// keyOf is a group's key, as groupKey gives it for its series.
-func keyOf(g *group, by []string) string {
-	var b []byte
-	for _, l := range by {
-		b = append(append(b, g.labels[l]...), 0)
-	}
-	return string(b)
-}
-
-// groupKey identifies m's instance as groupLabels does, in one string:
-// the values of the labels that decide it.
-func groupKey(m model.Metric, by []string) string { return string(appendKey(nil, m, by)) }
-
-// appendKey appends m's group key to b.
-func appendKey(b []byte, m model.Metric, by []string) []byte {
-	for _, l := range by {
-		b = append(append(b, m[model.LabelName(l)]...), 0)
-	}
-	return b
-}
-
-// groupID joins an instance's label values in label order: "llm/vllm-7".
-func groupID(labels map[string]string) string {
-	keys := slices.Sorted(maps.Keys(labels))
-	// namespace before pod, job before instance: the wider first.
-	sort.SliceStable(keys, func(i, j int) bool { return rank(keys[i]) < rank(keys[j]) })
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = labels[k]
-		if vals[i] == "" {
-			vals[i] = "-"
-		}
-	}
-	return strings.Join(vals, "/")
-}
-
-func rank(label string) int {
-	switch label {
-	case "namespace", "job", "cluster":
-		return 0
-	case "pod", "instance":
-		return 2
-	}
-	return 1
 }
 
 // majorityDialect is the dialect owning most of the families, as

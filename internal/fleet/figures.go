@@ -1,11 +1,8 @@
 package fleet
 
 import (
-	"math"
-	"sort"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -141,56 +138,6 @@ func histIncrease(bs []boundary, fresh []bool, name string) (histogram.Histogram
 		return zero, true
 	}
 	return *inc, true
-}
-
-// countersOf lists the counters of s a window holds an increase of
-// (analysis.IsWindowCounter: Scalars and Extra), present, finite and not
-// negative.
-func countersOf(s *snapshot.Snapshot) []string {
-	var out []string
-	for _, m := range []map[string]float64{s.Scalars, s.Extra} {
-		for name := range m {
-			if _, ok := counterOf(s, name); ok {
-				out = append(out, name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// counterOf is a window counter's value in s, from Scalars or Extra.
-func counterOf(s *snapshot.Snapshot, name string) (float64, bool) {
-	if !analysis.IsWindowCounter(name) {
-		return 0, false
-	}
-	v, ok := s.Scalar(name)
-	if !ok {
-		v, ok = s.Extra[name]
-	}
-	return v, ok && finite(v) && v >= 0
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// fell reports a restart between two readings: a counter or a histogram's
-// count fell, or the process start time changed.
-func fell(a, b *snapshot.Snapshot) bool {
-	if sa, sb := a.StartTime(), b.StartTime(); sa > 0 && sb > 0 && math.Abs(sa-sb) >= 1 {
-		return true
-	}
-	for _, name := range countersOf(b) {
-		v, _ := counterOf(b, name)
-		if p, ok := counterOf(a, name); ok && v < p {
-			return true
-		}
-	}
-	for name, h := range b.Histograms {
-		if p := a.Hist(name); p != nil && h != nil && h.Count < p.Count {
-			return true
-		}
-	}
-	return false
 }
 
 // addSame adds two increases of one histogram, bucket by bucket; ok is

@@ -6,16 +6,22 @@
 // # The flow
 //
 // Run is the flow in one function: each stage takes what the stages
-// before it returned and returns its own result, in this order (the
-// files in the order to read them):
+// before it returned and returns its own result. The files, in the order
+// to read them (nothing calls ahead of it but Run and discover, which
+// name their stages):
 //
-//  1. store.go: the store client every stage asks through (the querier:
-//     how many requests run at once, the log --show-queries writes, one
-//     answer for every asker of a request in flight), and inParallel, the
-//     one way work runs at once. Every answer is read into instances by a
-//     router (router.go); every answer of series read whole has HA
-//     replicas' copies removed by replicas.go, the one place that does.
-//  2. discover.go, census.go, shapes.go, metadata.go: discovery, finished
+//  1. selector.go, router.go, replicas.go, store.go: the store client.
+//     The user's matchers; how a series of an answer is told to belong to
+//     an instance (its --by values: one router reads every answer into
+//     instances); HA replicas' copies, removed from every answer of
+//     series in one place; the querier every request goes through (how
+//     many run at once, the log --show-queries writes, one answer for
+//     every asker of a request in flight), and inParallel, the one way
+//     work runs at once.
+//  2. series.go and families.go: every series of some instances at one
+//     time, in batches under --max-bytes, and turned back into the
+//     families their scrape would have parsed, which a dialect reads.
+//  3. metadata.go, discover.go, shapes.go, census.go: discovery, finished
 //     before anything is read. The store's metadata, then the instances,
 //     grouped by --by (job and instance, one scrape target, unless told);
 //     vLLM production-stack's router copies (server=) skipped and
@@ -25,38 +31,35 @@
 //     instance and whether that library reads it as the first's
 //     (census.go), lists the others whole, and sorts them into shapes,
 //     each with its library.
-//  3. window.go: when each instance was last scraped at the window's two
+//  4. window.go: when each instance was last scraped at the window's two
 //     ends, which have no sample in it (not the fleet's), which targets
 //     are down, which instances restarted inside it (asked once, for both
 //     reads).
-//  4. sums.go, beside the window: the store-computed read (a pushdown).
-//     The store sums each quantity the table and its notes read, per
-//     instance, at the window's two ends, by its shape's library
-//     (internal/promql's readings, the expressions the rules are made
-//     of); each instance is two readings made from its sums, or the
-//     reason they cannot stand for it.
-//  5. paths.go: each instance's path, decided there alone: from the sums,
+//  5. readings.go, sums.go, trend.go, asked beside the window: the
+//     store-computed read (a pushdown). The store sums each quantity the
+//     table and its notes read, per instance, at the window's two ends,
+//     by its shape's library (internal/promql's readings, the
+//     expressions the rules are made of); each instance is two readings
+//     made from its sums (readings.go: the shape both reads give), or the
+//     reason they cannot stand for it. Over a past range and in a watch,
+//     each row's requests per second and KV use step by step (query_range
+//     of the same libraries' readings, per shape).
+//  6. paths.go: each instance's path, decided there alone: from the sums,
 //     or read whole (asked: --json, --instance; restarted, born or gone
 //     inside the window, down, replica copies, no library for its shape,
 //     values that cannot be), with its reason.
-//  6. whole.go and families.go: the whole read. Its series are rebuilt
-//     into the families its scrape would have parsed and read by its
-//     dialect, from raw samples around a restart. Both reads give an
-//     instance as readings of one shape (readings.go): canonical
-//     snapshots at times.
-//  7. figures.go: the window's increases are the difference of those
-//     readings, as --since computes them (rates.Delta), counters created
-//     inside the window counted from zero, every counter from zero at a
-//     restart; the table's figures are the rates rows' (rates.Compute).
-//  8. assemble.go, notes.go, totals.go: each instance's figures and
-//     report, its notes on what happened judged on the window
-//     (rates.Judge); the totals as the rows' arithmetic (rates.Totals);
-//     the notes on the fleet as a whole.
-//  9. trend.go, beside the window, over a past range and in a watch: each
-//     row's requests per second and KV use step by step (query_range of
-//     the same libraries' readings, per shape); the totals' are the rows'
-//     arithmetic.
-//  10. table.go and json.go render the fleet; compare.go's Differences
+//  7. whole.go: the whole read. An instance's series at the window's ends
+//     are read by its dialect, from raw samples around a restart: canonical
+//     snapshots at times, as the sums' readings are.
+//  8. figures.go, notes.go, totals.go, assemble.go: the window's increases
+//     are the difference of the readings, as --since computes them
+//     (rates.Delta), counters created inside the window counted from
+//     zero, every counter from zero at a restart; the table's figures
+//     are the rates rows' (rates.Compute); each instance's report, its
+//     notes on what happened judged on the window (rates.Judge); the
+//     totals as the rows' arithmetic (rates.Totals); the notes on the
+//     fleet as a whole.
+//  9. table.go and json.go render the fleet; compare.go's Differences
 //     compares two readings of one store figure by figure (every test
 //     reads its fleet both ways).
 //

@@ -327,3 +327,14 @@ func (sh *shape) summedCounters() []string {
 	}
 	return out
 }
+
+// libraries are the first shapes that have a library, by dialect.
+func libraries(firsts []*shape) map[string]*shape {
+	out := map[string]*shape{}
+	for _, sh := range firsts {
+		if sh.lib != nil {
+			out[sh.first.dialect] = sh
+		}
+	}
+	return out
+}
