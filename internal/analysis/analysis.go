@@ -1,7 +1,7 @@
 // Package analysis turns a canonical snapshot into a report: the ratios worth
 // looking at, each with a note where the figure implies an action, and a
-// statement where a number cannot judge on its own. Its sections are the
-// README's "The report"; a section with no data is left out rather than
+// statement where a number cannot judge on its own. Its sections are
+// docs/report.md's; a section with no data is left out rather than
 // shown as zeros. The thresholds it judges by, and the colour and note of
 // each band, are one table (thresholds.go, docs/notes.md).
 package analysis

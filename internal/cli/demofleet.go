@@ -60,7 +60,7 @@ func (d *demoOptions) runFleet(ctx context.Context, io *iostreams.IO) error {
 		}
 		notice(io.Err, "demo: wrote %s; next:", d.fleet.config)
 		notice(io.Err, "demo:   prometheus --config.file=%s --storage.tsdb.path=\"$(mktemp -d)\" --web.listen-address=127.0.0.1:9090", whole(termsafe.ShellEcho(d.fleet.config)))
-		fmt.Fprintf(io.Err, "inferscope: demo:   inferscope fleet --prometheus http://127.0.0.1:9090\n")
+		fmt.Fprintf(io.Err, "inferscope: demo:   %s\n", demo.FleetCommand)
 	}
 	fmt.Fprintln(io.Err, "inferscope: demo: serving until Ctrl-C")
 	<-ctx.Done()

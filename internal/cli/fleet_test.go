@@ -200,8 +200,22 @@ func TestDemoFleet(t *testing.T) {
 	if code := <-done; code != ExitInterrupted {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitInterrupted, errb)
 	}
-	if !strings.Contains(errb.String(), "inferscope fleet --prometheus http://127.0.0.1:9090") {
-		t.Errorf("stderr says nothing of the next step:\n%s", errb)
+	// The next step, printed and in the file, is one command, which runs,
+	// and whose --by names the servers by the labels the file gives them
+	// (not job,instance: every row would be the job and a port).
+	next := "inferscope: demo:   " + demo.FleetCommand + "\n"
+	if !strings.Contains(errb.String(), next) || !strings.Contains(string(conf), "then "+demo.FleetCommand+"\n") {
+		t.Errorf("the next step is not %q in both; stderr:\n%s\nconfig:\n%s", demo.FleetCommand, errb, conf)
+	}
+	if err := Check(strings.Fields(strings.TrimPrefix(demo.FleetCommand, "inferscope "))); err != nil {
+		t.Errorf("%s: %v", demo.FleetCommand, err)
+	}
+	var labels []string
+	for _, m := range regexp.MustCompile(`labels: \{(\w+): [^,]+, (\w+): `).FindAllStringSubmatch(string(conf), -1) {
+		labels = []string{m[1], m[2]}
+	}
+	if by := strings.Join(labels, ","); !strings.HasSuffix(demo.FleetCommand, "--by "+by) {
+		t.Errorf("the targets are labelled %q, the next step reads %q", by, demo.FleetCommand)
 	}
 }
 

@@ -180,13 +180,21 @@ func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
 	return servers, nil
 }
 
+// FleetBy is the --by that names the demo fleet's servers as FleetConfig
+// labels them; the default, job,instance, would name them by their ports.
+const FleetBy = "namespace,pod"
+
+// FleetCommand reads the demo fleet through a Prometheus on its default
+// port: the one next step the demo prints and FleetConfig's comment names.
+const FleetCommand = "inferscope fleet --prometheus http://127.0.0.1:9090 --by " + FleetBy
+
 // FleetConfig is a prometheus.yml that scrapes servers every interval,
-// each target labelled namespace="demo" and pod="<scenario>-<i>", as a
-// Kubernetes scrape would label them.
+// each target labelled namespace="demo" and pod="<scenario>-<i>" (FleetBy),
+// as a Kubernetes scrape would label them.
 func FleetConfig(servers []*FleetServer, interval time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# inferscope demo fleet: %d simulated servers.\n", len(servers))
-	b.WriteString("# prometheus --config.file=THIS_FILE, then inferscope fleet --prometheus http://127.0.0.1:9090 --by namespace,pod\n")
+	b.WriteString("# prometheus --config.file=THIS_FILE, then " + FleetCommand + "\n")
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: inferscope-demo\n    static_configs:\n",
 		promInterval(interval), promInterval(interval))
 	for _, s := range servers {

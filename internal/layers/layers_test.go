@@ -25,7 +25,7 @@ var layer = map[string]int{
 	"internal/watch": 4, "internal/fleet": 4,
 	"internal/cli": 5, "internal/surfaces": 5,
 	"cmd/inferscope":  6,
-	"internal/layers": 7,
+	"internal/layers": 7, "internal/doctest": 7,
 
 	// Issue 19: one HTTP policy under everything that fetches.
 	"internal/httpsafe/hostiletest": 0, "internal/httpsafe": 1,
