@@ -510,7 +510,7 @@ func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *p
 				return fr, err
 			}
 			if !o.one {
-				fr.Fixed = f.HeaderLines() // the title and the table's header stay
+				fr.FixedAt = func(width int) int { return f.HeaderLines(min(width, MaxWidth)) } // the title and the table's header stay
 			}
 			fr.Text = func(width int) string {
 				out, err := o.render(f, min(width, MaxWidth), io, false)

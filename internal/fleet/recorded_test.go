@@ -28,6 +28,8 @@ var record = flag.Bool("record", false, "record the store's answers to testdata/
 // replay, so that grouping, totals and rendering are tested without a
 // store.
 type recording struct {
+	// At is when a live recording was read ("now"), in ms.
+	At       int64                         `json:"at,omitempty"`
 	Backend  promapi.Backend               `json:"backend"`
 	Metadata map[string][]promapi.Metadata `json:"metadata"`
 	Calls    []call                        `json:"calls"`
@@ -219,13 +221,24 @@ func (p *replayer) Backend() promapi.Backend { return p.rec.Backend }
 // Prometheus whose answers are written there when the test ends.
 func recordedAPI(t *testing.T, name string) promapi.API {
 	t.Helper()
-	path := filepath.Join("testdata", "recorded", name+".json.gz")
 	if !*record {
-		return newReplayer(t, path)
+		return newReplayer(t, recordedPath(name))
 	}
 	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixture(t, t.TempDir())})
-	c := client(t, s)
+	return recordingOf(t, name, client(t, s), time.Time{})
+}
+
+func recordedPath(name string) string { return filepath.Join("testdata", "recorded", name+".json.gz") }
+
+// recordingOf records every answer c gives to testdata/recorded/<name>.json.gz
+// when the test ends, with at, the time read as "now" (zero: none).
+func recordingOf(t *testing.T, name string, c *promapi.Client, at time.Time) *recorder {
+	t.Helper()
+	path := recordedPath(name)
 	r := &recorder{API: c, rec: recording{Backend: c.Backend()}}
+	if !at.IsZero() {
+		r.rec.At = at.UnixMilli()
+	}
 	// A store's version is not the test's business.
 	r.rec.Backend.Version = "2.42.0"
 	t.Cleanup(func() {
