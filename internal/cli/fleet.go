@@ -29,8 +29,10 @@ way inferscope reports on a scrape: a table of every instance now (the rates
 over --window), or over a past range (--last, or --from and --to), with the
 fleet's own notes. The store computes the table: each quantity it reads, summed
 per instance (--by) at the window's two ends; an instance whose window those
-cannot give (restarted, born or gone inside it) is read whole, as --json and
---instance read every instance. docs/fleet.md lists every query it sends.
+cannot give (restarted, born or gone inside it) is read whole. -o json writes
+the table's rows from the same read; --instance reads one instance whole for
+its full report, and --read-whole every instance (at many times the cost).
+docs/fleet.md lists every query it sends.
 
 The store is --prometheus URL (user:password@ in it is basic auth), or
 INFERSCOPE_PROMETHEUS. --timeout bounds one whole report: every query to the
@@ -64,6 +66,7 @@ type fleetOptions struct {
 	failOn      string
 	headers     []string
 	dedup       bool
+	readWhole   bool
 	replicas    []string
 	timeout     time.Duration
 	showQueries bool
@@ -119,6 +122,8 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagHeader.list(cmd, &o.headers)
 	flagTimeout.duration(cmd, &o.timeout)
 	flagDef{name: "dedup", usage: "ask a Thanos querier to merge HA replicas (dedup=true)"}.bool(cmd, &o.dedup)
+	flagDef{name: "read-whole", usage: "read every instance's series whole instead of the store's sums: each one's full report " +
+		"(in -o json too), at about 20 times the table's time and memory"}.bool(cmd, &o.readWhole)
 	flagDef{name: "replica-label", noFiles: true, usage: "a `LABEL` that tells HA replicas' copies apart (repeatable): dropped, one copy read; " +
 		"a Thanos querier is asked to deduplicate on it too"}.list(cmd, &o.replicas)
 	flagDef{name: "show-queries", usage: "write every query sent, and how long it took, to stderr"}.bool(cmd, &o.showQueries)
@@ -351,11 +356,11 @@ func parseHeaderFlag(h string) (string, string, error) {
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
 	read := fleet.Pushdown
-	if o.json || o.one {
+	if o.readWhole || o.one {
 		// A report with every figure: each instance read whole.
 		read = fleet.Rebuild
 	}
-	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json && read == fleet.Rebuild, Model: o.model,
 		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0}
 }
 

@@ -257,54 +257,70 @@ func TestFleetLive(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	t.Run("json", func(t *testing.T) {
-		code, out, errs := runFleetCLI("--json")
-		if code != ExitOK {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		var doc struct {
-			Version string `json:"inferscope_version"`
-			Schema  int    `json:"schema"`
-			Backend struct {
-				Kind string `json:"kind"`
-			} `json:"backend"`
-			At        string `json:"at"`
-			Instances []struct {
-				Instance map[string]string              `json:"instance"`
-				State    string                         `json:"state"`
-				Dialect  string                         `json:"dialect"`
-				Rates    map[string]map[string]*float64 `json:"rates"`
-				Sections []struct{ ID string }          `json:"sections"`
-			} `json:"instances"`
-			Totals struct {
-				Rates map[string]map[string]*float64 `json:"rates"`
-			} `json:"totals"`
-			Notes []struct{ ID string } `json:"notes"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if doc.Schema != 1 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
-			t.Fatalf("document: %+v", doc)
-		}
-		sum := 0.0
-		for _, in := range doc.Instances {
-			r := in.Rates["5m"]["requests"]
-			if in.Instance["pod"] == "" || in.Dialect != "tabbyapi" || r == nil || *r <= 0 || in.Sections[0].ID != "rates" {
-				t.Errorf("instance %+v", in)
-				continue
+		// The table's rows, from the same read as the table (the store's
+		// sums); each full report only where every instance is read whole.
+		for _, whole := range []bool{false, true} {
+			args := []string{"--json"}
+			if whole {
+				args = append(args, "--read-whole")
 			}
-			sum += *r
-		}
-		// A total is its rows' arithmetic: the rates as the rows show them, added.
-		if tot := doc.Totals.Rates["5m"]["requests"]; tot == nil || !approxRel(*tot, sum) {
-			t.Errorf("totals' requests %v, want the instances' %v", tot, sum)
-		}
-		ids := ""
-		for _, n := range doc.Notes {
-			ids += n.ID + " "
-		}
-		if !strings.Contains(ids, "fleet_metadata_missing") {
-			t.Errorf("notes %s", ids)
+			code, out, errs := runFleetCLI(args...)
+			if code != ExitOK {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+			var doc struct {
+				Version string `json:"inferscope_version"`
+				Schema  int    `json:"schema"`
+				Backend struct {
+					Kind string `json:"kind"`
+				} `json:"backend"`
+				At        string `json:"at"`
+				Read      string `json:"read"`
+				Instances []struct {
+					ID       string              `json:"id"`
+					Instance map[string]string   `json:"instance"`
+					State    string              `json:"state"`
+					Dialect  string              `json:"dialect"`
+					Rates    map[string]*float64 `json:"rates"`
+					Report   *struct {
+						Sections []struct{ ID string } `json:"sections"`
+					} `json:"report"`
+				} `json:"instances"`
+				Totals struct {
+					Rates    map[string]*float64 `json:"rates"`
+					Up       int                 `json:"up"`
+					Coverage map[string]struct{ Over, Of int }
+				} `json:"totals"`
+				Notes []struct{ ID string } `json:"notes"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			read := map[bool]string{false: "pushdown", true: "rebuild"}[whole]
+			if doc.Schema != 2 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 || doc.Read != read {
+				t.Fatalf("%v: document: %+v", args, doc)
+			}
+			sum := 0.0
+			for _, in := range doc.Instances {
+				r := in.Rates["requests"]
+				if in.Instance["pod"] == "" || in.ID != "demo/"+in.Instance["pod"] || in.Dialect != "tabbyapi" || r == nil || *r <= 0 ||
+					(in.Report != nil) != whole || whole && in.Report.Sections[0].ID != "rates" {
+					t.Errorf("%v: instance %+v", args, in)
+					continue
+				}
+				sum += *r
+			}
+			// A total is its rows' arithmetic: the rates as the rows show them, added.
+			if tot := doc.Totals.Rates["requests"]; tot == nil || !approxRel(*tot, sum) || doc.Totals.Coverage["requests"].Of != 4 {
+				t.Errorf("%v: totals' requests %v (%+v), want the instances' %v", args, tot, doc.Totals, sum)
+			}
+			ids := ""
+			for _, n := range doc.Notes {
+				ids += n.ID + " "
+			}
+			if !strings.Contains(ids, "fleet_metadata_missing") {
+				t.Errorf("%v: notes %s", args, ids)
+			}
 		}
 	})
 	t.Run("instance", func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 func assemble(ctx context.Context, q *querier, d *discovery, w *window, paths map[string]path, reads map[string]*read,
 	trends map[string]map[string]*report.Trend) (*Fleet, error) {
 	o := q.o
-	f := &Fleet{Backend: q.backend(), From: o.From, To: o.To, Range: o.Range, By: o.By}
+	f := &Fleet{Backend: q.backend(), From: o.From, To: o.To, Range: o.Range, By: o.By, Read: o.Read}
 	if c, ok := q.api.(interface{ URL() string }); ok {
 		f.Store = c.URL()
 	}

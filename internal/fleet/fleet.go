@@ -165,6 +165,9 @@ type Fleet struct {
 	To      time.Time
 	Range   bool
 	By      []string
+	// Read is how the report read its instances: Rebuild where every one
+	// was read whole, as asked (the JSON then holds each full report).
+	Read Read
 	// Instances in the order of their ids.
 	Instances []*Instance
 	// Totals is the fleet as one server: counters and histograms summed,

@@ -290,8 +290,9 @@ func TestRecordedRange(t *testing.T) {
 	checkTotals(t, f)
 	f.Store = "http://prometheus:9090" // the recording's store had a random port
 	push.Store = f.Store
-	// The table as the pushdown reads it (the command line's), the JSON
-	// as the rebuild does (every figure of every report).
+	// The table and its rows in JSON as the pushdown reads them (the
+	// command line's), the JSON as the rebuild does (--read-whole: every
+	// figure of every report).
 	var b bytes.Buffer
 	if err := push.Text(&b, TextOptions{Width: 160}); err != nil {
 		t.Fatal(err)
@@ -307,6 +308,12 @@ func TestRecordedRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range.json", b.String())
+	// -o json: the table's rows, from the table's read.
+	b.Reset()
+	if err := push.JSON(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "range-rows.json", b.String())
 	// Sorted by a figure: the busiest first, those without it last.
 	if err := f.Sort("requests"); err != nil {
 		t.Fatal(err)

@@ -145,34 +145,56 @@ type sumsOf struct {
 	fraction              map[string]bool
 }
 
-// readSums asks the store for the sums of each shape's library (once for
-// shapes that share one), all at once.
+// readSums asks the store for the sums of each shape's library, once for
+// shapes whose libraries write the same expressions (a library's
+// expressions name no instance: two versions of a server may read alike),
+// all at once.
 func readSums(ctx context.Context, q *querier, shapes []*shape) error {
-	var libs []*shape
-	seen := map[*promql.Library]bool{}
+	var firsts []*shape
+	byKey := map[string]*shape{}
+	keyOf := map[*shape]string{}
 	for _, sh := range shapes {
-		if sh.lib != nil && !seen[sh.lib] {
-			seen[sh.lib] = true
-			libs = append(libs, sh)
+		if sh.lib == nil {
+			continue
+		}
+		k := sumsKey(q, sh)
+		keyOf[sh] = k
+		if byKey[k] == nil {
+			byKey[k] = sh
+			firsts = append(firsts, sh)
 		}
 	}
-	err := inParallel(ctx, len(libs), 0, func(ctx context.Context, i int) (err error) {
-		libs[i].sums, err = fetchSums(ctx, q, libs[i])
+	err := inParallel(ctx, len(firsts), 0, func(ctx context.Context, i int) (err error) {
+		firsts[i].sums, err = fetchSums(ctx, q, firsts[i])
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	byLib := map[*promql.Library]*sumsOf{}
-	for _, sh := range libs {
-		byLib[sh.lib] = sh.sums
-	}
-	for _, sh := range shapes {
-		if sh.lib != nil {
-			sh.sums = byLib[sh.lib]
-		}
+	for sh, k := range keyOf {
+		sh.sums = byKey[k].sums
 	}
 	return nil
+}
+
+// sumsKey is what a shape's sums ask: its library's expressions at the
+// window's two ends, its peaks and its fractions (the bounds a store is
+// asked for follow from its buckets' selector).
+func sumsKey(q *querier, sh *shape) string {
+	end, start, peak := quantities(q, sh, nil)
+	var b strings.Builder
+	for _, ts := range [][]tagged{end, start, peak} {
+		for _, t := range ts {
+			b.WriteString(t.tag + "\x00" + t.expr + "\x00")
+		}
+		b.WriteString("\x01")
+	}
+	b.WriteString(strings.Join(sh.lib.Fractions(), "\x00"))
+	for _, h := range tableHists {
+		sel, _ := sh.lib.BucketSeries(h)
+		b.WriteString("\x01" + sel)
+	}
+	return b.String()
 }
 
 // fetchSums sends a shape's library's expressions: each quantity at the

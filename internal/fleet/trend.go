@@ -45,11 +45,25 @@ func readTrends(ctx context.Context, q *querier, shapes []*shape) (map[string]ma
 	if err != nil || step == 0 {
 		return out, err // no shape has a family to trend
 	}
+	// Shapes whose libraries read a trend alike (two versions of a
+	// server) are asked once, for all their instances.
 	var withLib []*shape
+	byKey := map[string]*shape{}
 	for _, sh := range shapes {
-		if sh.lib != nil {
-			withLib = append(withLib, sh)
+		if sh.lib == nil {
+			continue
 		}
+		k := newestFamily(sh)
+		for _, id := range []string{TrendRequests, TrendKV} {
+			e, _ := sh.lib.Reading(trendQuantities[id])
+			k += "\x00" + e
+		}
+		if alike := byKey[k]; alike != nil {
+			alike.groups = append(alike.groups, sh.groups...)
+			continue
+		}
+		byKey[k] = &shape{groups: slices.Clone(sh.groups), lib: sh.lib}
+		withLib = append(withLib, byKey[k])
 	}
 	var mu sync.Mutex
 	err = inParallel(ctx, len(withLib), 0, func(ctx context.Context, i int) error {

@@ -60,8 +60,9 @@ func documentedFields(t *testing.T) map[string][]string {
 		switch {
 		case strings.HasPrefix(line, "#"):
 			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Bench"):
-			// The bench's report: internal/bench holds it to its tables.
+		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Fleet")):
+			// The bench's report and the fleet's document: internal/bench
+			// and internal/fleet hold them to their tables.
 		case strings.HasPrefix(line, "| field | type |"):
 			inTable = true
 			if _, ok := docTables[heading]; !ok {
