@@ -67,9 +67,9 @@ type Row struct {
 	// interpolated, at_most, at_least).
 	Stated map[string]string `json:"stated"`
 	// Notes are the notes its row's notes column names (warn and bad).
-	Notes  report.List[report.Note]  `json:"notes"`
-	Trends map[string]*report.Trend  `json:"trends,omitempty"`
-	Error  string                    `json:"error,omitempty"`
+	Notes  report.List[report.Note] `json:"notes"`
+	Trends map[string]*report.Trend `json:"trends,omitempty"`
+	Error  string                   `json:"error,omitempty"`
 	// Coverage holds, by the rates row's id, the instances each of the
 	// totals' figures is made of (Over) and the instances read (Of).
 	Coverage map[string]Coverage `json:"coverage,omitempty"`
