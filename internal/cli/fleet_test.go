@@ -118,6 +118,8 @@ func TestFleetStoreErrors(t *testing.T) {
 		{"not the API", 404, "404 page not found", nil, "answered HTTP 404", "/prometheus"},
 		{"sample limit", 422, `{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`,
 			[]string{"--last", "1h"}, "too many samples", "--last 30m instead of 1h"},
+		{"the store's series limit", 422, `{"status":"error","errorType":"422","error":"cannot fetch time series for \"filters=[{__name__=~\\\"(?:vllm:|ray_vllm:|ray_vllm_).+\\\",__name__!~\\\".+_bucket\\\"}], timeRange=[2026-12-06T09:33:02Z..2026-12-06T09:38:02Z]\": cannot find metric names: error when searching tsids: the number of matching timeseries exceeds 30000; either narrow down the search or increase -search.max* command-line flag values at vmselect; see https://docs.victoriametrics.com/#resource-usage-limits"}`,
+			nil, "exceeds 30000", "VictoriaMetrics' -search.maxUniqueTimeseries"},
 		{"server error", 503, `{"status":"error","errorType":"unavailable","error":"TSDB not ready"}`, nil, "TSDB not ready", "its log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,8 +380,9 @@ func TestFleetLive(t *testing.T) {
 func approxRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 // What a hostile store does, through the one way out: a redirect to
-// another host with credentials, an answer past --max-bytes, a fleet past
-// --max-instances; each an error on one line with what to try, exit 2.
+// another host with credentials, an answer past --max-bytes, a fleet read
+// whole past --max-instances; each an error on one line with what to try,
+// exit 2.
 func TestFleetHostileStore(t *testing.T) {
 	other := &hostiletest.Recorder{Body: `{"status":"success","data":{"version":"2.42.0"}}`}
 	otherURL := hostiletest.OtherHost(t, other)
@@ -420,8 +423,9 @@ func TestFleetHostileStore(t *testing.T) {
 			away.URL + "/api/v1/status/buildinfo redirected to another host, " + otherURL + "/api/v1/status/buildinfo", "if you trust the other host"},
 		{"an answer past --max-bytes", []string{"--prometheus", huge.URL, "--max-bytes", "1M"}, nil,
 			huge.URL + "/api/v1/status/buildinfo is larger than the 1.0 MiB cap", "--max-bytes 2M"},
-		{"a fleet past --max-instances", []string{"--prometheus", many.URL, "--max-instances", "10"}, nil,
-			"the store holds 30 inference-server instances, more than the 10 read at once",
+		// --max-instances bounds what is read whole: here every instance.
+		{"a fleet past --max-instances", []string{"--prometheus", many.URL, "--max-instances", "10", "--read-whole"}, nil,
+			"the store holds 30 inference-server instances, more than the 10 read whole at once",
 			`narrow with --selector '{namespace="ns-0"}' (20 instances) or '{namespace="ns-1"}' (10 instances); or raise --max-instances`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -173,18 +173,20 @@ func takeCensus(ctx context.Context, q *querier, firsts []*shape, names []string
 			var combos [][]string
 			var walked bool
 			asked := &walkAnswers{values: map[string][]string{}}
+			listedDone := make(chan struct{})
 			err := alongside(ctx,
 				func(ctx context.Context) (err error) {
+					defer close(listedDone)
 					light, err = list(ctx, q, "discovery (census): each instance of the dialects a first instance's library reads, and what tells its shape",
 						censusMatches(q, libs, names, allNames))
 					return err
 				},
 				func(ctx context.Context) (err error) {
-					combos, walked, err = walk(ctx, q, match, nil, asked)
+					combos, walked, err = walk(ctx, q, match, nil, asked, func() *listing { <-listedDone; return light })
 					return err
 				})
 			if empty := emptyValues(light, len(q.o.By)); err == nil && walked && slices.Contains(empty, true) {
-				combos, walked, err = walk(ctx, q, match, empty, asked)
+				combos, walked, err = walk(ctx, q, match, empty, asked, func() *listing { return light })
 			}
 			switch {
 			case err != nil:
@@ -219,7 +221,7 @@ const maxWalk = 16
 // (notListed). An instance of a label's empty value is looked for where
 // empty says one listed has it. ok is false where more than maxWalk
 // requests would be needed. asked keeps the answers, for a walk again.
-func walk(ctx context.Context, q *querier, match Selector, empty []bool, asked *walkAnswers) (combos [][]string, ok bool, err error) {
+func walk(ctx context.Context, q *querier, match Selector, empty []bool, asked *walkAnswers, listed func() *listing) (combos [][]string, ok bool, err error) {
 	by := q.o.By
 	combos = [][]string{nil}
 	sent := 0
@@ -243,6 +245,11 @@ func walk(ctx context.Context, q *querier, match Selector, empty []bool, asked *
 		if err != nil {
 			return nil, false, err
 		}
+		if i == len(by)-1 {
+			if err := valuesBound(q, match, l, combos, next, empty, listed); err != nil {
+				return nil, false, err
+			}
+		}
 		var grown [][]string
 		for j, c := range combos {
 			vs := next[j]
@@ -256,6 +263,45 @@ func walk(ctx context.Context, q *querier, match Selector, empty []bool, asked *
 		combos = grown
 	}
 	return combos, true, nil
+}
+
+// valuesBound refuses a walk whose last label's values (next, within each
+// combination of the labels before it) hold more instances the census did
+// not list than --max-instances: each would be discovered whole, one
+// request for every few hundred. It waits for the census' listing
+// (listed), and counts before a combination is made of them.
+func valuesBound(q *querier, match Selector, label string, combos, next [][]string, empty []bool, listed func() *listing) error {
+	total, most := 0, 0
+	for j, vs := range next {
+		total += len(vs)
+		if len(vs) > len(next[most]) {
+			most = j
+		}
+	}
+	if len(empty) > 0 && empty[len(empty)-1] {
+		total += len(combos)
+	}
+	light := listed()
+	if light == nil {
+		return nil // the listing failed: its error is the census'
+	}
+	maxInstances := maxInstancesOr(q.o.MaxInstances)
+	if total-len(light.groups) <= maxInstances {
+		return nil
+	}
+	sel := match
+	for n, v := range combos[most] {
+		sel = sel.With(Matcher{Name: q.o.By[n], Op: "=", Value: v})
+	}
+	// The user's selector and the values of the labels before it, without
+	// the dialects' names the walk adds.
+	var within Selector
+	for _, m := range sel {
+		if m.Name != model.MetricNameLabel && !slices.Contains(within, m) {
+			within = append(within, m)
+		}
+	}
+	return &LimitError{What: "values", Label: label, Limit: maxInstances, Found: total - len(light.groups), Selector: within}
 }
 
 // walkAnswers keeps a walk's answers by selector.
@@ -497,10 +543,6 @@ func (d *discovery) settle(ctx context.Context, q *querier, c *census, firsts []
 			g.partial = true // not listed again: kept as the census saw it
 			byID[g.id] = g
 		}
-	}
-	if maxInstances := maxInstancesOr(q.o.MaxInstances); len(byID) > maxInstances {
-		lim := &limits{maxInstances: maxInstances, sel: q.o.Selector}
-		return nil, lim.tooMany("instances", len(byID), false)
 	}
 	d.groups = slices.Collect(maps.Values(byID))
 	sortGroups(d.groups)

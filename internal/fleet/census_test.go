@@ -104,13 +104,20 @@ func TestCensus(t *testing.T) {
 		if want := []string{"extra", "gauges", "missing", "off", "old", "reason"}; !slices.Equal(whole, want) {
 			t.Errorf("%s: discovered whole %q, want %q", s.Kind, whole, want)
 		}
-		// The census holds the fleet to --max-instances too.
+		// --max-instances bounds what is read whole, not what the store
+		// sums: the eight instances with three allowed (one read whole,
+		// "missing"); the rebuild, reading every one whole, is refused.
 		o.MaxInstances = 3
+		if f, err := Run(context.Background(), c, o); err != nil || len(f.Instances) != 8 {
+			t.Errorf("%s: the pushdown with --max-instances 3: %v", s.Kind, err)
+		}
+		o.Read = Rebuild
 		_, err := Run(context.Background(), c, o)
 		var le *LimitError
 		if !errors.As(err, &le) || le.What != "instances" || len(le.Selector) != 0 {
-			t.Errorf("%s: past --max-instances: %v, want a LimitError on instances", s.Kind, err)
+			t.Errorf("%s: the rebuild past --max-instances: %v, want a LimitError on instances", s.Kind, err)
 		}
+		o.MaxInstances, o.Read = 0, Pushdown
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -270,13 +271,19 @@ func listAll(ctx context.Context, q *querier, purpose string) (*listing, error) 
 }
 
 // list groups the series the store lists for matches (a series that
-// several match is listed once) into instances, as listAll does.
+// several match is listed once) into instances, as listAll does. The
+// series are bounded (MaxSeries: the answer's size); the instances only
+// where every instance is read whole (a rebuild): a pushdown sums as many
+// as the store holds, and bounds those it reads whole (readWhole).
 func list(ctx context.Context, q *querier, purpose string, matches []string) (*listing, error) {
 	o := q.o
 	start, end := q.listed()
 	sel, maxInstances := o.Selector, maxInstancesOr(o.MaxInstances)
 	d := newListing(o)
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
+	if o.Read == Pushdown {
+		lim.maxInstances = math.MaxInt
+	}
 	var seen map[model.Fingerprint]bool
 	if len(matches) > 1 {
 		seen = map[model.Fingerprint]bool{} // in case the store does not
@@ -432,12 +439,16 @@ func (g *group) served() []string {
 	return dialect.ServedModels(g.dialect, out)
 }
 
-// Bounds of discovery.
+// Bounds of what is read.
 const (
-	// DefaultMaxInstances is how many instances a report reads unless
-	// told (--max-instances): each costs about half a megabyte while the
-	// report is built (110 MB for 200 vLLM pods), and its state at the end
-	// of the window 68 kB of the largest answer.
+	// DefaultMaxInstances is how many instances a report reads whole
+	// unless told (--max-instances): each costs about half a megabyte
+	// while the report is built (110 MB for 200 vLLM pods), and its state
+	// at the end of the window 68 kB of the largest answer. The store's
+	// sums are not bounded by it (60 kB an instance: 125 MB for 2,000 vLLM
+	// pods), only by what discovery lists (MaxSeries) and the answers'
+	// size (Options.MaxBytes); nor is what a walk of label values
+	// finds, which it bounds before asking about them.
 	DefaultMaxInstances = 1000
 	// SeriesPerInstance is how many series discovery lists for each
 	// instance allowed, on average: a vLLM pod lists 45 to 61 for each
@@ -459,10 +470,15 @@ func maxInstancesOr(n int) int {
 	return n
 }
 
-// LimitError is a discovery past a bound: more instances than
-// Options.MaxInstances, or more series than MaxSeries allows for them.
+// LimitError is a report past a bound: more instances to read whole than
+// Options.MaxInstances, more series listed than MaxSeries allows for
+// them, more values of a grouping label than it may ask about.
 type LimitError struct {
-	What     string // "instances" or "series"
+	// What is "instances" (every instance read whole), "whole" (those a
+	// pushdown reads whole), "series", or "values" (of Label, within
+	// Selector, that the census did not list).
+	What     string
+	Label    string
 	Limit    int
 	Found    int  // how many were found
 	AtLeast  bool // reading stopped at Found: there are more
@@ -486,15 +502,22 @@ func (e *LimitError) Error() string {
 	if len(e.Selector) > 0 {
 		within = " within " + e.Selector.Short()
 	}
-	if e.What == "series" {
-		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %s allowed",
-			e.Limit, within, SeriesPerInstance, units.Plural(float64(e.Limit/SeriesPerInstance), "instance"))
-	}
 	found := fmt.Sprint(e.Found)
 	if e.AtLeast {
 		found = "more than " + found
 	}
-	return fmt.Sprintf("the store holds %s inference-server instances%s, more than the %d read at once", found, within, e.Limit)
+	switch e.What {
+	case "series":
+		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %s allowed",
+			e.Limit, within, SeriesPerInstance, units.Plural(float64(e.Limit/SeriesPerInstance), "instance"))
+	case "whole":
+		return fmt.Sprintf("%s inference-server instances%s are to be read whole (the store's sums cannot give their window: restarted, born or gone inside it, …), more than the %d read whole at once",
+			found, within, e.Limit)
+	case "values":
+		return fmt.Sprintf("the store's series carry %s values of %s%s that the census did not list, more than the %d instances discovered whole at once",
+			found, e.Label, within, e.Limit)
+	}
+	return fmt.Sprintf("the store holds %s inference-server instances%s, more than the %d read whole at once", found, within, e.Limit)
 }
 
 // limits counts discovery against its bounds.

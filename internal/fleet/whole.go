@@ -30,6 +30,14 @@ func readWhole(ctx context.Context, q *querier, d *discovery, w *window, groups 
 	if len(groups) == 0 {
 		return out, nil
 	}
+	if maxInstances := maxInstancesOr(q.o.MaxInstances); q.o.Read == Pushdown && len(groups) > maxInstances {
+		// A rebuild's discovery bounded every instance already.
+		lim := &limits{maxInstances: maxInstances, sel: q.o.Selector}
+		for _, g := range groups {
+			lim.count(knownBy(g))
+		}
+		return nil, lim.tooMany("whole", len(groups), false)
+	}
 	if err := complete(ctx, q, groups); err != nil {
 		return nil, err
 	}
@@ -74,6 +82,20 @@ func readWhole(ctx context.Context, q *querier, d *discovery, w *window, groups 
 		out[g.id] = b.read(g)
 	}
 	return out, nil
+}
+
+// knownBy are the labels a group is known by: its grouping labels, and
+// its scrape job (the labels a fleet past its bounds is narrowed by).
+func knownBy(g *group) model.Metric {
+	m := model.Metric{}
+	for k, v := range g.labels {
+		m[model.LabelName(k)] = model.LabelValue(v)
+	}
+	for t := range g.targets {
+		m[model.JobLabel] = model.LabelValue(t.Job)
+		break
+	}
+	return m
 }
 
 // complete lists every series of the instances discovery listed in part
