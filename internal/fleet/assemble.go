@@ -102,7 +102,7 @@ func stateOf(in *Instance, g *group, w *window) State {
 		return Gone
 	case in.delta.Reset:
 		return Restarted
-	case w.start[g.id] == 0:
+	case w.born(g):
 		return New
 	}
 	return Up

@@ -7,7 +7,8 @@ package fleet
 //   - asked: --json, --instance and --model read every instance whole
 //     (Options.Read), for reports with every figure (no reason given);
 //   - the window's two ends cannot give its window: gone (no sample at
-//     its end), down, first seen inside it, restarted inside it;
+//     its end), down, born inside it (window.born: first seen, its targets
+//     not scraped before it), restarted inside it;
 //   - its series repeat under a replica label (the sums would add the
 //     copies);
 //   - its shape has no library (native histograms, its models named by a
@@ -48,7 +49,7 @@ func pathOf(o Options, g *group, sh *shape, w *window, unread string) path {
 		why = "gone: no sample at the window's end"
 	case w.down(g):
 		why = "down"
-	case w.start[g.id] == 0:
+	case w.born(g):
 		why = "first seen inside the window"
 	case w.restarted[g.id]:
 		why = "restarted inside the window"

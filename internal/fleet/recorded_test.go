@@ -28,8 +28,12 @@ var record = flag.Bool("record", false, "record the store's answers to testdata/
 // replay, so that grouping, totals and rendering are tested without a
 // store.
 type recording struct {
-	// At is when a live recording was read ("now"), in ms.
+	// At is when a live recording was read ("now"), in ms; From the
+	// window's start, where it is not At less the default window; Sent
+	// what the recording sent its servers.
 	At       int64                         `json:"at,omitempty"`
+	From     int64                         `json:"from,omitempty"`
+	Sent     int                           `json:"sent,omitempty"`
 	Backend  promapi.Backend               `json:"backend"`
 	Metadata map[string][]promapi.Metadata `json:"metadata"`
 	Calls    []call                        `json:"calls"`

@@ -311,7 +311,14 @@ func readingsOf(q *querier, sh *shape, g *group, w *window) (*read, string) {
 		return nil, "values that cannot be (" + why + ")"
 	}
 	info := infoOf(g)
-	e, s := sh.snapshot(g, atEnd, w.end[g.id].Time(), info), sh.snapshot(g, atStart, w.start[g.id].Time(), info)
+	// Without a sample at the start (its series first published inside
+	// the window, its target up before it: window.born), its counters
+	// count from zero there.
+	startAt := q.o.From
+	if t := w.start[g.id]; t != 0 {
+		startAt = t.Time()
+	}
+	e, s := sh.snapshot(g, atEnd, w.end[g.id].Time(), info), sh.snapshot(g, atStart, startAt, info)
 	if why := unsound(s, e); why != "" {
 		return nil, why
 	}

@@ -241,6 +241,9 @@ const (
 	// fromStart: the end alone, counted from its process start inside
 	// the window.
 	fromStart
+	// fromWindowStart: the end alone, counted from zero at the window's
+	// start: not born inside it, its series first published there.
+	fromWindowStart
 	// fromRaw: raw samples, histogram buckets but the percentiles' left
 	// out (the end's reading, whole, is the report's).
 	fromRaw
@@ -275,6 +278,10 @@ func (b *wholeRead) plan() {
 			b.how[g.id] = fromRawAll
 		case b.w.restarted[g.id]:
 			b.how[g.id] = fromRaw
+		case !atStart && !b.w.born(g):
+			// Its series first published inside the window, its target up
+			// before it: from zero at the window's start.
+			b.how[g.id] = fromWindowStart
 		case !atStart:
 			if _, ok := bornIn(end.snap, o.From, end.at); ok {
 				b.how[g.id] = fromStart
@@ -383,6 +390,12 @@ func (b *wholeRead) window(rd *read, g *group, meta metaFunc, end *reading) (rea
 	case fromRaw, fromRawAll:
 		bs, err := b.rawBoundaries(rd, g, meta)
 		w := readings{bs: bs}
+		if err == nil && len(bs) > 0 && len(b.start[g.id]) == 0 && !b.w.born(g) {
+			// Not born: its series first published inside the window
+			// count from zero at its start.
+			w.fromZero, w.start = true, o.From
+			return w, nil
+		}
 		if err == nil && len(bs) > 0 && len(b.start[g.id]) == 0 {
 			// Born inside the window: from its process start when that
 			// lies between the window's start and its first reading.
@@ -398,6 +411,8 @@ func (b *wholeRead) window(rd *read, g *group, meta metaFunc, end *reading) (rea
 		born, _ := bornIn(end.snap, o.From, end.at)
 		rd.bornAt = born
 		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: born}, nil
+	case fromWindowStart:
+		return readings{bs: []boundary{{at: end.at, snap: end.snap}}, fromZero: true, start: o.From}, nil
 	}
 	first, err := readingOf(o, g, b.start[g.id], b.w.start, o.From, meta)
 	if err != nil {

@@ -17,8 +17,13 @@ import (
 // series of whole days: those are not the fleet's), whether its targets
 // are up and how long their scrapes took, and which restarted inside it.
 // The restarts are asked once, for both reads: of the counters the store's
-// sums read (a pushdown), or of every counter (a rebuild). paths.go then
-// says which instances the two ends cannot give.
+// sums read (a pushdown), or of every counter (a rebuild). And which were
+// born inside it: an instance without a sample at its start whose targets
+// were not scraped before it either (no up). One whose targets were is
+// not new: its series were first published inside the window (vLLM's
+// counters, the proxy's, at the first request), and count from zero over
+// the whole window, as --since and --watch count them. paths.go then says
+// which instances the two ends cannot give.
 
 // window is what the window says of the fleet.
 type window struct {
@@ -30,6 +35,25 @@ type window struct {
 	targets    *targetState
 	// restarted are the instances whose counters restarted inside it.
 	restarted map[string]bool
+	// before are the targets scraped before the window (an up sample at
+	// its start): asked only where an instance has no sample there.
+	before map[Target]bool
+}
+
+// born says an instance began inside the window: no sample of it at the
+// window's start, and no target of it scraped before the window (a store
+// without up, backfilled or written remotely, cannot say, and its
+// instances first seen inside the window are born there).
+func (w *window) born(g *group) bool {
+	if w.start[g.id] != 0 {
+		return false
+	}
+	for t := range g.targets {
+		if w.before[t] {
+			return false
+		}
+	}
+	return true
 }
 
 // readWindow asks the window's queries at once.
@@ -50,7 +74,35 @@ func readWindow(ctx context.Context, q *querier, d *discovery) (*window, error) 
 	if w.groups, err = w.present(ctx, q, d, covering); err != nil {
 		return nil, err
 	}
+	if w.before, err = scrapedBefore(ctx, q, w); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// scrapedBefore reads which targets had an up sample at the window's
+// start, where an instance has no sample of its own there (one query, or
+// none).
+func scrapedBefore(ctx context.Context, q *querier, w *window) (map[Target]bool, error) {
+	var fresh []*group
+	for _, g := range w.groups {
+		if w.start[g.id] == 0 {
+			fresh = append(fresh, g)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	sel := q.o.Selector.With(nameIs("up"), jobs(fresh))
+	vec, err := q.instant(ctx, "window: the targets scraped before the window, of instances first seen inside it", sel.braces(), q.o.From)
+	if err != nil {
+		return nil, err
+	}
+	out := map[Target]bool{}
+	for _, s := range vec {
+		out[targetOf(s.Metric)] = true
+	}
+	return out, nil
 }
 
 // newest reads the time of each instance's newest sample at or before
