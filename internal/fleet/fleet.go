@@ -45,7 +45,7 @@
 //     each row's requests per second and KV use step by step (query_range
 //     of the same libraries' readings, per shape).
 //  6. paths.go: each instance's path, decided there alone: from the sums,
-//     or read whole (asked: --json, --instance; restarted, born or gone
+//     or read whole (asked: --instance, --read-whole; restarted, born or gone
 //     inside the window, down, replica copies, no library for its shape,
 //     values that cannot be), with its reason.
 //  7. whole.go: the whole read. An instance's series at the window's ends
@@ -59,9 +59,11 @@
 //     notes on what happened judged on the window (rates.Judge); the
 //     totals as the rows' arithmetic (rates.Totals); the notes on the
 //     fleet as a whole.
-//  9. table.go and json.go render the fleet; compare.go's Differences
-//     compares two readings of one store figure by figure (every test
-//     reads its fleet both ways).
+//  9. names.go, table.go and json.go render the fleet: rows told apart
+//     at any width (what they share said once above the table), the
+//     table, and -o json's rows of the same figures; compare.go's
+//     Differences compares two readings of one store figure by figure
+//     (every test reads its fleet both ways).
 //
 // docs/fleet.md lists every query sent and why.
 package fleet
@@ -140,7 +142,7 @@ const (
 	Pushdown Read = iota
 	// Rebuild reads every instance whole: its series, rebuilt into the
 	// families its scrape would have parsed, read by its dialect, for a
-	// report that holds every figure (--json, --instance).
+	// report that holds every figure (--instance, --read-whole).
 	Rebuild
 )
 

@@ -4,7 +4,7 @@ package fleet
 // here alone, once the window and the store's sums are in, for every
 // instance with a sample in the window, each read whole with its reason:
 //
-//   - asked: --json, --instance and --model read every instance whole
+//   - asked: --instance, --read-whole and --model read every instance whole
 //     (Options.Read), for reports with every figure (no reason given);
 //   - the window's two ends cannot give its window: gone (no sample at
 //     its end), down, born inside it (window.born: first seen, its targets
