@@ -56,7 +56,8 @@ type discovery struct {
 // discover finds the fleet: its instances, grouped by --by, within the
 // selector and the window (and the lookback before it); in a pushdown, or
 // for trends, sorted into shapes with their libraries. No instance is a
-// *NoSeriesError; past --max-instances, a *LimitError.
+// *NoSeriesError; past its bounds (the series listed; in a rebuild, which
+// reads every instance whole, --max-instances), a *LimitError.
 func discover(ctx context.Context, q *querier) (*discovery, error) {
 	d := &discovery{}
 	if q.o.Read == Pushdown {
