@@ -265,7 +265,8 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	var w *window
 	var trends map[string]map[string]*report.Trend
 	err = alongside(ctx,
-		func(ctx context.Context) (err error) { w, err = readWindow(ctx, q, d); return },
+		// The window's few requests go before the sums' many.
+		func(ctx context.Context) (err error) { w, err = readWindow(urgent(ctx), q, d); return },
 		func(ctx context.Context) error {
 			if o.Read != Pushdown {
 				return nil
@@ -274,7 +275,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 		},
 		func(ctx context.Context) (err error) {
 			if o.Trend {
-				trends, err = readTrends(ctx, q, d.shapes)
+				trends, err = readTrends(urgent(ctx), q, d.shapes)
 			}
 			return
 		})

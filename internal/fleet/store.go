@@ -50,7 +50,8 @@ type querier struct {
 	replicas *replicas
 	mu       sync.Mutex
 	log      []Query
-	sem      chan struct{}
+	// slots are the requests in flight, at most inFlight.
+	slots *slots
 	// answers are the queries in flight whose readers only read their
 	// answers (tagged, rangeQuery), by text and times: shapes whose
 	// libraries write the same expression (the expressions say no
@@ -67,7 +68,7 @@ type answer struct {
 }
 
 func newQuerier(api promapi.API, o Options) *querier {
-	return &querier{api: api, o: o, replicas: newReplicas(o.ReplicaLabels), sem: make(chan struct{}, inFlight), answers: map[string]*answer{}}
+	return &querier{api: api, o: o, replicas: newReplicas(o.ReplicaLabels), slots: newSlots(inFlight), answers: map[string]*answer{}}
 }
 
 // backend is the store that answers.
@@ -142,15 +143,80 @@ func (q *querier) Log() []Query {
 }
 
 func (q *querier) acquire(ctx context.Context) error {
+	return q.slots.acquire(ctx, ctx.Value(urgentKey{}) != nil)
+}
+
+func (q *querier) release() { q.slots.release() }
+
+// urgentKey marks a context whose requests go before the others waiting
+// for a slot: a few quick requests (the window's) that would otherwise
+// wait behind the many long sums sent beside them.
+type urgentKey struct{}
+
+// urgent is ctx whose requests go first.
+func urgent(ctx context.Context) context.Context { return context.WithValue(ctx, urgentKey{}, true) }
+
+// slots bound the requests in flight, the urgent waiters served first,
+// each kind in the order it came.
+type slots struct {
+	mu     sync.Mutex
+	free   int
+	urgent []chan struct{}
+	other  []chan struct{}
+}
+
+func newSlots(n int) *slots { return &slots{free: n} }
+
+func (s *slots) acquire(ctx context.Context, urgent bool) error {
+	s.mu.Lock()
+	if s.free > 0 && (urgent || len(s.urgent) == 0) {
+		s.free--
+		s.mu.Unlock()
+		return nil
+	}
+	c := make(chan struct{})
+	if urgent {
+		s.urgent = append(s.urgent, c)
+	} else {
+		s.other = append(s.other, c)
+	}
+	s.mu.Unlock()
 	select {
-	case q.sem <- struct{}{}:
+	case <-c:
 		return nil
 	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, q := range []*[]chan struct{}{&s.urgent, &s.other} {
+			if i := slices.Index(*q, c); i >= 0 {
+				*q = slices.Delete(*q, i, i+1)
+				return ctx.Err()
+			}
+		}
+		// Handed a slot as ctx ended: give it on.
+		s.handOn()
 		return ctx.Err()
 	}
 }
 
-func (q *querier) release() { <-q.sem }
+func (s *slots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handOn()
+}
+
+// handOn gives a freed slot to the first waiter, urgent first.
+func (s *slots) handOn() {
+	for _, q := range []*[]chan struct{}{&s.urgent, &s.other} {
+		if len(*q) > 0 {
+			c := (*q)[0]
+			*q = (*q)[1:]
+			close(c)
+			return
+		}
+	}
+	s.free++
+}
 
 // eachSeries is what promapi.Client offers beyond promapi.API: each
 // series' labels handed over as the answer is read, none kept.
