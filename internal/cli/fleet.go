@@ -29,8 +29,10 @@ way inferscope reports on a scrape: a table of every instance now (the rates
 over --window), or over a past range (--last, or --from and --to), with the
 fleet's own notes. The store computes the table: each quantity it reads, summed
 per instance (--by) at the window's two ends; an instance whose window those
-cannot give (restarted, born or gone inside it) is read whole, as --json and
---instance read every instance. docs/fleet.md lists every query it sends.
+cannot give (restarted, born or gone inside it) is read whole. -o json writes
+the table's rows from the same read; --instance reads one instance whole for
+its full report, and --read-whole every instance (at many times the cost).
+docs/fleet.md lists every query it sends.
 
 The store is --prometheus URL (user:password@ in it is basic auth), or
 INFERSCOPE_PROMETHEUS. --timeout bounds one whole report: every query to the
@@ -64,6 +66,7 @@ type fleetOptions struct {
 	failOn      string
 	headers     []string
 	dedup       bool
+	readWhole   bool
 	replicas    []string
 	timeout     time.Duration
 	showQueries bool
@@ -119,12 +122,15 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagHeader.list(cmd, &o.headers)
 	flagTimeout.duration(cmd, &o.timeout)
 	flagDef{name: "dedup", usage: "ask a Thanos querier to merge HA replicas (dedup=true)"}.bool(cmd, &o.dedup)
+	flagDef{name: "read-whole", usage: "read every instance's series whole instead of the store's sums: each one's full report " +
+		"(in -o json too), at about 20 times the table's time and memory"}.bool(cmd, &o.readWhole)
 	flagDef{name: "replica-label", noFiles: true, usage: "a `LABEL` that tells HA replicas' copies apart (repeatable): dropped, one copy read; " +
 		"a Thanos querier is asked to deduplicate on it too"}.list(cmd, &o.replicas)
 	flagDef{name: "show-queries", usage: "write every query sent, and how long it took, to stderr"}.bool(cmd, &o.showQueries)
 	flagMaxBytes.size(cmd, &o.maxBytes)
-	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances, and %d series listed for each; "+
-		"more is an error that says how to narrow --selector", fleet.SeriesPerInstance)}.int(cmd, &o.maxInst)
+	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances whole (--instance, --read-whole, and those "+
+		"the store's sums cannot give), and list %d series for each: more is an error that says how to narrow --selector "+
+		"(the store's sums of the table are not bounded by it)", fleet.SeriesPerInstance)}.int(cmd, &o.maxInst)
 }
 
 // parse checks the flags cmd was given (now is the clock of the window).
@@ -351,11 +357,11 @@ func parseHeaderFlag(h string) (string, string, error) {
 
 func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options {
 	read := fleet.Pushdown
-	if o.json || o.one {
+	if o.readWhole || o.one {
 		// A report with every figure: each instance read whole.
 		read = fleet.Rebuild
 	}
-	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json, Model: o.model,
+	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json && read == fleet.Rebuild, Model: o.model,
 		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0}
 }
 
@@ -510,7 +516,7 @@ func (o *fleetOptions) runWatch(ctx context.Context, io *iostreams.IO, client *p
 				return fr, err
 			}
 			if !o.one {
-				fr.Fixed = f.HeaderLines() // the title and the table's header stay
+				fr.FixedAt = func(width int) int { return f.HeaderLines(min(width, MaxWidth)) } // the title and the table's header stay
 			}
 			fr.Text = func(width int) string {
 				out, err := o.render(f, min(width, MaxWidth), io, false)
@@ -549,9 +555,13 @@ func (o *fleetOptions) storeError(err error) error {
 // limitHint says how to narrow a fleet past --max-instances: the
 // namespaces (or jobs) holding the most instances, as selectors.
 func limitHint(le *fleet.LimitError) string {
-	raise := "or raise --max-instances (each instance read costs about half a megabyte)"
-	if le.What == "series" {
+	raise := "or raise --max-instances (each instance read whole costs about half a megabyte)"
+	switch le.What {
+	case "series":
 		raise = fmt.Sprintf("or raise --max-instances, which allows %d series for each", fleet.SeriesPerInstance)
+	case "values":
+		return fmt.Sprintf("narrow --selector to fewer values of %s, such as --selector %s; or raise --max-instances",
+			le.Label, termsafe.ShellQuote("{"+le.Selector.With(fleet.Matcher{Name: le.Label, Op: "=~", Value: "…"}).String()+"}"))
 	}
 	if len(le.Largest) == 0 {
 		return "narrow with --selector, such as --selector '{namespace=\"llm\"}', " + raise
@@ -565,6 +575,29 @@ func limitHint(le *fleet.LimitError) string {
 		ways = append(ways, fmt.Sprintf("%s (%s)", sel, units.Plural(float64(n.Instances), "instance")))
 	}
 	return "narrow with " + strings.Join(ways, " or ") + "; " + raise
+}
+
+// storeLimit names the store's own limit its refusal says it passed, ""
+// where it names none this knows.
+func storeLimit(e *promapi.Error) string {
+	low := strings.ToLower(e.Msg)
+	series := "VictoriaMetrics' -search.maxUniqueTimeseries"
+	if e.Endpoint == "/api/v1/series" {
+		series = "VictoriaMetrics' -search.maxSeries (30,000 series listed by default)"
+	}
+	for _, l := range []struct{ says, flag string }{
+		{"search.maxseries", "VictoriaMetrics' -search.maxSeries (30,000 series listed by default)"},
+		{"the number of matching timeseries", series},
+		{"maxuniquetimeseries", "VictoriaMetrics' -search.maxUniqueTimeseries"},
+		{"maxsamplesperquery", "VictoriaMetrics' -search.maxSamplesPerQuery"},
+		{"too many samples", "Prometheus' --query.max-samples"},
+		{"the query hit the max number", "Mimir's or Cortex's per-query limits (-querier.max-fetched-series-per-query, …)"},
+	} {
+		if strings.Contains(low, l.says) {
+			return l.flag
+		}
+	}
+	return ""
 }
 
 func noSeriesHint(ns *fleet.NoSeriesError, o *fleetOptions) string {
@@ -593,11 +626,16 @@ func (o *fleetOptions) storeHint(e *promapi.Error) string {
 		return fmt.Sprintf("the store took longer than --timeout %s: allow more (--timeout %s), or read less (a shorter window, a narrower --selector)",
 			units.Duration(o.timeout), units.Duration(2*o.timeout))
 	case promapi.TooMuchData:
+		limit := storeLimit(e)
+		if limit == "" {
+			limit = "Prometheus --query.max-samples, VictoriaMetrics -search.maxSamplesPerQuery"
+		}
 		w := o.end.Sub(o.start)
 		if o.last > 0 || o.from != "" {
-			return fmt.Sprintf("the store's sample limit was hit: shorten the window (--last %s instead of %s) or narrow --selector", units.Duration((w / 2).Round(time.Minute)), units.Duration(w))
+			return fmt.Sprintf("the store refused past its own limit (%s): shorten the window (--last %s instead of %s) or narrow --selector",
+				limit, units.Duration((w / 2).Round(time.Minute)), units.Duration(w))
 		}
-		return "the store's sample limit was hit: narrow --selector, or raise the limit (Prometheus --query.max-samples, VictoriaMetrics -search.maxSamplesPerQuery)"
+		return "the store refused past its own limit (" + limit + "): narrow --selector, or raise it"
 	case promapi.NoTenant:
 		return "name the tenant: --header 'X-Scope-OrgID: TENANT'"
 	case promapi.Unauthorized:

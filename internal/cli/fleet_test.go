@@ -118,6 +118,8 @@ func TestFleetStoreErrors(t *testing.T) {
 		{"not the API", 404, "404 page not found", nil, "answered HTTP 404", "/prometheus"},
 		{"sample limit", 422, `{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`,
 			[]string{"--last", "1h"}, "too many samples", "--last 30m instead of 1h"},
+		{"the store's series limit", 422, `{"status":"error","errorType":"422","error":"cannot fetch time series for \"filters=[{__name__=~\\\"(?:vllm:|ray_vllm:|ray_vllm_).+\\\",__name__!~\\\".+_bucket\\\"}], timeRange=[2026-12-06T09:33:02Z..2026-12-06T09:38:02Z]\": cannot find metric names: error when searching tsids: the number of matching timeseries exceeds 30000; either narrow down the search or increase -search.max* command-line flag values at vmselect; see https://docs.victoriametrics.com/#resource-usage-limits"}`,
+			nil, "exceeds 30000", "VictoriaMetrics' -search.maxUniqueTimeseries"},
 		{"server error", 503, `{"status":"error","errorType":"unavailable","error":"TSDB not ready"}`, nil, "TSDB not ready", "its log"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,54 +259,70 @@ func TestFleetLive(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	t.Run("json", func(t *testing.T) {
-		code, out, errs := runFleetCLI("--json")
-		if code != ExitOK {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		var doc struct {
-			Version string `json:"inferscope_version"`
-			Schema  int    `json:"schema"`
-			Backend struct {
-				Kind string `json:"kind"`
-			} `json:"backend"`
-			At        string `json:"at"`
-			Instances []struct {
-				Instance map[string]string              `json:"instance"`
-				State    string                         `json:"state"`
-				Dialect  string                         `json:"dialect"`
-				Rates    map[string]map[string]*float64 `json:"rates"`
-				Sections []struct{ ID string }          `json:"sections"`
-			} `json:"instances"`
-			Totals struct {
-				Rates map[string]map[string]*float64 `json:"rates"`
-			} `json:"totals"`
-			Notes []struct{ ID string } `json:"notes"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if doc.Schema != 1 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 {
-			t.Fatalf("document: %+v", doc)
-		}
-		sum := 0.0
-		for _, in := range doc.Instances {
-			r := in.Rates["5m"]["requests"]
-			if in.Instance["pod"] == "" || in.Dialect != "tabbyapi" || r == nil || *r <= 0 || in.Sections[0].ID != "rates" {
-				t.Errorf("instance %+v", in)
-				continue
+		// The table's rows, from the same read as the table (the store's
+		// sums); each full report only where every instance is read whole.
+		for _, whole := range []bool{false, true} {
+			args := []string{"--json"}
+			if whole {
+				args = append(args, "--read-whole")
 			}
-			sum += *r
-		}
-		// A total is its rows' arithmetic: the rates as the rows show them, added.
-		if tot := doc.Totals.Rates["5m"]["requests"]; tot == nil || !approxRel(*tot, sum) {
-			t.Errorf("totals' requests %v, want the instances' %v", tot, sum)
-		}
-		ids := ""
-		for _, n := range doc.Notes {
-			ids += n.ID + " "
-		}
-		if !strings.Contains(ids, "fleet_metadata_missing") {
-			t.Errorf("notes %s", ids)
+			code, out, errs := runFleetCLI(args...)
+			if code != ExitOK {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+			var doc struct {
+				Version string `json:"inferscope_version"`
+				Schema  int    `json:"schema"`
+				Backend struct {
+					Kind string `json:"kind"`
+				} `json:"backend"`
+				At        string `json:"at"`
+				Read      string `json:"read"`
+				Instances []struct {
+					ID       string              `json:"id"`
+					Instance map[string]string   `json:"instance"`
+					State    string              `json:"state"`
+					Dialect  string              `json:"dialect"`
+					Rates    map[string]*float64 `json:"rates"`
+					Report   *struct {
+						Sections []struct{ ID string } `json:"sections"`
+					} `json:"report"`
+				} `json:"instances"`
+				Totals struct {
+					Rates    map[string]*float64 `json:"rates"`
+					Up       int                 `json:"up"`
+					Coverage map[string]struct{ Over, Of int }
+				} `json:"totals"`
+				Notes []struct{ ID string } `json:"notes"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			read := map[bool]string{false: "pushdown", true: "rebuild"}[whole]
+			if doc.Schema != 2 || doc.Version != version.String() || doc.Backend.Kind != "victoriametrics" || doc.At == "" || len(doc.Instances) != 4 || doc.Read != read {
+				t.Fatalf("%v: document: %+v", args, doc)
+			}
+			sum := 0.0
+			for _, in := range doc.Instances {
+				r := in.Rates["requests"]
+				if in.Instance["pod"] == "" || in.ID != "demo/"+in.Instance["pod"] || in.Dialect != "tabbyapi" || r == nil || *r <= 0 ||
+					(in.Report != nil) != whole || whole && in.Report.Sections[0].ID != "rates" {
+					t.Errorf("%v: instance %+v", args, in)
+					continue
+				}
+				sum += *r
+			}
+			// A total is its rows' arithmetic: the rates as the rows show them, added.
+			if tot := doc.Totals.Rates["requests"]; tot == nil || !approxRel(*tot, sum) || doc.Totals.Coverage["requests"].Of != 4 {
+				t.Errorf("%v: totals' requests %v (%+v), want the instances' %v", args, tot, doc.Totals, sum)
+			}
+			ids := ""
+			for _, n := range doc.Notes {
+				ids += n.ID + " "
+			}
+			if !strings.Contains(ids, "fleet_metadata_missing") {
+				t.Errorf("%v: notes %s", args, ids)
+			}
 		}
 	})
 	t.Run("instance", func(t *testing.T) {
@@ -362,8 +380,9 @@ func TestFleetLive(t *testing.T) {
 func approxRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 // What a hostile store does, through the one way out: a redirect to
-// another host with credentials, an answer past --max-bytes, a fleet past
-// --max-instances; each an error on one line with what to try, exit 2.
+// another host with credentials, an answer past --max-bytes, a fleet read
+// whole past --max-instances; each an error on one line with what to try,
+// exit 2.
 func TestFleetHostileStore(t *testing.T) {
 	other := &hostiletest.Recorder{Body: `{"status":"success","data":{"version":"2.42.0"}}`}
 	otherURL := hostiletest.OtherHost(t, other)
@@ -404,8 +423,9 @@ func TestFleetHostileStore(t *testing.T) {
 			away.URL + "/api/v1/status/buildinfo redirected to another host, " + otherURL + "/api/v1/status/buildinfo", "if you trust the other host"},
 		{"an answer past --max-bytes", []string{"--prometheus", huge.URL, "--max-bytes", "1M"}, nil,
 			huge.URL + "/api/v1/status/buildinfo is larger than the 1.0 MiB cap", "--max-bytes 2M"},
-		{"a fleet past --max-instances", []string{"--prometheus", many.URL, "--max-instances", "10"}, nil,
-			"the store holds 30 inference-server instances, more than the 10 read at once",
+		// --max-instances bounds what is read whole: here every instance.
+		{"a fleet past --max-instances", []string{"--prometheus", many.URL, "--max-instances", "10", "--read-whole"}, nil,
+			"the store holds 30 inference-server instances, more than the 10 read whole at once",
 			`narrow with --selector '{namespace="ns-0"}' (20 instances) or '{namespace="ns-1"}' (10 instances); or raise --max-instances`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

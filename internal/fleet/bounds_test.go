@@ -61,16 +61,16 @@ func (f *fakeStore) Query(_ context.Context, query string, _ time.Time) (model.V
 
 // quantitiesOn is what a shape of lib asks store at the window's end and
 // start, its bounds asked first as a report asks them.
-func quantitiesOn(t *testing.T, store *fakeStore, lib *promql.Library) (r *run, end, start []tagged) {
+func quantitiesOn(t *testing.T, store *fakeStore, lib *promql.Library) (q *querier, end, start []tagged) {
 	t.Helper()
-	r = &run{q: newQuerier(store), o: Options{By: DefaultBy()}, f: &Fleet{Backend: store.Backend()}}
+	q = newQuerier(store, Options{By: DefaultBy()})
 	sh := &shape{lib: lib}
-	bounds, err := r.bounds(context.Background(), sh)
+	les, err := bounds(context.Background(), q, sh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end, start, _ = r.quantities(sh, bounds)
-	return r, end, start
+	end, start, _ = quantities(q, sh, les)
+	return q, end, start
 }
 
 // On VictoriaMetrics the table's histogram buckets are read one bound at a
@@ -153,12 +153,12 @@ func TestSumsNameTheFirstInvalid(t *testing.T) {
 		wait: map[string]chan struct{}{first: make(chan struct{})},
 	}
 	store.done = map[string]chan struct{}{second: store.wait[first]}
-	r := &run{q: newQuerier(store), o: Options{By: DefaultBy()}}
+	q := newQuerier(store, Options{By: DefaultBy()})
 	exprs := []tagged{
 		{tag: tagValue + snapshot.TokensPredictedTotal, expr: first},
 		{tag: tagValue + snapshot.PromptTokensTotal, expr: second},
 	}
-	sums, err := r.sums(context.Background(), "test", exprs, time.Unix(0, 0))
+	sums, err := sums(context.Background(), q, "test", exprs, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestBucketsButReadsWhatTheListMissed(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &fakeStore{backend: promapi.Backend{Kind: promapi.VictoriaMetrics}, values: []string{"1", "+Inf"}, answers: map[string]model.Vector{}}
-	r, end, _ := quantitiesOn(t, store, lib)
+	q, end, _ := quantitiesOn(t, store, lib)
 	var reads []tagged
 	for _, e := range end {
 		if e.tag == tagBucket+snapshot.TimeToFirstTokenSeconds {
@@ -196,7 +196,7 @@ func TestBucketsButReadsWhatTheListMissed(t *testing.T) {
 	store.answers[reads[0].expr] = model.Vector{bucket("1", 3)}
 	store.answers[reads[1].expr] = model.Vector{bucket("+Inf", 10)}
 	store.answers[reads[2].expr] = model.Vector{bucket("2", 7)} // not listed
-	sums, err := r.sums(context.Background(), "test", reads, time.Unix(0, 0))
+	sums, err := sums(context.Background(), q, "test", reads, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

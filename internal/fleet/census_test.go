@@ -104,13 +104,20 @@ func TestCensus(t *testing.T) {
 		if want := []string{"extra", "gauges", "missing", "off", "old", "reason"}; !slices.Equal(whole, want) {
 			t.Errorf("%s: discovered whole %q, want %q", s.Kind, whole, want)
 		}
-		// The census holds the fleet to --max-instances too.
+		// --max-instances bounds what is read whole, not what the store
+		// sums: the eight instances with three allowed (one read whole,
+		// "missing"); the rebuild, reading every one whole, is refused.
 		o.MaxInstances = 3
+		if f, err := Run(context.Background(), c, o); err != nil || len(f.Instances) != 8 {
+			t.Errorf("%s: the pushdown with --max-instances 3: %v", s.Kind, err)
+		}
+		o.Read = Rebuild
 		_, err := Run(context.Background(), c, o)
 		var le *LimitError
 		if !errors.As(err, &le) || le.What != "instances" || len(le.Selector) != 0 {
-			t.Errorf("%s: past --max-instances: %v, want a LimitError on instances", s.Kind, err)
+			t.Errorf("%s: the rebuild past --max-instances: %v, want a LimitError on instances", s.Kind, err)
 		}
+		o.MaxInstances, o.Read = 0, Pushdown
 	}
 }
 
@@ -187,21 +194,21 @@ func TestCensusLackingFamilies(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := &group{dialect: "vllm", families: map[string]bool{"vllm:num_requests_running": true, "vllm:e2e_request_latency_seconds_count": true}}
-	libs := map[string]*shape{"vllm": {groups: []*group{first}, lib: lib, probe: "vllm:e2e_request_latency_seconds_count"}}
-	r := &run{o: Options{By: DefaultBy()}}
+	libs := map[string]*shape{"vllm": {groups: []*group{first}, first: first, lib: lib, probe: "vllm:e2e_request_latency_seconds_count"}}
+	q := newQuerier(nil, Options{By: DefaultBy()})
 	names := []string{"vllm:e2e_request_latency_seconds_count", "vllm:made_up_total", "vllm:num_requests_running"}
 	has := func(ms []string, part string) bool {
 		return slices.ContainsFunc(ms, func(m string) bool { return strings.Contains(m, part) })
 	}
-	all := r.censusMatches(libs, names, true)
+	all := censusMatches(q, libs, names, true)
 	if !has(all, `__name__=~"vllm:made_up_total"`) || has(all, `__name__!~"vllm:e2e`) {
 		t.Errorf("a whole list: %q, want the lacking family by name alone", all)
 	}
-	cut := r.censusMatches(libs, names, false)
+	cut := censusMatches(q, libs, names, false)
 	if !has(cut, `__name__!~"vllm:e2e_request_latency_seconds_count|vllm:num_requests_running|.+_bucket"`) {
 		t.Errorf("a list the store may have cut: %q, want every family but the first's", cut)
 	}
-	if sel := r.censusMatches(libs, names[:1], true); has(sel, "made_up") || has(sel, `__name__!~"vllm:e2e`) {
+	if sel := censusMatches(q, libs, names[:1], true); has(sel, "made_up") || has(sel, `__name__!~"vllm:e2e`) {
 		t.Errorf("nothing lacking: %q, want no selector for it", sel)
 	}
 }

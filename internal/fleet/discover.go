@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -18,21 +19,173 @@ import (
 	"github.com/inferscope/inferscope/internal/units"
 )
 
+// Discovery: which instances the store holds, and how each can be read.
+// It is finished before anything is read of them. A rebuild lists every
+// series of every dialect (one request) and groups them into instances
+// by --by; a pushdown discovers by census (census.go), which lists a few
+// series of each instance, and sorts the instances into shapes, each read
+// by one library (shapes.go). Either way the store's metadata is asked
+// beside the first request.
+
 // DefaultBy is the grouping unless told: the scrape target (job and
 // instance), the labels every series a store scrapes carries, and the
 // aggregation of the rules and dashboards (promql.DefaultBy): one --by, one
 // meaning. A Kubernetes fleet reads better --by namespace,pod.
 func DefaultBy() []string { return promql.DefaultBy("") }
 
-// routerLabel is the label vLLM production-stack's router adds to the engine
-// series it re-publishes (vllm:num_requests_running, …{server="…"}):
-// summed with the engines' own, every figure would count twice.
-const routerLabel = "server"
+// discovery is the fleet as discovery found it.
+type discovery struct {
+	// groups are its instances, in the order of their ids; route finds
+	// the instance of a series of theirs.
+	groups []*group
+	route  *router
+	// routerSeries counts the series skipped as router copies, by the
+	// instance the router's own series would have been.
+	routerSeries map[string]int
+	// families are the dialects' families the fleet publishes: the
+	// store's names within the selector (a pushdown: familyNames), else
+	// those listed.
+	families []string
+	meta     *metadata
+	// shapes sort the instances by the library that reads them (a
+	// pushdown, and trends): each instance is in one, shapeOf by id.
+	shapes  []*shape
+	shapeOf map[string]*shape
+}
 
-// routerCopy says whether m is a series vLLM production-stack's router
-// re-publishes (a vllm: series with a server label).
-func routerCopy(m model.Metric) bool {
-	return m[routerLabel] != "" && dialect.Owner(string(m[model.MetricNameLabel])) == "vllm"
+// discover finds the fleet: its instances, grouped by --by, within the
+// selector and the window (and the lookback before it); in a pushdown, or
+// for trends, sorted into shapes with their libraries. No instance is a
+// *NoSeriesError; past its bounds (the series listed; in a rebuild, which
+// reads every instance whole, --max-instances), a *LimitError.
+func discover(ctx context.Context, q *querier) (*discovery, error) {
+	d := &discovery{}
+	if q.o.Read == Pushdown {
+		if err := d.byCensus(ctx, q); err != nil {
+			return nil, err
+		}
+	} else if err := d.whole(ctx, q); err != nil {
+		return nil, err
+	}
+	if len(d.groups) == 0 {
+		return nil, d.noFleet(ctx, q)
+	}
+	d.route = newRouter(d.groups, q.o.By)
+	if q.o.Read == Rebuild && q.o.Trend {
+		// Trends read each shape's library step by step.
+		shapes, err := sortShapes(ctx, q, d, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		d.setShapes(shapes)
+	}
+	return d, nil
+}
+
+// whole discovers the fleet by every series of every dialect, and the
+// store's metadata beside it.
+func (d *discovery) whole(ctx context.Context, q *querier) error {
+	var l *listing
+	err := alongside(ctx,
+		func(ctx context.Context) (err error) { d.meta, err = loadMetadata(ctx, q); return },
+		func(ctx context.Context) (err error) {
+			l, err = listAll(ctx, q, "discovery: every series of every dialect")
+			return
+		})
+	if err != nil {
+		return err
+	}
+	d.groups, d.routerSeries = l.groups, l.routerSeries
+	seen := map[string]bool{}
+	for _, g := range d.groups {
+		for f := range g.families {
+			seen[f] = true
+		}
+	}
+	d.families = slices.Sorted(maps.Keys(seen))
+	return nil
+}
+
+// setShapes keeps the fleet's shapes, and each instance's.
+func (d *discovery) setShapes(shapes []*shape) {
+	d.shapes, d.shapeOf = shapes, map[string]*shape{}
+	for _, sh := range shapes {
+		for _, g := range sh.groups {
+			d.shapeOf[g.id] = sh
+		}
+	}
+}
+
+// noFleet is the error of a discovery that found nothing to read.
+func (d *discovery) noFleet(ctx context.Context, q *querier) error {
+	if n := sum(d.routerSeries); n > 0 {
+		return fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", n, routerLabel)
+	}
+	return noSeries(ctx, q)
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// NoSeriesError is a store (within the selector) holding no series of any
+// dialect.
+type NoSeriesError struct {
+	Selector Selector
+	// Prefixes are the name prefixes the store does have (within the
+	// selector), at most 20.
+	Prefixes []string
+	// From and To are the window looked in.
+	From, To time.Time
+}
+
+func (e *NoSeriesError) Error() string {
+	what := "the store has no inference-server series"
+	if len(e.Selector) > 0 {
+		what += " matching " + e.Selector.Short()
+	}
+	if len(e.Prefixes) == 0 {
+		return what + " (and no series at all in the window, " + e.From.UTC().Format(time.RFC3339) + " to " + e.To.UTC().Format(time.RFC3339) + ")"
+	}
+	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
+}
+
+// noSeries says what the store has instead.
+func noSeries(ctx context.Context, q *querier) error {
+	o := q.o
+	match := []string{o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+"}).braces()}
+	start, end := q.listed()
+	names, err := q.labelValues(ctx, "no series: the names the store has instead", model.MetricNameLabel, match, start, end)
+	if err != nil {
+		var e *promapi.Error
+		if errors.As(err, &e) && e.Kind == promapi.Canceled {
+			return err
+		}
+		names = nil
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		p := n
+		if i := strings.IndexByte(n, ':'); i > 0 {
+			p = n[:i+1]
+		} else if i := strings.IndexByte(n, '_'); i > 0 {
+			p = n[:i+1]
+		}
+		seen[p] = true
+	}
+	ps := make([]string, 0, len(seen))
+	for p := range seen {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	if len(ps) > 20 {
+		ps = append(ps[:20], fmt.Sprintf("and %d more", len(ps)-20))
+	}
+	return &NoSeriesError{Selector: o.Selector, Prefixes: ps, From: o.From, To: o.To}
 }
 
 // startTimeSeries is the standard process collector's series; dialects
@@ -43,10 +196,6 @@ const startTimeSeries = "process_start_time_seconds"
 type Target struct{ Job, Instance string }
 
 func (t Target) String() string { return t.Job + "/" + t.Instance }
-
-func targetOf(m model.Metric) Target {
-	return Target{Job: string(m[model.JobLabel]), Instance: string(m[model.InstanceLabel])}
-}
 
 // group is one instance as discovery found it.
 type group struct {
@@ -74,22 +223,20 @@ type group struct {
 	partial bool
 }
 
-// newDiscovery is an empty discovery grouping by o.By.
-func newDiscovery(o Options) *discovery {
-	return &discovery{by: o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
+// newListing is an empty listing grouping by o.By.
+func newListing(o Options) *listing {
+	return &listing{by: o.By, routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{},
 		replicaLabels: o.ReplicaLabels}
 }
 
-// discovery is what one series query found.
-type discovery struct {
+// listing is what one listing of series found: the series grouped into
+// instances.
+type listing struct {
 	by     []string
 	groups []*group
 	byID   map[string]*group
 	// byKey finds a group's id by groupKey, without building its labels.
 	byKey map[string]string
-	// byTarget finds the group of a series that carries only its
-	// target's labels (process_start_time_seconds, up).
-	byTarget map[Target]*group
 	// routerSeries counts series skipped as router copies, by the group
 	// the router's own series would have been.
 	routerSeries map[string]int
@@ -97,7 +244,7 @@ type discovery struct {
 	series int
 	// replicaLabels are the labels the user named as telling HA
 	// replicas' copies apart (--replica-label); replicaish says, of each
-	// label name seen, whether it is one or its name says replica.
+	// label name seen, whether it is one (replicaLabel).
 	replicaLabels []string
 	replicaish    map[model.LabelName]bool
 	// key is a buffer for the map keys add builds.
@@ -115,21 +262,29 @@ func discoverMatch(sel Selector) string {
 	).braces()
 }
 
-// discover lists the series of every dialect in [start, end] and groups
-// them into instances by the by labels. The series are taken as the store's answer is
-// read, none kept: memory grows with the instances, not the series. More
-// than maxInstances instances, or more than MaxSeries(maxInstances)
-// series, is a *LimitError.
-func discover(ctx context.Context, q *querier, purpose string, o Options, start, end time.Time) (*discovery, error) {
-	return list(ctx, q, purpose, []string{discoverMatch(o.Selector)}, o, start, end)
+// listAll lists the series of every dialect within the selector, over the
+// window and its lookback, and groups them into instances by --by. The
+// series are taken as the store's answer is read, none kept: memory grows
+// with the instances, not the series. More than --max-instances
+// instances, or more than MaxSeries of them series, is a *LimitError.
+func listAll(ctx context.Context, q *querier, purpose string) (*listing, error) {
+	return list(ctx, q, purpose, []string{discoverMatch(q.o.Selector)})
 }
 
 // list groups the series the store lists for matches (a series that
-// several match is listed once) into instances, as discover does.
-func list(ctx context.Context, q *querier, purpose string, matches []string, o Options, start, end time.Time) (*discovery, error) {
+// several match is listed once) into instances, as listAll does. The
+// series are bounded (MaxSeries: the answer's size); the instances only
+// where every instance is read whole (a rebuild): a pushdown sums as many
+// as the store holds, and bounds those it reads whole (readWhole).
+func list(ctx context.Context, q *querier, purpose string, matches []string) (*listing, error) {
+	o := q.o
+	start, end := q.listed()
 	sel, maxInstances := o.Selector, maxInstancesOr(o.MaxInstances)
-	d := newDiscovery(o)
+	d := newListing(o)
 	lim := &limits{maxInstances: maxInstances, maxSeries: MaxSeries(maxInstances), sel: sel}
+	if o.Read == Pushdown {
+		lim.maxInstances = math.MaxInt
+	}
 	var seen map[model.Fingerprint]bool
 	if len(matches) > 1 {
 		seen = map[model.Fingerprint]bool{} // in case the store does not
@@ -160,24 +315,18 @@ func list(ctx context.Context, q *querier, purpose string, matches []string, o O
 		g.dialect = majorityDialect(g.families)
 		d.groups = append(d.groups, g)
 	}
-	d.index()
+	sortGroups(d.groups)
 	return d, nil
 }
 
-// index sorts the groups by id and finds each by its targets.
-func (d *discovery) index() {
-	sort.Slice(d.groups, func(i, j int) bool { return d.groups[i].id < d.groups[j].id })
-	d.byTarget = map[Target]*group{}
-	for _, g := range d.groups {
-		for t := range g.targets {
-			d.byTarget[t] = g
-		}
-	}
+// sortGroups orders groups by id.
+func sortGroups(gs []*group) {
+	sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
 }
 
 // add routes one series to its instance: a new one if it is the first of
 // its instance and there is room, else one only counted (lim).
-func (d *discovery) add(m model.Metric, lim *limits) error {
+func (d *listing) add(m model.Metric, lim *limits) error {
 	name := string(m[model.MetricNameLabel])
 	owner := dialect.Owner(name)
 	if owner == "" {
@@ -228,7 +377,7 @@ var decidingLabels = promql.DecidingLabels()
 // the model it serves, the values that decide how its dialect's library
 // reads it, and labels that may tell HA replicas' copies apart. It runs
 // for every series discovery lists: it allocates only for what is new.
-func (d *discovery) note(g *group, owner, name string, m model.Metric) {
+func (d *listing) note(g *group, owner, name string, m model.Metric) {
 	for _, l := range modelLabelsOf(owner) {
 		if v := m[model.LabelName(l)]; v != "" {
 			d.key = append(append(append(d.key[:0], owner...), 0), v...)
@@ -248,7 +397,7 @@ func (d *discovery) note(g *group, owner, name string, m model.Metric) {
 	for l := range m {
 		replica, seen := d.replicaish[l]
 		if !seen {
-			replica = strings.Contains(strings.ToLower(string(l)), "replica") || slices.Contains(d.replicaLabels, string(l))
+			replica = replicaLabel(l, d.replicaLabels)
 			if d.replicaish == nil {
 				d.replicaish = map[model.LabelName]bool{}
 			}
@@ -291,12 +440,16 @@ func (g *group) served() []string {
 	return dialect.ServedModels(g.dialect, out)
 }
 
-// Bounds of discovery.
+// Bounds of what is read.
 const (
-	// DefaultMaxInstances is how many instances a report reads unless
-	// told (--max-instances): each costs about half a megabyte while the
-	// report is built (110 MB for 200 vLLM pods), and its state at the end
-	// of the window 68 kB of the largest answer.
+	// DefaultMaxInstances is how many instances a report reads whole
+	// unless told (--max-instances): each costs about half a megabyte
+	// while the report is built (110 MB for 200 vLLM pods), and its state
+	// at the end of the window 68 kB of the largest answer. The store's
+	// sums are not bounded by it (60 kB an instance: 125 MB for 2,000 vLLM
+	// pods), only by what discovery lists (MaxSeries) and the answers'
+	// size (Options.MaxBytes); nor is what a walk of label values
+	// finds, which it bounds before asking about them.
 	DefaultMaxInstances = 1000
 	// SeriesPerInstance is how many series discovery lists for each
 	// instance allowed, on average: a vLLM pod lists 45 to 61 for each
@@ -318,10 +471,15 @@ func maxInstancesOr(n int) int {
 	return n
 }
 
-// LimitError is a discovery past a bound: more instances than
-// Options.MaxInstances, or more series than MaxSeries allows for them.
+// LimitError is a report past a bound: more instances to read whole than
+// Options.MaxInstances, more series listed than MaxSeries allows for
+// them, more values of a grouping label than it may ask about.
 type LimitError struct {
-	What     string // "instances" or "series"
+	// What is "instances" (every instance read whole), "whole" (those a
+	// pushdown reads whole), "series", or "values" (of Label, within
+	// Selector, that the census did not list).
+	What     string
+	Label    string
 	Limit    int
 	Found    int  // how many were found
 	AtLeast  bool // reading stopped at Found: there are more
@@ -345,15 +503,22 @@ func (e *LimitError) Error() string {
 	if len(e.Selector) > 0 {
 		within = " within " + e.Selector.Short()
 	}
-	if e.What == "series" {
-		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %s allowed",
-			e.Limit, within, SeriesPerInstance, units.Plural(float64(e.Limit/SeriesPerInstance), "instance"))
-	}
 	found := fmt.Sprint(e.Found)
 	if e.AtLeast {
 		found = "more than " + found
 	}
-	return fmt.Sprintf("the store holds %s inference-server instances%s, more than the %d read at once", found, within, e.Limit)
+	switch e.What {
+	case "series":
+		return fmt.Sprintf("the store lists more than %d inference-server series%s: discovery reads at most %d for each of the %s allowed",
+			e.Limit, within, SeriesPerInstance, units.Plural(float64(e.Limit/SeriesPerInstance), "instance"))
+	case "whole":
+		return fmt.Sprintf("%s inference-server instances%s are to be read whole (the store's sums cannot give their window: restarted, born or gone inside it, …), more than the %d read whole at once",
+			found, within, e.Limit)
+	case "values":
+		return fmt.Sprintf("the store's series carry %s values of %s%s that the census did not list, more than the %d instances discovered whole at once",
+			found, e.Label, within, e.Limit)
+	}
+	return fmt.Sprintf("the store holds %s inference-server instances%s, more than the %d read whole at once", found, within, e.Limit)
 }
 
 // limits counts discovery against its bounds.
@@ -446,61 +611,6 @@ func (l *limits) tooMany(what string, found int, atLeast bool) *LimitError {
 		e.Largest = append(e.Largest, Narrower{Selector: l.sel.With(m), Instances: l.wide[m]})
 	}
 	return e
-}
-
-// groupLabels are the labels that identify m's instance.
-func groupLabels(m model.Metric, by []string) map[string]string {
-	out := make(map[string]string, len(by))
-	for _, l := range by {
-		out[l] = string(m[model.LabelName(l)])
-	}
-	return out
-}
-
-// keyOf is a group's key, as groupKey gives it for its series.
-func keyOf(g *group, by []string) string {
-	var b []byte
-	for _, l := range by {
-		b = append(append(b, g.labels[l]...), 0)
-	}
-	return string(b)
-}
-
-// groupKey identifies m's instance as groupLabels does, in one string:
-// the values of the labels that decide it.
-func groupKey(m model.Metric, by []string) string { return string(appendKey(nil, m, by)) }
-
-// appendKey appends m's group key to b.
-func appendKey(b []byte, m model.Metric, by []string) []byte {
-	for _, l := range by {
-		b = append(append(b, m[model.LabelName(l)]...), 0)
-	}
-	return b
-}
-
-// groupID joins an instance's label values in label order: "llm/vllm-7".
-func groupID(labels map[string]string) string {
-	keys := slices.Sorted(maps.Keys(labels))
-	// namespace before pod, job before instance: the wider first.
-	sort.SliceStable(keys, func(i, j int) bool { return rank(keys[i]) < rank(keys[j]) })
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = labels[k]
-		if vals[i] == "" {
-			vals[i] = "-"
-		}
-	}
-	return strings.Join(vals, "/")
-}
-
-func rank(label string) int {
-	switch label {
-	case "namespace", "job", "cluster":
-		return 0
-	case "pod", "instance":
-		return 2
-	}
-	return 1
 }
 
 // majorityDialect is the dialect owning most of the families, as

@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/httpsafe/hostiletest"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/storetest"
 )
 
 // vllmSeries are the names discovery lists for one pod (buckets left
@@ -94,7 +99,8 @@ func bigClient(t *testing.T, srv *httptest.Server, maxInstances int, maxBytes in
 // meanwhile grows with the instances allowed, not with the series listed
 // (before the bound: 30k series took 285 MB, 100k 884 MB, 1M past 8 GB).
 // The store here answers series only: discover.go's listing, as a rebuild
-// sends it (a pushdown's census: TestCensus).
+// sends it (a pushdown's census: TestCensus; what it reads whole:
+// TestWholeBounded).
 func TestDiscoveryBounds(t *testing.T) {
 	end := time.Date(2026, 11, 2, 1, 15, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -108,13 +114,13 @@ func TestDiscoveryBounds(t *testing.T) {
 		alloc        uint64 // at most, in bytes
 	}{
 		{name: "2,000 instances past 500", pods: 2000, perPod: 45, honour: true, maxInstances: 500, what: "instances",
-			msg: "the store holds 2000 inference-server instances, more than the 500 read at once", alloc: 56 << 20},
+			msg: "the store holds 2000 inference-server instances, more than the 500 read whole at once", alloc: 56 << 20},
 		{name: "1M series, the store stops at limit=", pods: 2, perPod: 500_000, honour: true, maxInstances: 10, what: "series",
 			msg: "the store lists more than 2000 inference-server series: discovery reads at most 200 for each of the 10 instances allowed", alloc: 4 << 20},
 		{name: "300k series of 300 instances, all sent", pods: 300, perPod: 1000, maxInstances: 1000, what: "series",
 			msg: "the store lists more than 200000 inference-server series", alloc: 200 << 20},
 		{name: "300k series of 6,666 instances, all sent", pods: 6666, perPod: 45, maxInstances: 1000, what: "instances",
-			msg: "the store holds more than 4445 inference-server instances, more than the 1000 read at once", alloc: 200 << 20},
+			msg: "the store holds more than 4445 inference-server instances, more than the 1000 read whole at once", alloc: 200 << 20},
 		{name: "1M series, all sent", pods: 1000, perPod: 1000, maxInstances: 1000, maxBytes: 32 << 20,
 			msg: "/api/v1/series is larger than the 32.0 MiB cap", alloc: 80 << 20},
 	} {
@@ -166,5 +172,131 @@ func TestLimitErrorNarrowers(t *testing.T) {
 	}
 	if !strings.Contains(le.Error(), `within {job="vllm"}`) {
 		t.Errorf("message %q does not name the selector", le.Error())
+	}
+}
+
+// A pushdown sums every instance, and reads whole at most --max-instances:
+// the recorded fleet's three instances the sums cannot give (restarted,
+// born, gone), with two allowed, are one clear refusal, before any is
+// read whole.
+func TestWholeBounded(t *testing.T) {
+	api := recordedAPI(t, "range")
+	_, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s, MaxInstances: 2})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "whole" || le.Found != 3 || le.Limit != 2 {
+		t.Fatalf("err = %v, want a LimitError on the three read whole", err)
+	}
+	if want := "3 inference-server instances are to be read whole"; !strings.Contains(err.Error(), want) {
+		t.Errorf("%q, want %q", err, want)
+	}
+	if f, err := Run(context.Background(), api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s, MaxInstances: 3}); err != nil || len(f.Instances) != 5 {
+		t.Errorf("three allowed: %v", err)
+	}
+}
+
+// A store whose label values list a million values of instance for a
+// fleet of a few (a label the store's index holds values of that no
+// series in the window carries, or a store that lies): the values count
+// against --max-instances before any request is made for them, and the
+// report is one refusal naming the label and where it was walked. Before,
+// each value was an instance to discover whole: 3,182 requests and
+// 1.05 GB to report three instances.
+func TestWalkBounded(t *testing.T) {
+	t.Parallel()
+	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixture(t, t.TempDir())})
+	real, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int64
+	forward := httputil.NewSingleHostReverseProxy(real)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.URL.Path != "/api/v1/label/instance/values" {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		buf := append(make([]byte, 0, 64<<10), `{"status":"success","data":[`...)
+		for i := range 1_000_000 {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(strconv.AppendInt(append(buf, `"10.`...), int64(i), 10), `:8000"`...)
+			if len(buf) > 60<<10 {
+				w.Write(buf)
+				buf = buf[:0]
+			}
+		}
+		w.Write(append(buf, `]}`...))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := promapi.New(promapi.Options{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Detect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sel         Selector
+		alloc, heap uint64 // at most, MB
+	}{
+		{nil, 700, 420}, // three jobs: three answers of a million values
+		{Selector{{Name: "job", Op: "=", Value: "vllm"}}, 260, 200}, // one: 19 MB
+	} {
+		var runErr error
+		var peak atomic.Uint64
+		runtime.GC()
+		done := make(chan struct{})
+		go func() { // the heap's largest, sampled
+			for {
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+		}()
+		requests.Store(0)
+		alloc := hostiletest.Allocated(func() {
+			_, runErr = Run(context.Background(), c, Options{From: fixTo.Add(-DefaultWindow), To: fixTo, Selector: tc.sel})
+		})
+		close(done)
+		t.Logf("%v: %d requests, %d MB allocated, the heap at most %d MB: %v", tc.sel, requests.Load(), alloc>>20, peak.Load()>>20, runErr)
+		var le *LimitError
+		if !errors.As(runErr, &le) || le.What != "values" || le.Label != "instance" || le.Limit != DefaultMaxInstances || le.Found < 999_000 {
+			t.Fatalf("err = %#v, want a LimitError on the values of instance", runErr)
+		}
+		if !strings.Contains(runErr.Error(), "values of instance within {job=") {
+			t.Errorf("%q names no selector to narrow by", runErr)
+		}
+		if n := requests.Load(); n > 20 {
+			t.Errorf("%d requests, want the report's few", n)
+		}
+		if alloc>>20 > tc.alloc || peak.Load()>>20 > tc.heap {
+			t.Errorf("%d MB allocated, the heap at most %d MB; want at most %d and %d", alloc>>20, peak.Load()>>20, tc.alloc, tc.heap)
+		}
+	}
+}
+
+// A store that refuses past its own limit is reported as it refused, in
+// its words (not cut off by the filters it repeats first), not as
+// inferscope's bound: VictoriaMetrics lists at most -search.maxSeries
+// series (30,000 unless told; here 10). The command line's hint names the
+// flag (TestFleetStoreErrors).
+func TestStoreLimitReported(t *testing.T) {
+	t.Parallel()
+	s := storetest.VictoriaMetrics(t, storetest.Config{Backfill: writeFixture(t, t.TempDir()), Flags: []string{"-search.maxSeries=10"}})
+	_, err := Run(context.Background(), client(t, s), Options{From: fixTo.Add(-DefaultWindow), To: fixTo})
+	var pe *promapi.Error
+	var le *LimitError
+	if !errors.As(err, &pe) || pe.Kind != promapi.TooMuchData || pe.Endpoint != "/api/v1/series" || errors.As(err, &le) ||
+		!strings.Contains(err.Error(), "matching timeseries exceeds 10; either narrow down the search or increase -search.max*") {
+		t.Errorf("err = %v, want the store's refusal in its words", err)
 	}
 }

@@ -1,14 +1,8 @@
 package fleet
 
 import (
-	"context"
-	"errors"
-	"math"
-	"sort"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/analysis"
-	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/snapshot"
@@ -16,121 +10,7 @@ import (
 
 // From readings to figures: an instance's window is the difference of its
 // readings (deltaOver, as --since computes it), and the table's figures
-// are the rates rows' over it (figuresOf). Both paths end here.
-
-// build turns what was read into instances, totals and notes.
-func (r *run) build(ctx context.Context) error {
-	// The store is done by now: each core makes instances (2,000 pods:
-	// 0.26 s of CPU), every one from its own readings alone.
-	made := make([]*Instance, len(r.disc.groups))
-	if err := across(ctx, len(made), func(i int) { made[i] = r.instance(r.disc.groups[i]) }); err != nil {
-		return err
-	}
-	for _, in := range made {
-		if in != nil {
-			r.f.Instances = append(r.f.Instances, in)
-		}
-	}
-	r.f.Totals = totals(r.f, r.o)
-	r.f.Notes = r.notes()
-	return nil
-}
-
-// instance makes one group's figures and report from its readings,
-// whichever path read them. It returns nil for an instance that does not
-// serve the model asked for, or has no sample in the window.
-func (r *run) instance(g *group) *Instance {
-	p := r.paths[g.id]
-	in := &Instance{ID: g.id, Labels: g.labels, Dialect: g.dialect, Read: p.read, Why: p.why}
-	for t := range g.targets {
-		in.Targets = append(in.Targets, t)
-	}
-	sort.Slice(in.Targets, func(i, j int) bool { return in.Targets[i].String() < in.Targets[j].String() })
-	rd := r.reads[g.id]
-	switch {
-	case rd == nil:
-		return nil
-	case rd.err != nil:
-		return r.failed(in, rd.err)
-	case len(rd.w.bs) == 0:
-		// Listed by the series query without a sample in the window:
-		// VictoriaMetrics lists the series of whole days.
-		return nil
-	}
-	last := rd.w.bs[len(rd.w.bs)-1]
-	in.snap, in.lastAt = last.snap, last.at
-	if rd.end != nil {
-		// The report reads the end of the window whole (raw samples may
-		// leave out the buckets no window figure reads).
-		in.snap = rd.end.snap
-	}
-	in.native, in.bornAt, in.peak = rd.native, rd.bornAt, rd.peak
-	in.snap.ScrapeSeconds = r.waited(g)
-	in.delta = deltaOver(rd.w.bs, rd.w.fromZero, rd.w.start)
-	in.State = r.stateOf(in, g)
-	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, r.o.Range)
-	in.Report = r.report(in)
-	if ts := r.trendsOf[g.id]; len(ts) > 0 {
-		in.Trends = ts
-		in.Report.Trends = ts
-	}
-	return in
-}
-
-// readings are the readings an instance's window is counted over, and
-// whether it counts from zero at start (born inside the window).
-type readings struct {
-	bs       []boundary
-	fromZero bool
-	start    time.Time
-}
-
-// failed is an instance whose series a dialect could not read (nil: one
-// that does not serve the model asked for).
-func (r *run) failed(in *Instance, err error) *Instance {
-	var me *dialect.ModelError
-	if errors.As(err, &me) {
-		return nil
-	}
-	in.State, in.Err = Unreadable, err
-	in.Report = unreadableReport(in, err)
-	return in
-}
-
-// waited is how long the instance's slowest target's last scrape took
-// (scrape_duration_seconds), 0 when the store does not say.
-func (r *run) waited(g *group) float64 {
-	w := 0.0
-	for t := range g.targets {
-		w = math.Max(w, r.targets.waited[t])
-	}
-	return w
-}
-
-func (r *run) stateOf(in *Instance, g *group) State {
-	switch {
-	case r.down(g):
-		return Down
-	case r.tsEnd[g.id] == 0:
-		return Gone
-	case in.delta.Reset:
-		return Restarted
-	case r.tsStart[g.id] == 0:
-		return New
-	}
-	return Up
-}
-
-// boundary is an instance's canonical snapshot at one time: the ends of a
-// window, and where counters restarted inside it the last reading before
-// and the first after.
-type boundary struct {
-	at   time.Time
-	snap *snapshot.Snapshot
-	// reset says the server's counters restarted from zero at this
-	// reading (raw samples fell, or its start time changed).
-	reset bool
-}
+// are the rates rows' over it (figuresOf), whichever read gave them.
 
 // windowDelta is an instance's increase over a window, with what shaped it.
 type windowDelta struct {
@@ -258,56 +138,6 @@ func histIncrease(bs []boundary, fresh []bool, name string) (histogram.Histogram
 		return zero, true
 	}
 	return *inc, true
-}
-
-// countersOf lists the counters of s a window holds an increase of
-// (analysis.IsWindowCounter: Scalars and Extra), present, finite and not
-// negative.
-func countersOf(s *snapshot.Snapshot) []string {
-	var out []string
-	for _, m := range []map[string]float64{s.Scalars, s.Extra} {
-		for name := range m {
-			if _, ok := counterOf(s, name); ok {
-				out = append(out, name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// counterOf is a window counter's value in s, from Scalars or Extra.
-func counterOf(s *snapshot.Snapshot, name string) (float64, bool) {
-	if !analysis.IsWindowCounter(name) {
-		return 0, false
-	}
-	v, ok := s.Scalar(name)
-	if !ok {
-		v, ok = s.Extra[name]
-	}
-	return v, ok && finite(v) && v >= 0
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// fell reports a restart between two readings: a counter or a histogram's
-// count fell, or the process start time changed.
-func fell(a, b *snapshot.Snapshot) bool {
-	if sa, sb := a.StartTime(), b.StartTime(); sa > 0 && sb > 0 && math.Abs(sa-sb) >= 1 {
-		return true
-	}
-	for _, name := range countersOf(b) {
-		v, _ := counterOf(b, name)
-		if p, ok := counterOf(a, name); ok && v < p {
-			return true
-		}
-	}
-	for name, h := range b.Histograms {
-		if p := a.Hist(name); p != nil && h != nil && h.Count < p.Count {
-			return true
-		}
-	}
-	return false
 }
 
 // addSame adds two increases of one histogram, bucket by bucket; ok is

@@ -151,9 +151,15 @@ func labelStr(pairs ...string) string {
 // writeFixture writes the range fixture to dir and returns its path.
 func writeFixture(t testing.TB, dir string) string {
 	t.Helper()
+	return writeFixtureOf(t, dir, fixPods())
+}
+
+// writeFixtureOf writes the range fixture of pods to dir.
+func writeFixtureOf(t testing.TB, dir string, pods []fixPod) string {
+	t.Helper()
 	w := newOM()
 	for at := fixFirst; !at.After(fixLast); at = at.Add(fixStep) {
-		for _, p := range fixPods() {
+		for _, p := range pods {
 			for _, seg := range p.segments {
 				if at.Before(seg.from) || !at.Before(seg.to) {
 					continue

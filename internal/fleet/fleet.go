@@ -5,54 +5,73 @@
 //
 // # The flow
 //
-// A report follows one instance through the files in this order:
+// Run is the flow in one function: each stage takes what the stages
+// before it returned and returns its own result. The files, in the order
+// to read them (nothing calls ahead of it but Run and discover, which
+// name their stages):
 //
-//  1. discover.go: one series query lists every family of every dialect
-//     and groups the series into instances by --by (job and instance, one
-//     scrape target, unless told). vLLM production-stack's router copies
-//     (server=) are skipped and counted. A pushdown discovers by census
-//     (census.go): each dialect's first instance read whole (pushdown.go's
-//     speculation), the few series that tell each instance and whether
-//     that first instance's library reads it as the first's; the others
-//     are discovered as discover.go does, for them alone.
-//  2. window.go: what the window needs before anything is read: each
-//     instance's newest sample at the window's two ends, its restarts,
-//     its targets' up, the store's metadata; then each instance's path.
-//  3. pushdown.go or rebuild.go, the two ways an instance is read:
-//     pushdown (the table, the watch): the store sums each quantity the
-//     table and its notes read, per instance, at the window's two ends
-//     (internal/promql's readings, the expressions the rules are made
-//     of); rebuild (--json, --instance, and every instance whose window
-//     the two ends cannot give: restarted, born or gone inside it, down,
-//     with invalid values, native histograms or replica copies): its
-//     series are rebuilt into the families its scrape would have parsed
-//     (families.go) and read by its dialect, from raw samples around a
-//     restart. Either way the instance is canonical snapshots at times.
-//  4. figures.go: the window's increases are the difference of those
-//     readings, as --since computes them (rates.Delta), counters created
-//     inside the window counted from zero, every counter from zero at a
-//     restart; the table's figures are the rates rows' (rates.Compute).
-//  5. notes.go: each instance's report, its notes on what happened judged
-//     on the window (rates.Judge), and the notes on the fleet as a whole.
-//  6. totals.go and table.go: totals that are the rows' arithmetic
-//     (rates.Totals), and the table; json.go, the document.
-//  7. trend.go, over a past range and in a watch: each row's requests per
-//     second and KV use step by step (query_range of the same library's
-//     readings, per shape), and the totals' as the rows' arithmetic.
+//  1. selector.go, router.go, replicas.go, store.go: the store client.
+//     The user's matchers; how a series of an answer is told to belong to
+//     an instance (its --by values: one router reads every answer into
+//     instances); HA replicas' copies, removed from every answer of
+//     series in one place; the querier every request goes through (how
+//     many run at once, the log --show-queries writes, one answer for
+//     every asker of a request in flight), and inParallel, the one way
+//     work runs at once.
+//  2. series.go and families.go: every series of some instances at one
+//     time, in batches under --max-bytes, and turned back into the
+//     families their scrape would have parsed, which a dialect reads.
+//  3. metadata.go, discover.go, shapes.go, census.go: discovery, finished
+//     before anything is read. The store's metadata, then the instances,
+//     grouped by --by (job and instance, one scrape target, unless told);
+//     vLLM production-stack's router copies (server=) skipped and
+//     counted. A rebuild lists every series of every dialect. A pushdown
+//     reads each dialect's first instance whole and writes its library
+//     (shapes.go), lists by census the few series that tell each
+//     instance and whether that library reads it as the first's
+//     (census.go), lists the others whole, and sorts them into shapes,
+//     each with its library.
+//  4. window.go: when each instance was last scraped at the window's two
+//     ends, which have no sample in it (not the fleet's), which targets
+//     are down, which instances restarted inside it (asked once, for both
+//     reads).
+//  5. readings.go, sums.go, trend.go, asked beside the window: the
+//     store-computed read (a pushdown). The store sums each quantity the
+//     table and its notes read, per instance, at the window's two ends,
+//     by its shape's library (internal/promql's readings, the
+//     expressions the rules are made of); each instance is two readings
+//     made from its sums (readings.go: the shape both reads give), or the
+//     reason they cannot stand for it. Over a past range and in a watch,
+//     each row's requests per second and KV use step by step (query_range
+//     of the same libraries' readings, per shape).
+//  6. paths.go: each instance's path, decided there alone: from the sums,
+//     or read whole (asked: --instance, --read-whole; restarted, born or gone
+//     inside the window, down, replica copies, no library for its shape,
+//     values that cannot be), with its reason.
+//  7. whole.go: the whole read. An instance's series at the window's ends
+//     are read by its dialect, from raw samples around a restart: canonical
+//     snapshots at times, as the sums' readings are.
+//  8. figures.go, notes.go, totals.go, assemble.go: the window's increases
+//     are the difference of the readings, as --since computes them
+//     (rates.Delta), counters created inside the window counted from
+//     zero, every counter from zero at a restart; the table's figures
+//     are the rates rows' (rates.Compute); each instance's report, its
+//     notes on what happened judged on the window (rates.Judge); the
+//     totals as the rows' arithmetic (rates.Totals); the notes on the
+//     fleet as a whole.
+//  9. names.go, table.go and json.go render the fleet: rows told apart
+//     at any width (what they share said once above the table), the
+//     table, and -o json's rows of the same figures; compare.go's
+//     Differences compares two readings of one store figure by figure
+//     (every test reads its fleet both ways).
 //
 // docs/fleet.md lists every query sent and why.
 package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/report"
@@ -118,12 +137,12 @@ type Read int
 const (
 	// Pushdown reads the table's figures from sums the store computes per
 	// instance: each quantity the table and its notes read, at the
-	// window's two ends (pushdown.go). Instances whose window those cannot
+	// window's two ends (sums.go). Instances whose window those cannot
 	// give are read whole, as Rebuild reads them, and said so.
 	Pushdown Read = iota
 	// Rebuild reads every instance whole: its series, rebuilt into the
 	// families its scrape would have parsed, read by its dialect, for a
-	// report that holds every figure (--json, --instance).
+	// report that holds every figure (--instance, --read-whole).
 	Rebuild
 )
 
@@ -148,6 +167,9 @@ type Fleet struct {
 	To      time.Time
 	Range   bool
 	By      []string
+	// Read is how the report read its instances: Rebuild where every one
+	// was read whole, as asked (the JSON then holds each full report).
+	Read Read
 	// Instances in the order of their ids.
 	Instances []*Instance
 	// Totals is the fleet as one server: counters and histograms summed,
@@ -207,31 +229,19 @@ type Instance struct {
 // whole milliseconds, and [0ms] is refused.
 const MinWindow = time.Millisecond
 
-// NoSeriesError is a store (within the selector) holding no series of any
-// dialect.
-type NoSeriesError struct {
-	Selector Selector
-	// Prefixes are the name prefixes the store does have (within the
-	// selector), at most 20.
-	Prefixes []string
-	// From and To are the window looked in.
-	From, To time.Time
-}
-
-func (e *NoSeriesError) Error() string {
-	what := "the store has no inference-server series"
-	if len(e.Selector) > 0 {
-		what += " matching " + e.Selector.Short()
-	}
-	if len(e.Prefixes) == 0 {
-		return what + " (and no series at all in the window, " + e.From.UTC().Format(time.RFC3339) + " to " + e.To.UTC().Format(time.RFC3339) + ")"
-	}
-	return what + " (saw prefixes: " + strings.Join(e.Prefixes, ", ") + ")"
-}
-
-// Run reads the fleet from the store behind api: discover its instances,
-// learn what the window needs, read each instance (pushdown or rebuild),
-// then its figures and report, the totals and the fleet's notes.
+// Run reads the fleet from the store behind api, stage after stage, each
+// taking what the ones before it returned:
+//
+//	discover ─▶ window ─┬▶ paths ─▶ whole read ─▶ assemble
+//	          ─▶ sums ──┘       (the rest, from the sums)
+//	          ─▶ trends ───────────────────────────▲
+//
+// discovery finds the instances and how each can be read; the window
+// (when each was last scraped at its two ends, which restarted, which
+// are down) and the store's sums (a pushdown) are asked at once, with the
+// trends; each instance's path is decided once both are in; the
+// instances whose window the sums cannot give are read whole; then each
+// instance's figures and report, the totals and the fleet's notes.
 func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	if !o.To.After(o.From) {
 		return nil, fmt.Errorf("the window must end after it starts (%s to %s)", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
@@ -247,190 +257,47 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 		// cannot.
 		o.Read = Rebuild
 	}
-	q := newQuerier(api)
-	f := &Fleet{Backend: api.Backend(), From: o.From, To: o.To, Range: o.Range, By: o.By}
-	if c, ok := api.(interface{ URL() string }); ok {
-		f.Store = c.URL()
-	}
-	r := &run{q: q, o: o, f: f, replicaDups: map[string]map[string]bool{}, reads: map[string]*read{}}
-	spec, err := r.start(ctx)
+	q := newQuerier(api, o)
+	d, err := discover(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.survey(ctx); err != nil {
+	var w *window
+	var trends map[string]map[string]*report.Trend
+	err = alongside(ctx,
+		// The window's few requests go before the sums' many.
+		func(ctx context.Context) (err error) { w, err = readWindow(urgent(ctx), q, d); return },
+		func(ctx context.Context) error {
+			if o.Read != Pushdown {
+				return nil
+			}
+			return readSums(ctx, q, d.shapes)
+		},
+		func(ctx context.Context) (err error) {
+			if o.Trend {
+				trends, err = readTrends(urgent(ctx), q, d.shapes)
+			}
+			return
+		})
+	if err != nil {
 		return nil, err
 	}
-	if o.Read == Pushdown {
-		if err := r.pushdown(ctx, spec); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.rebuild(ctx); err != nil {
+	reads, unread, err := pushedReadings(ctx, q, d, w)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.trends(ctx); err != nil {
+	paths := choosePaths(o, d, w, unread)
+	whole, err := readWhole(ctx, q, d, w, wholly(w, paths))
+	if err != nil {
 		return nil, err
 	}
-	if err := r.build(ctx); err != nil {
+	for id, rd := range whole {
+		reads[id] = rd
+	}
+	f, err := assemble(ctx, q, d, w, paths, reads, trends)
+	if err != nil {
 		return nil, err
 	}
 	f.Queries = q.Log()
 	return f, nil
-}
-
-// start discovers the fleet. A pushdown reads each dialect's first
-// instance first, and from it discovers the fleet by the census
-// (census.go) while the store sums the first instances' libraries: the
-// two are the store's longest work.
-func (r *run) start(ctx context.Context) (*speculation, error) {
-	if r.o.Read != Pushdown {
-		var err error
-		r.disc, err = discover(ctx, r.q, "discovery: every series of every dialect", r.o, r.o.From.Add(-Lookback), r.o.To)
-		if err != nil {
-			return nil, err
-		}
-		if len(r.disc.groups) == 0 {
-			return nil, r.noFleet(ctx)
-		}
-		return nil, nil
-	}
-	spec, err := r.speculate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.disc, r.members, err = r.settle(ctx, spec); err != nil {
-		return nil, err
-	}
-	if len(r.disc.groups) == 0 {
-		return nil, r.noFleet(ctx)
-	}
-	return spec, nil
-}
-
-// noFleet is the error of a discovery that found nothing to read.
-func (r *run) noFleet(ctx context.Context) error {
-	if len(r.disc.routerSeries) > 0 {
-		return fmt.Errorf("only router copies found (%d series with a %s label): no engine's own series are in the store", sum(r.disc.routerSeries), routerLabel)
-	}
-	return noSeries(ctx, r.q, r.o)
-}
-
-func sum(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// noSeries says what the store has instead.
-func noSeries(ctx context.Context, q *querier, o Options) error {
-	match := []string{o.Selector.With(Matcher{Name: model.MetricNameLabel, Op: "=~", Value: ".+"}).braces()}
-	names, err := q.labelValues(ctx, "no series: the names the store has instead", model.MetricNameLabel, match, o.From.Add(-Lookback), o.To)
-	if err != nil {
-		var e *promapi.Error
-		if errors.As(err, &e) && e.Kind == promapi.Canceled {
-			return err
-		}
-		names = nil
-	}
-	seen := map[string]bool{}
-	for _, n := range names {
-		p := n
-		if i := strings.IndexByte(n, ':'); i > 0 {
-			p = n[:i+1]
-		} else if i := strings.IndexByte(n, '_'); i > 0 {
-			p = n[:i+1]
-		}
-		seen[p] = true
-	}
-	ps := make([]string, 0, len(seen))
-	for p := range seen {
-		ps = append(ps, p)
-	}
-	sort.Strings(ps)
-	if len(ps) > 20 {
-		ps = append(ps[:20], fmt.Sprintf("and %d more", len(ps)-20))
-	}
-	return &NoSeriesError{Selector: o.Selector, Prefixes: ps, From: o.From, To: o.To}
-}
-
-// run is one report's work.
-type run struct {
-	q    *querier
-	o    Options
-	disc *discovery
-	f    *Fleet
-	meta *metadata
-
-	// What the window needs (window.go): each instance's newest sample at
-	// the window's end and start, its targets' up and scrape time at the
-	// end, the instances whose counters restarted, and each instance's
-	// path.
-	tsEnd, tsStart map[string]model.Time
-	targets        *targetState
-	resets         map[string]bool
-	paths          map[string]path
-
-	// members are the instances the census listed in part, each read by
-	// its dialect's first instance's library: their dialect, by group id.
-	members map[string]string
-	// shaped are the pushdown's shapes, with their libraries; trendsOf
-	// each instance's trends, by group id.
-	shaped   []*shape
-	trendsOf map[string]map[string]*report.Trend
-	// firsts are each pushdown shape's first instance's series at the
-	// window's end (pushdown.go); lateRestarts the restarts asked of the
-	// counters of the shapes discovery found beyond the speculation's.
-	firsts       map[string][]point
-	lateRestarts restarts
-	// reads are the instances read, by group id; unread says, by group
-	// id, why the pushdown's sums of one cannot stand for it.
-	reads  map[string]*read
-	unread map[string]string
-	// buckets are, by dialect, the bucket series the window's
-	// percentiles read (bucketsFor).
-	buckets map[string][]string
-	mu      sync.Mutex
-	// replicaDups holds, by label, the instances whose series repeat
-	// under it (dupMu: the two ends are read at once).
-	replicaDups map[string]map[string]bool
-	dupMu       sync.Mutex
-}
-
-// on lists the instances planned to be read the way read says.
-func (r *run) on(read Read) []*group {
-	var out []*group
-	for _, g := range r.disc.groups {
-		if r.paths[g.id].read == read {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// read is one instance as its path read it: its reading at the window's
-// end, the readings its window is counted over, and in a past range each
-// gauge's largest value.
-type read struct {
-	end    *reading
-	w      readings
-	peak   *snapshot.Snapshot
-	native int // histograms read from native values
-	bornAt time.Time
-	err    error
-}
-
-// route returns the group a series belongs to, or nil (another dialect's
-// router copy, a series of no group).
-func (r *run) route(m model.Metric) *group {
-	if routerCopy(m) {
-		return nil
-	}
-	// Looked up without a string of its own: route runs for every series.
-	var key [128]byte
-	if id, ok := r.disc.byKey[string(appendKey(key[:0], m, r.disc.by))]; ok {
-		return r.disc.byID[id]
-	}
-	return nil
 }

@@ -4,18 +4,21 @@ import (
 	"io"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/promapi"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
-// Schema is the version of the fleet's JSON document.
-const Schema = 1
+// Schema is the version of the fleet's JSON document. 2: each instance is
+// its row of the table (read as the table reads it), its full report
+// only where every instance was read whole (--instance, --read-whole).
+const Schema = 2
 
-// Document is the fleet as JSON: the store, the window, a report per
-// instance in the single-server schema (docs/json.md) with the instance's
-// labels and state beside it, the totals as one report, and the fleet's
-// notes. "at" is set for "now", "from" and "to" for a past range.
+// Document is the fleet as JSON: the store, the window, a row per
+// instance with the table's figures, from the same read as the table, the
+// totals' row, and the fleet's notes. "at" is set for "now", "from" and
+// "to" for a past range. docs/json.md lists every field.
 type Document struct {
 	Schema  int             `json:"schema"`
 	Version string          `json:"inferscope_version,omitempty"`
@@ -27,33 +30,52 @@ type Document struct {
 	// WindowSeconds is what the rates divide by at most: the window.
 	WindowSeconds float64                  `json:"window_seconds"`
 	By            []string                 `json:"by"`
-	Instances     []DocumentEntry          `json:"instances"`
-	Totals        *TotalsEntry             `json:"totals"`
+	Read          Read                     `json:"read"`
+	Instances     []Row                    `json:"instances"`
+	Totals        *Row                     `json:"totals"`
 	Notes         report.List[report.Note] `json:"notes"`
 	// Queries is how many requests the report took.
 	Queries int `json:"queries"`
 }
 
-// DocumentEntry is one instance: its report's fields, and what the fleet
-// knows of it.
-type DocumentEntry struct {
-	*report.Report
-	Instance map[string]string `json:"instance"`
-	State    State             `json:"state"`
-	Targets  []string          `json:"targets"`
-	// Read is how the instance was read: "rebuild" (its series, read
-	// whole by its dialect: every report of the document) or "pushdown".
-	Read Read `json:"read"`
-}
-
-// TotalsEntry is the totals: a report in the single-server schema, and
-// how many instances each of its window's figures adds up.
-type TotalsEntry struct {
-	*report.Report
-	// Coverage holds, by the rates row's id, the instances each window
-	// figure is made of (Over) and the instances read (Of): a column
-	// some instances cannot give is totalled over those that can.
-	Coverage map[string]Coverage `json:"coverage"`
+// Row is one instance, or the totals, as the table shows it: the same
+// figures, as numbers.
+type Row struct {
+	ID string `json:"id"`
+	// Instance is its grouping labels (not the totals').
+	Instance map[string]string `json:"instance,omitempty"`
+	Dialect  string            `json:"dialect,omitempty"`
+	Models   []string          `json:"models"`
+	// State is the instance's; the totals say how many are up (Up).
+	State   State    `json:"state,omitempty"`
+	Up      *int     `json:"up,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Read is how the instance was read, and Why, for one read whole in
+	// a pushdown, why.
+	Read Read   `json:"read,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// ElapsedSeconds is what its rates divide by.
+	ElapsedSeconds report.Number `json:"elapsed_seconds"`
+	// KV is its KV cache's use (the largest over a past range), Waiting
+	// its requests queued.
+	KV      *report.Number `json:"kv_cache"`
+	Waiting *report.Number `json:"waiting"`
+	// Rates are the table's figures of the window, by rates row id, in
+	// the row's base unit; null where the window has none (idle).
+	Rates map[string]*report.Number `json:"rates"`
+	// Stated says how each percentile of Rates is stated (exact,
+	// interpolated, at_most, at_least).
+	Stated map[string]string `json:"stated"`
+	// Notes are the notes its row's notes column names (warn and bad).
+	Notes  report.List[report.Note] `json:"notes"`
+	Trends map[string]*report.Trend `json:"trends,omitempty"`
+	Error  string                   `json:"error,omitempty"`
+	// Coverage holds, by the rates row's id, the instances each of the
+	// totals' figures is made of (Over) and the instances read (Of).
+	Coverage map[string]Coverage `json:"coverage,omitempty"`
+	// Report is the instance's (or the totals') full report, where every
+	// instance was read whole.
+	Report *report.Report `json:"report,omitempty"`
 }
 
 // Coverage is how many instances a totals figure adds up, of how many.
@@ -65,7 +87,7 @@ type Coverage struct {
 // Document returns the fleet's JSON document.
 func (f *Fleet) Document() Document {
 	d := Document{Schema: Schema, Version: f.Version, Backend: f.Backend, Store: f.Store, WindowSeconds: f.Window().Seconds(),
-		By: f.By, Notes: f.Notes, Queries: len(f.Queries), Instances: []DocumentEntry{}}
+		By: f.By, Read: f.Read, Notes: f.Notes, Queries: len(f.Queries), Instances: []Row{}}
 	if d.By == nil {
 		d.By = []string{}
 	}
@@ -75,20 +97,83 @@ func (f *Fleet) Document() Document {
 	} else {
 		d.At = t(f.To)
 	}
-	if t := f.Totals; t != nil {
-		d.Totals = &TotalsEntry{Report: t.Report, Coverage: map[string]Coverage{}}
-		for i, row := range t.Figures.Rows {
-			d.Totals.Coverage[row.ID] = Coverage{Over: t.Figures.Totals[i].Over, Of: t.Figures.Totals[i].Of}
-		}
-	}
+	whole := f.Read == Rebuild
 	for _, in := range f.Instances {
-		e := DocumentEntry{Report: in.Report, Instance: in.Labels, State: in.State, Targets: []string{}, Read: in.Read}
+		r := rowOf(in, whole)
+		r.Instance, r.State, r.Targets, r.Read, r.Why = in.Labels, in.State, []string{}, in.Read, in.Why
 		for _, t := range in.Targets {
-			e.Targets = append(e.Targets, t.String())
+			r.Targets = append(r.Targets, t.String())
 		}
-		d.Instances = append(d.Instances, e)
+		if in.Err != nil {
+			r.Error = in.Err.Error()
+		}
+		d.Instances = append(d.Instances, r)
+	}
+	if t := f.Totals; t != nil {
+		r := rowOf(t, whole)
+		up := countUp(f.Instances)
+		// Its notes column is empty: the fleet's notes say what the
+		// totals' would (their report, read whole, holds them).
+		r.Up, r.Coverage, r.Notes = &up, map[string]Coverage{}, report.List[report.Note]{}
+		for i, row := range t.Figures.Rows {
+			r.Coverage[row.ID] = Coverage{Over: t.Figures.Totals[i].Over, Of: t.Figures.Totals[i].Of}
+		}
+		d.Totals = &r
 	}
 	return d
+}
+
+// rowOf is an instance's (or the totals') row: the table's figures, with
+// its report where it was read whole.
+func rowOf(in *Instance, whole bool) Row {
+	r := Row{ID: in.ID, Dialect: in.Dialect, Models: []string{}, ElapsedSeconds: report.Number(in.Figures.Seconds),
+		KV: number(in.Figures.KV), Waiting: number(in.Figures.Waiting), Rates: map[string]*report.Number{}, Stated: map[string]string{},
+		Notes: tableNotes(in), Trends: in.Trends}
+	if in.snap != nil {
+		r.Models = append(r.Models, in.snap.Models...)
+		if r.Dialect == "" {
+			r.Dialect = in.snap.Dialect // the totals': the fleet's
+		}
+	}
+	for _, c := range tableRates {
+		_, fig, ok := in.Figures.Rate(c.id)
+		if !ok {
+			continue
+		}
+		r.Rates[c.id] = number(fig.Value)
+		if fig.Value != nil && fig.Estimate.Kind != histogram.Unknown {
+			r.Stated[c.id] = fig.Estimate.Kind.String() // a percentile's
+		}
+	}
+	if whole {
+		r.Report = in.Report
+	}
+	return r
+}
+
+// tableNotes are the notes an instance's row names: its warn and bad
+// notes, worst first (noteIDs).
+func tableNotes(in *Instance) report.List[report.Note] {
+	out := report.List[report.Note]{}
+	if in.Report == nil {
+		return out
+	}
+	for _, sev := range []report.Severity{report.Bad, report.Warn} {
+		for _, n := range in.Report.Notes {
+			if n.Severity == sev {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func number(p *float64) *report.Number {
+	if p == nil {
+		return nil
+	}
+	n := report.Number(*p)
+	return &n
 }
 
 // JSON writes the fleet's document, indented (or on one line: the watch

@@ -21,13 +21,13 @@ import (
 // windowLabel is the window's column key and header: "5m", "1h".
 func windowLabel(d time.Duration) string { return units.Duration(d.Round(time.Second)) }
 
-// report is the instance's single-server report, with the window's rates
-// first, as --since shows them.
-func (r *run) report(in *Instance) *report.Report {
-	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: r.o.Hist, Raw: r.o.Raw, WithRates: true})
+// instanceReport is the instance's single-server report, with the
+// window's rates first, as --since shows them.
+func instanceReport(in *Instance, o Options) *report.Report {
+	rep := analysis.Analyze(in.snap, analysis.Options{Now: in.snap.ScrapedAt, Hist: o.Hist, Raw: o.Raw, WithRates: true})
 	// Notes on what happened judge the window, as the watch view's do.
-	rep = rates.Judge(rep, in.snap, &in.delta.Delta, windowWords(r.o))
-	sec, figs := rateSection(in.Figures, in.delta, r.o, in)
+	rep = rates.Judge(rep, in.snap, &in.delta.Delta, windowWords(o))
+	sec, figs := rateSection(in.Figures, in.delta, o, in)
 	rep.Sections = append([]report.Section{sec}, rep.Sections...)
 	rep.Rates = figs
 	rep.Header = append(instanceHeader(in), rep.Header...)
@@ -142,22 +142,32 @@ const (
 	NoteReadWhole  = "fleet_read_whole"
 )
 
-// notes are the fleet's own notes: what no single instance's report can
+// said is what discovery and the reads found of the fleet beyond its
+// instances, for its notes.
+type said struct {
+	routerSeries int
+	noMetadata   bool
+	// copies are, by replica label, how many instances' series repeat
+	// under it.
+	copies map[string]int
+}
+
+// notesOf are the fleet's own notes: what no single instance's report can
 // say.
-func (r *run) notes() []report.Note {
+func notesOf(f *Fleet, s said) []report.Note {
 	var out []report.Note
 	add := func(id string, sev report.Severity, format string, a ...any) {
 		out = append(out, report.Note{ID: id, Severity: sev, Text: fmt.Sprintf(format, a...)})
 	}
-	r.stateNotes(add)
-	r.balance(add)
-	r.outliers(add)
-	if n := sum(r.disc.routerSeries); n > 0 {
+	stateNotes(f.Instances, add)
+	balance(f.Instances, add)
+	outliers(f.Instances, add)
+	if n := s.routerSeries; n > 0 {
 		add(NoteRouter, report.Info, "skipped %d series that a router re-publishes with a %s label (vLLM production-stack): added to the engines' own they would count every request twice",
 			n, routerLabel)
 	}
 	native := 0
-	for _, in := range r.f.Instances {
+	for _, in := range f.Instances {
 		if in.native > 0 {
 			native++
 		}
@@ -166,30 +176,30 @@ func (r *run) notes() []report.Note {
 		add(NoteNative, report.Info, "%s stored as native or custom-bucket histograms: read from their histogram values as the classic buckets they stand for",
 			units.Plural(float64(native), "instance's histograms", "instances' histograms"))
 	}
-	if r.meta != nil && r.meta.missing {
+	if s.noMetadata {
 		add(NoteNoMetadata, report.Info, "%s returned no metric metadata (VictoriaMetrics keeps none, nor does a backfilled Prometheus): types are read from the series' names, and vLLM 0.8's block-counting prefix counters are told from later token-counting ones by their size, not their HELP text",
-			r.f.Backend)
+			f.Backend)
 	}
-	for _, l := range slices.Sorted(maps.Keys(r.replicaDups)) {
-		if n := len(r.replicaDups[l]); n > 0 {
+	for _, l := range slices.Sorted(maps.Keys(s.copies)) {
+		if n := s.copies[l]; n > 0 {
 			add(NoteReplicas, report.Bad, "the series of %s repeat under the label %s (an HA pair read twice?): every count is added twice; read them once with --replica-label %s (or --dedup on a Thanos querier)",
 				units.Plural(float64(n), "instance"), l, l)
 		}
 	}
-	if c := r.coverage(); c != "" {
+	if c := coverage(f.Totals); c != "" {
 		add(NoteCoverage, report.Info, "%s", c)
 	}
-	if ws := r.readWhole(); len(ws) > 0 {
+	if ws := readWholly(f.Instances); len(ws) > 0 {
 		add(NoteReadWhole, report.Info, "%s read whole from %s series, where the store's sums cannot give the table: %s",
 			units.Plural(float64(len(ws)), "instance"), their(len(ws)), listIDs(ws, func(in *Instance) string { return in.Why }))
 	}
 	return out
 }
 
-// readWhole are the instances a pushdown read whole, each with why.
-func (r *run) readWhole() []*Instance {
+// readWholly are the instances a pushdown read whole, each with why.
+func readWholly(ins []*Instance) []*Instance {
 	var out []*Instance
-	for _, in := range r.f.Instances {
+	for _, in := range ins {
 		if in.Why != "" {
 			out = append(out, in)
 		}
@@ -206,9 +216,9 @@ func their(n int) string {
 
 // stateNotes say which instances were down, gone, restarted, new or
 // unreadable.
-func (r *run) stateNotes(add func(string, report.Severity, string, ...any)) {
+func stateNotes(ins []*Instance, add func(string, report.Severity, string, ...any)) {
 	byState := map[State][]*Instance{}
-	for _, in := range r.f.Instances {
+	for _, in := range ins {
 		byState[in.State] = append(byState[in.State], in)
 	}
 	if ds := byState[Down]; len(ds) > 0 {
@@ -274,13 +284,13 @@ func bornAt(in *Instance) string {
 }
 
 // balance notes an instance serving far more requests than the median.
-func (r *run) balance(add func(string, report.Severity, string, ...any)) {
+func balance(ins []*Instance, add func(string, report.Severity, string, ...any)) {
 	type rate struct {
 		in *Instance
 		v  float64
 	}
 	var rs []rate
-	for _, in := range r.f.Instances {
+	for _, in := range ins {
 		if v := in.Figures.value("requests"); v != nil && in.State != Down {
 			rs = append(rs, rate{in, *v})
 		}
@@ -300,13 +310,13 @@ func (r *run) balance(add func(string, report.Severity, string, ...any)) {
 
 // outliers notes instances whose TTFT p99 is far above the fleet's
 // median.
-func (r *run) outliers(add func(string, report.Severity, string, ...any)) {
+func outliers(ins []*Instance, add func(string, report.Severity, string, ...any)) {
 	type p99 struct {
 		in *Instance
 		v  float64
 	}
 	var ps []p99
-	for _, in := range r.f.Instances {
+	for _, in := range ins {
 		if v := in.Figures.value("ttft_p99"); v != nil {
 			ps = append(ps, p99{in, *v})
 		}
@@ -339,8 +349,7 @@ func median(n int, at func(int) float64) float64 {
 // coverage says which of the table's totals are made of only some of the
 // instances: those that publish each figure's series (and have a figure
 // for it over the window).
-func (r *run) coverage() string {
-	t := r.f.Totals
+func coverage(t *Instance) string {
 	if t == nil {
 		return ""
 	}

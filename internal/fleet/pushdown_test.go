@@ -83,7 +83,7 @@ func pushed(f *Fleet) map[string]bool {
 func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
 	at := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 	o := Options{From: at.Add(-DefaultWindow), To: at}
-	r := &run{o: o}
+	q := newQuerier(nil, o)
 	checked := 0
 	for _, fx := range fixtures.All(t, 40) {
 		g := discovered(t, fx.Fams)
@@ -98,7 +98,7 @@ func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
 			continue // nothing a store could sum: read whole
 		}
 		sh := &shape{groups: []*group{g}, lib: lib, rep: fx.Snap}
-		end, _, _ := r.quantities(sh, nil)
+		end, _, _ := quantities(q, sh, nil)
 		v := &values{scalars: map[string]float64{}, hists: map[string]*histogram.Histogram{}}
 		var names []string
 		for _, q := range end {
@@ -123,7 +123,7 @@ func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
 		if fx.Snap.Model != "" || !slices.Equal(fx.Snap.Models, g.served()) {
 			continue // read whole: the models by another label
 		}
-		a, b := windowOf(r, g, push), windowOf(r, g, fx.Snap)
+		a, b := windowOf(o, g, push), windowOf(o, g, fx.Snap)
 		for _, d := range figureDifferences(fx.Path, a.Figures, b.Figures) {
 			t.Errorf("pushdown and rebuild differ: %s", d)
 		}
@@ -141,7 +141,7 @@ func TestPushdownQuantitiesMakeTheTable(t *testing.T) {
 // store keeps them.
 func discovered(t *testing.T, fams []*dto.MetricFamily) *group {
 	t.Helper()
-	d := &discovery{by: DefaultBy(), routerSeries: map[string]int{}, byKey: map[string]string{}, byID: map[string]*group{}}
+	d := newListing(Options{By: DefaultBy()})
 	lim := &limits{maxInstances: 1, maxSeries: 1 << 20}
 	for _, p := range promtool.Points(fams, promtool.Labels{"job": "j", "instance": "i:80"}) {
 		if strings.HasSuffix(p.Labels["__name__"], "_bucket") {
@@ -164,11 +164,11 @@ func discovered(t *testing.T, fams []*dto.MetricFamily) *group {
 
 // windowOf is an instance whose counters all counted from zero over the
 // last 5 minutes, up to s.
-func windowOf(r *run, g *group, s *snapshot.Snapshot) *Instance {
+func windowOf(o Options, g *group, s *snapshot.Snapshot) *Instance {
 	in := &Instance{ID: g.id, State: Up, snap: s}
-	in.delta = deltaOver([]boundary{{at: r.o.To, snap: s}}, true, r.o.From)
+	in.delta = deltaOver([]boundary{{at: o.To, snap: s}}, true, o.From)
 	in.Figures = figuresOf(s, nil, in.delta.Delta, false)
-	in.Report = r.report(in)
+	in.Report = instanceReport(in, o)
 	return in
 }
 

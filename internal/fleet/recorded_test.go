@@ -28,6 +28,12 @@ var record = flag.Bool("record", false, "record the store's answers to testdata/
 // replay, so that grouping, totals and rendering are tested without a
 // store.
 type recording struct {
+	// At is when a live recording was read ("now"), in ms; From the
+	// window's start, where it is not At less the default window; Sent
+	// what the recording sent its servers.
+	At       int64                         `json:"at,omitempty"`
+	From     int64                         `json:"from,omitempty"`
+	Sent     int                           `json:"sent,omitempty"`
 	Backend  promapi.Backend               `json:"backend"`
 	Metadata map[string][]promapi.Metadata `json:"metadata"`
 	Calls    []call                        `json:"calls"`
@@ -219,13 +225,24 @@ func (p *replayer) Backend() promapi.Backend { return p.rec.Backend }
 // Prometheus whose answers are written there when the test ends.
 func recordedAPI(t *testing.T, name string) promapi.API {
 	t.Helper()
-	path := filepath.Join("testdata", "recorded", name+".json.gz")
 	if !*record {
-		return newReplayer(t, path)
+		return newReplayer(t, recordedPath(name))
 	}
 	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixture(t, t.TempDir())})
-	c := client(t, s)
+	return recordingOf(t, name, client(t, s), time.Time{})
+}
+
+func recordedPath(name string) string { return filepath.Join("testdata", "recorded", name+".json.gz") }
+
+// recordingOf records every answer c gives to testdata/recorded/<name>.json.gz
+// when the test ends, with at, the time read as "now" (zero: none).
+func recordingOf(t *testing.T, name string, c *promapi.Client, at time.Time) *recorder {
+	t.Helper()
+	path := recordedPath(name)
 	r := &recorder{API: c, rec: recording{Backend: c.Backend()}}
+	if !at.IsZero() {
+		r.rec.At = at.UnixMilli()
+	}
 	// A store's version is not the test's business.
 	r.rec.Backend.Version = "2.42.0"
 	t.Cleanup(func() {
@@ -277,8 +294,9 @@ func TestRecordedRange(t *testing.T) {
 	checkTotals(t, f)
 	f.Store = "http://prometheus:9090" // the recording's store had a random port
 	push.Store = f.Store
-	// The table as the pushdown reads it (the command line's), the JSON
-	// as the rebuild does (every figure of every report).
+	// The table and its rows in JSON as the pushdown reads them (the
+	// command line's), the JSON as the rebuild does (--read-whole: every
+	// figure of every report).
 	var b bytes.Buffer
 	if err := push.Text(&b, TextOptions{Width: 160}); err != nil {
 		t.Fatal(err)
@@ -294,6 +312,12 @@ func TestRecordedRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "range.json", b.String())
+	// -o json: the table's rows, from the table's read.
+	b.Reset()
+	if err := push.JSON(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "range-rows.json", b.String())
 	// Sorted by a figure: the busiest first, those without it last.
 	if err := f.Sort("requests"); err != nil {
 		t.Fatal(err)

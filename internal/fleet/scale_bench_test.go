@@ -272,8 +272,9 @@ func writeScale(out io.Writer, pods int, format scaleFormat) error {
 
 // BenchmarkScale reads backfilled vLLM fleets from a local Prometheus:
 // now (the last 5 minutes) and a past range of the last 5 minutes (with
-// its trends, as the command draws them), each
-// by the pushdown (the table) and by the rebuild (--json). It reports the
+// its trends, as the command draws them), each by the pushdown (alone,
+// and with the table or -o json written: text and json) and by the
+// rebuild (--read-whole, --instance). It reports the
 // queries each report sends, the store's CPU per report, and the heap the
 // report holds once made (live-MB).
 //
@@ -304,10 +305,28 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 		{"now", Options{From: scaleEnd.Add(-DefaultWindow), To: scaleEnd}},
 		{"last-5m", Options{From: scaleEnd.Add(-5 * time.Minute), To: scaleEnd, Range: true, Trend: true}},
 	} {
-		for _, read := range []Read{Pushdown, Rebuild} {
+		// The table and -o json from the store's sums, each rendered as
+		// the command writes it (text at 160 columns; JSON indented),
+		// beside the two reads alone.
+		for _, v := range []struct {
+			name   string
+			read   Read
+			render func(*Fleet) error
+		}{
+			{"pushdown", Pushdown, nil},
+			{"text", Pushdown, func(f *Fleet) error { return f.Text(io.Discard, TextOptions{Width: 160}) }},
+			{"json", Pushdown, func(f *Fleet) error { return f.JSON(io.Discard, false) }},
+			{"rebuild", Rebuild, nil},
+		} {
+			read := v.read
 			o := tc.o
-			o.Read, o.MaxInstances = read, max(pods, DefaultMaxInstances)
-			b.Run(fmt.Sprintf("%s/%d/%s/%s", s.Kind, pods, tc.name, read), func(b *testing.B) {
+			o.Read = read
+			if read == Rebuild {
+				// --max-instances bounds what is read whole; the store's
+				// sums need no flag, whatever the fleet.
+				o.MaxInstances = max(pods, DefaultMaxInstances)
+			}
+			b.Run(fmt.Sprintf("%s/%d/%s/%s", s.Kind, pods, tc.name, v.name), func(b *testing.B) {
 				b.ReportAllocs()
 				var queries int
 				var live float64
@@ -316,6 +335,11 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 					f, err := Run(context.Background(), c, o)
 					if err != nil {
 						b.Fatal(err)
+					}
+					if v.render != nil {
+						if err := v.render(f); err != nil {
+							b.Fatal(err)
+						}
 					}
 					if len(f.Instances) != pods {
 						b.Fatalf("%d instances, want %d", len(f.Instances), pods)

@@ -190,16 +190,17 @@ type TextOptions struct {
 	Glyphs spark.Glyphs
 }
 
-// Text writes the fleet for a person: a title, the table (a row per
-// instance, then the totals), and the fleet's notes.
+// Text writes the fleet for a person: a title, what every row's instance
+// shares, the table (a row per instance, then the totals), and the
+// fleet's notes.
 func (f *Fleet) Text(w io.Writer, o TextOptions) error {
 	width := o.Width
 	if width <= 0 {
 		width = 160
 	}
 	var b strings.Builder
-	for _, l := range f.title() {
-		b.WriteString(fit(termsafe.Text(l), width))
+	for _, l := range f.head(width) {
+		b.WriteString(l)
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
@@ -220,9 +221,41 @@ func (f *Fleet) Text(w io.Writer, o TextOptions) error {
 	return err
 }
 
-// HeaderLines is how many lines the text starts with before the table's
-// rows: the title, a blank line, the table's header.
-func (f *Fleet) HeaderLines() int { return len(f.title()) + 2 }
+// HeaderLines is how many lines the text at width starts with before the
+// table's rows: the title, what every row's instance shares, a blank
+// line, the table's header.
+func (f *Fleet) HeaderLines(width int) int { return len(f.head(width)) + 2 }
+
+// head is the text's lines before the table at width: the title, each
+// line cut to it, and what every row's instance shares, wrapped (an id
+// is never cut).
+func (f *Fleet) head(width int) []string {
+	var out []string
+	for _, l := range f.title() {
+		out = append(out, fit(termsafe.Text(l), width))
+	}
+	if n := instanceNames(f.Instances, f.grouping()); n.shared != "" {
+		out = append(out, wrap(termsafe.Text("instances "+n.shared+" ("+strings.Join(idLabels(f.grouping()), "/")+"; each row names the …)"), width, "")...)
+	}
+	return out
+}
+
+// grouping is the fleet's --by.
+func (f *Fleet) grouping() []string {
+	if len(f.By) == 0 {
+		return DefaultBy()
+	}
+	return f.By
+}
+
+// idLabels are the grouping labels in the order an id joins their values
+// (groupID).
+func idLabels(by []string) []string {
+	out := slices.Clone(by)
+	slices.Sort(out)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	return out
+}
 
 // title says what was read, from where, over what.
 func (f *Fleet) title() []string {
@@ -267,15 +300,24 @@ type grid struct {
 	totals []string
 	widths []int
 	shown  []bool
+	// names are the instance column's cells, cut to its width as it is
+	// laid out; floors are the widths the instance and notes columns are
+	// narrowed to before more columns are left out (the rows told apart,
+	// an id whole).
+	names  names
+	floors map[string]int
 }
 
-// cellLimit caps the free-text columns: longer text is cut with ….
+// cellLimit caps the free-text columns: longer text is cut (the
+// instances where rows differ; notes keep whole ids).
 var cellLimit = map[string]int{"instance": 28, "model": 24, "notes": 30}
 
 func newGrid(cols []column, f *Fleet) *grid {
-	g := &grid{cols: cols, widths: make([]int, len(cols)), shown: make([]bool, len(cols))}
-	for _, in := range f.Instances {
-		g.rows = append(g.rows, cellsOf(cols, in))
+	g := &grid{cols: cols, widths: make([]int, len(cols)), shown: make([]bool, len(cols)), names: instanceNames(f.Instances, f.grouping())}
+	for i, in := range f.Instances {
+		r := cellsOf(cols, in)
+		r[0] = g.names.parts[i]
+		g.rows = append(g.rows, r)
 	}
 	if f.Totals != nil {
 		t := cellsOf(cols, f.Totals)
@@ -285,6 +327,13 @@ func newGrid(cols []column, f *Fleet) *grid {
 		}
 		g.totals = t
 	}
+	g.floors = map[string]int{"instance": g.names.fitting(max(cells("instance"), cells("totals"))), "notes": cells("notes")}
+	for _, r := range g.rows {
+		ids := strings.Fields(r[len(r)-1])
+		if len(ids) > 0 {
+			g.floors["notes"] = max(g.floors["notes"], cells(fitIDs(r[len(r)-1], cells(ids[0])+cells(moreIDs(len(ids)-1)))))
+		}
+	}
 	for i, c := range cols {
 		g.widths[i] = cells(c.header)
 		for _, r := range append(g.rows, g.totals) {
@@ -293,7 +342,7 @@ func newGrid(cols []column, f *Fleet) *grid {
 			}
 		}
 		if l, ok := cellLimit[c.id]; ok && g.widths[i] > l {
-			g.widths[i] = max(l, cells(c.header))
+			g.widths[i] = max(l, cells(c.header), g.floors[c.id])
 		}
 		// A column no instance has anything in (no model labels, no
 		// notes) is left out without a word.
@@ -316,11 +365,13 @@ func (g *grid) width() int {
 // fit lays the table out within width and returns the headers of the
 // columns it left out: first the least needed columns are left out (the
 // model, TTFT p50, the dialect, the prefill share, the prefix hit), then
-// the instance and notes columns narrowed to a soft floor, then the other
-// columns that can be left out, then the two narrowed to their floor.
-// The notes column is never left out: it says what is wrong.
+// the instance and notes columns narrowed to their floors (the rows told
+// apart; each row's first note id whole), then the other columns that
+// can be left out, then the two narrowed to their headers (the rows
+// numbered where they cannot be told apart; a count of notes where no id
+// fits). The notes column is never left out: it says what is wrong.
 func (g *grid) fit(width int) []string {
-	var left []string
+	var dropped []int
 	drop := func(least int) {
 		for g.width() > width {
 			worst := -1
@@ -333,32 +384,48 @@ func (g *grid) fit(width int) []string {
 				return
 			}
 			g.shown[worst] = false
-			left = append(left, g.cols[worst].header)
+			dropped = append(dropped, worst)
 		}
 	}
-	narrow := func(floor int) {
+	narrow := func(floor func(id string) int) {
 		for _, id := range []string{"instance", "notes"} {
 			for i, c := range g.cols {
 				if over := g.width() - width; over > 0 && c.id == id && g.shown[i] {
-					g.widths[i] = max(g.widths[i]-over, min(floor, g.widths[i]), cells(c.header))
+					g.widths[i] = max(g.widths[i]-over, min(floor(id), g.widths[i]), cells(c.header))
 				}
 			}
 		}
 	}
 	drop(4)
-	narrow(softFloor)
+	narrow(func(id string) int { return g.floors[id] })
 	drop(1)
-	narrow(narrowest)
+	narrow(func(id string) int {
+		if id == "instance" {
+			return cells("totals")
+		}
+		return 0
+	})
+	// Room the narrowing made: the columns left out last (the most
+	// needed) come back where they fit.
+	for k := len(dropped) - 1; k >= 0; k-- {
+		if i := dropped[k]; g.width()+2+g.widths[i] <= width {
+			g.shown[i] = true
+			dropped = slices.Delete(dropped, k, k+1)
+		}
+	}
+	var left []string
+	for _, i := range dropped {
+		left = append(left, g.cols[i].header)
+	}
+	for i, c := range g.cols {
+		if c.id == "instance" {
+			for k, cell := range g.names.at(g.widths[i]) {
+				g.rows[k][i] = cell
+			}
+		}
+	}
 	return left
 }
-
-// softFloor and narrowest are the widths a narrow layout cuts the
-// instance and notes columns to: before leaving out more columns, and at
-// last.
-const (
-	softFloor = 20
-	narrowest = 12
-)
 
 // line writes one row's shown cells, each padded to its column.
 func (g *grid) line(cs []string) string {
@@ -371,7 +438,10 @@ func (g *grid) line(cs []string) string {
 			b.WriteString("  ")
 		}
 		s := fit(termsafe.Text(cs[i]), g.widths[i])
-		if c.id == "notes" {
+		switch c.id {
+		case "instance":
+			s = termsafe.Text(cs[i]) // cut apart by names.at
+		case "notes":
 			s = fitIDs(termsafe.Text(cs[i]), g.widths[i])
 		}
 		pad := strings.Repeat(" ", g.widths[i]-cells(s))
@@ -415,23 +485,29 @@ func fit(s string, w int) string {
 }
 
 // fitIDs shortens a list of note ids to w cells: the ids that fit whole,
-// worst first, and "+N" for the rest (an id cut in two says nothing).
+// worst first, and "+N" for the rest; "+N" alone (N notes) where not one
+// fits. An id is never cut: cut in two it names no note in
+// docs/notes.md.
 func fitIDs(s string, w int) string {
 	if cells(s) <= w {
 		return s
 	}
 	ids := strings.Fields(s)
 	for n := len(ids) - 1; n >= 1; n-- {
-		out := strings.Join(ids[:n], " ") + " +" + strconv.Itoa(len(ids)-n)
+		out := strings.Join(ids[:n], " ") + moreIDs(len(ids)-n)
 		if cells(out) <= w {
 			return out
 		}
 	}
-	if len(ids) == 1 {
-		return fit(s, w)
+	return "+" + strconv.Itoa(len(ids))
+}
+
+// moreIDs says n more ids: " +2".
+func moreIDs(n int) string {
+	if n == 0 {
+		return ""
 	}
-	rest := " +" + strconv.Itoa(len(ids)-1)
-	return fit(ids[0], w-len(rest)) + rest
+	return " +" + strconv.Itoa(n)
 }
 
 // noteLines writes a fleet note as the report writes its notes: a marker
@@ -445,7 +521,9 @@ func noteLines(n report.Note, width int) []string {
 }
 
 // wrap writes text's words within width, after marker on the first line
-// (none where it is ""), the lines after it indented under the text.
+// (none where it is ""), the lines after it indented under the text. A
+// word is never cut: one longer than a line is broken across lines (an
+// instance's id, named in full).
 func wrap(text string, width int, marker string) []string {
 	indent := ""
 	if marker != "" {
@@ -453,7 +531,7 @@ func wrap(text string, width int, marker string) []string {
 	}
 	var out []string
 	cur := marker
-	for _, wd := range strings.Fields(text) {
+	for _, wd := range words(text, width-cells(indent)) {
 		switch {
 		case cur == "":
 			cur = wd
@@ -466,5 +544,23 @@ func wrap(text string, width int, marker string) []string {
 			cur += " " + wd
 		}
 	}
-	return append(out, fit(cur, width))
+	return append(out, cur)
+}
+
+// words are text's words, each longer than w cells broken into pieces of
+// w.
+func words(text string, w int) []string {
+	var out []string
+	for _, wd := range strings.Fields(text) {
+		for w > 0 && cells(wd) > w {
+			piece := cond.Truncate(wd, w, "")
+			if piece == "" {
+				break // one character wider than a line
+			}
+			out = append(out, piece)
+			wd = wd[len(piece):]
+		}
+		out = append(out, wd)
+	}
+	return out
 }

@@ -38,31 +38,47 @@ const TrendCells = 16
 // trendQuantities are the readings each trend is made of.
 var trendQuantities = map[string]string{TrendRequests: snapshot.RequestsTotal, TrendKV: snapshot.KVCacheUsageRatio}
 
-// trends reads every instance's trends, and the totals' from them.
-func (r *run) trends(ctx context.Context) error {
-	if !r.o.Trend {
-		return nil
-	}
-	shapes := r.shaped
-	if shapes == nil {
-		// A rebuild: the shapes and their libraries, from each one's
-		// first instance.
-		shapes = r.byHelp(r.shapes(r.disc.groups))
-		if err := r.writeLibraries(ctx, shapes); err != nil {
-			return err
-		}
-	}
-	step, err := r.trendStep(ctx, shapes)
+// readTrends reads every instance's trends, shape by shape, by id.
+func readTrends(ctx context.Context, q *querier, shapes []*shape) (map[string]map[string]*report.Trend, error) {
+	out := map[string]map[string]*report.Trend{}
+	step, err := trendStep(ctx, q, shapes)
 	if err != nil || step == 0 {
-		return err // no shape has a family to trend
+		return out, err // no shape has a family to trend
 	}
-	var fns []func(context.Context) error
+	// Shapes whose libraries read a trend alike (two versions of a
+	// server) are asked once, for all their instances.
+	var withLib []*shape
+	byKey := map[string]*shape{}
 	for _, sh := range shapes {
-		if sh.lib != nil {
-			fns = append(fns, func(ctx context.Context) error { return r.shapeTrends(ctx, sh, step) })
+		if sh.lib == nil {
+			continue
 		}
+		k := newestFamily(sh)
+		for _, id := range []string{TrendRequests, TrendKV} {
+			e, _ := sh.lib.Reading(trendQuantities[id])
+			k += "\x00" + e
+		}
+		if alike := byKey[k]; alike != nil {
+			alike.groups = append(alike.groups, sh.groups...)
+			continue
+		}
+		byKey[k] = &shape{groups: slices.Clone(sh.groups), lib: sh.lib}
+		withLib = append(withLib, byKey[k])
 	}
-	return parallel(ctx, fns...)
+	var mu sync.Mutex
+	err = inParallel(ctx, len(withLib), 0, func(ctx context.Context, i int) error {
+		made, err := shapeTrends(ctx, q, withLib[i], step)
+		mu.Lock()
+		defer mu.Unlock()
+		for id, ts := range made {
+			if out[id] == nil {
+				out[id] = map[string]*report.Trend{}
+			}
+			maps.Copy(out[id], ts)
+		}
+		return err
+	})
+	return out, err
 }
 
 // shapeTrends reads a shape's trends: each trend quantity's reading step
@@ -70,20 +86,21 @@ func (r *run) trends(ctx context.Context) error {
 // newestFamily's family, which comes with every scrape): a step with no sample
 // newer than the step before (a target gone, its last values still seen
 // within the store's lookback) is a gap, not a zero.
-func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) error {
+func shapeTrends(ctx context.Context, q *querier, sh *shape, step time.Duration) (map[string]map[string]*report.Trend, error) {
+	o := q.o
 	answers := map[string]model.Matrix{}
 	var times model.Matrix
 	var mu sync.Mutex
-	var fns []func(context.Context) error
+	var asks []func(context.Context) error
 	newest := newestFamily(sh)
 	for _, id := range []string{TrendRequests, TrendKV} {
-		q := trendQuantities[id]
-		e, ok := sh.lib.Reading(q)
+		qn := trendQuantities[id]
+		e, ok := sh.lib.Reading(qn)
 		if !ok {
 			continue
 		}
-		fns = append(fns, func(ctx context.Context) error {
-			m, err := r.q.rangeQuery(ctx, "trend: "+q+" per instance, step by step over the window", e, r.o.From, r.o.To, step)
+		asks = append(asks, func(ctx context.Context) error {
+			m, err := q.rangeQuery(ctx, "trend: "+qn+" per instance, step by step over the window", e, o.From, o.To, step)
 			mu.Lock()
 			defer mu.Unlock()
 			answers[id] = m
@@ -91,29 +108,28 @@ func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) er
 		})
 	}
 	if newest != "" {
-		sel := familySel(r.o.Selector, newest).With(nameIs(newest))
-		fns = append(fns, func(ctx context.Context) (err error) {
-			m, err := r.q.rangeQuery(ctx, "trend: the newest sample of "+newest+" per instance, step by step",
-				"max"+r.by()+" (timestamp("+sel.braces()+"))", r.o.From, r.o.To, step)
+		sel := q.familySel(newest).With(nameIs(newest))
+		asks = append(asks, func(ctx context.Context) (err error) {
+			m, err := q.rangeQuery(ctx, "trend: the newest sample of "+newest+" per instance, step by step",
+				"max"+q.by()+" (timestamp("+sel.braces()+"))", o.From, o.To, step)
 			mu.Lock()
 			defer mu.Unlock()
 			times = m
 			return err
 		})
 	}
-	if err := parallel(ctx, fns...); err != nil {
-		return err
+	if err := alongside(ctx, asks...); err != nil {
+		return nil, err
 	}
 	// Each answer indexed once by instance: looking each instance up in
-	// the whole answer made 2,000 pods 12 million key computations. The
-	// shapes' trends are made in parallel, and merged under the lock.
-	when := streamsByKey(times, r.o.By)
+	// the whole answer made 2,000 pods 12 million key computations.
+	when := streamsByKey(times, o.By)
 	made := map[string]map[string]*report.Trend{}
 	for id, m := range answers {
-		idx := streamsByKey(m, r.o.By)
+		idx := streamsByKey(m, o.By)
 		for _, g := range sh.groups {
-			k := keyOf(g, r.o.By)
-			if t := series(idx[k], when[k], id, r.o.From, r.o.To, step); t != nil {
+			k := keyOf(g, o.By)
+			if t := series(idx[k], when[k], id, o.From, o.To, step); t != nil {
 				if made[g.id] == nil {
 					made[g.id] = map[string]*report.Trend{}
 				}
@@ -121,23 +137,7 @@ func (r *run) shapeTrends(ctx context.Context, sh *shape, step time.Duration) er
 			}
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for gid, ts := range made {
-		maps.Copy(r.trendOf(gid), ts)
-	}
-	return nil
-}
-
-// trendOf is a group's trends, made when first asked for.
-func (r *run) trendOf(id string) map[string]*report.Trend {
-	if r.trendsOf == nil {
-		r.trendsOf = map[string]map[string]*report.Trend{}
-	}
-	if r.trendsOf[id] == nil {
-		r.trendsOf[id] = map[string]*report.Trend{}
-	}
-	return r.trendsOf[id]
+	return made, nil
 }
 
 // newestFamily is the family whose newest sample dates a shape's trend
@@ -161,8 +161,8 @@ func newestFamily(sh *shape) string {
 // would be a gap), in whole seconds. The interval is the window over the
 // most samples one series of the trends' families has in it (not up's: a
 // store fed otherwise, by a backfill or remote write, has none).
-func (r *run) trendStep(ctx context.Context, shapes []*shape) (time.Duration, error) {
-	w := r.o.To.Sub(r.o.From)
+func trendStep(ctx context.Context, q *querier, shapes []*shape) (time.Duration, error) {
+	w := q.o.To.Sub(q.o.From)
 	var names []string
 	for _, sh := range shapes {
 		if sh.lib != nil {
@@ -179,10 +179,10 @@ func (r *run) trendStep(ctx context.Context, shapes []*shape) (time.Duration, er
 	// copies, which may be scraped at another interval.
 	counts := make([]string, len(names))
 	for i, n := range names {
-		counts[i] = "count_over_time(" + familySel(r.o.Selector, n).With(nameIs(n)).braces() + "[" + promDuration(w) + "])"
+		counts[i] = "count_over_time(" + q.familySel(n).With(nameIs(n)).braces() + "[" + promDuration(w) + "])"
 	}
-	vec, err := r.q.instant(ctx, "trend: the scrape interval (the most samples of a series in the window)",
-		"max("+strings.Join(counts, " or ")+")", r.o.To)
+	vec, err := q.instant(ctx, "trend: the scrape interval (the most samples of a series in the window)",
+		"max("+strings.Join(counts, " or ")+")", q.o.To)
 	if err != nil {
 		return 0, err
 	}

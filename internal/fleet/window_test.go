@@ -32,8 +32,7 @@ func TestCovering(t *testing.T) {
 		{"by name among the rest", []*group{fams("x_info", "c", "b"), fams("x_info", "b", "c")}, []string{"b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &run{disc: &discovery{groups: tc.groups}}
-			if got := r.covering(); !slices.Equal(got, tc.want) {
+			if got := covering(tc.groups); !slices.Equal(got, tc.want) {
 				t.Errorf("covering = %q, want %q", got, tc.want)
 			}
 		})

@@ -180,7 +180,39 @@ func classify(e *Error, ae *v1.Error) {
 		}
 	}
 	e.Kind = kindOf(e, ae)
+	if e.Kind == TooMuchData {
+		// The store's words about its limit, where they come after a long
+		// cause (VictoriaMetrics repeats every filter first).
+		e.Msg = fromLimit(e.Msg)
+	}
 	e.Msg = clip(e.Msg)
+}
+
+// limitWords are each store's words for a query over its limits.
+var limitWords = []string{
+	"too many samples",                  // Prometheus: query processing would load too many samples
+	"maxsamplesperquery",                // VictoriaMetrics
+	"maxuniquetimeseries",               // VictoriaMetrics
+	"search.maxseries",                  // VictoriaMetrics /api/v1/series
+	"the number of matching timeseries", // VictoriaMetrics 1.79: "… exceeds N; … increase -search.max* …"
+	"the query hit the max number",      // Mimir, Cortex: max number of chunks/series
+	"exceeded the limit",
+}
+
+// fromLimit is msg from where it names a limit, where that is past the
+// start; msg otherwise.
+func fromLimit(msg string) string {
+	low := strings.ToLower(msg)
+	at := len(msg)
+	for _, w := range limitWords {
+		if i := strings.Index(low, w); i >= 0 && i < at {
+			at = i
+		}
+	}
+	if at == len(msg) || at < maxMsg/2 {
+		return msg
+	}
+	return "…" + msg[at:]
 }
 
 // kindOf is what an API error says went wrong.
@@ -207,14 +239,7 @@ func kindOf(e *Error, ae *v1.Error) Kind {
 
 // tooMuch recognises each store's words for a query over its limits.
 func tooMuch(low string) bool {
-	for _, s := range []string{
-		"too many samples",             // Prometheus: query processing would load too many samples
-		"maxsamplesperquery",           // VictoriaMetrics
-		"maxuniquetimeseries",          // VictoriaMetrics
-		"search.maxseries",             // VictoriaMetrics /api/v1/series
-		"the query hit the max number", // Mimir, Cortex: max number of chunks/series
-		"exceeded the limit",
-	} {
+	for _, s := range limitWords {
 		if strings.Contains(low, s) {
 			return true
 		}

@@ -64,10 +64,10 @@ func documentedFields(t *testing.T) map[string][]string {
 		case strings.HasPrefix(line, "#"):
 			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
 		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe") ||
-			strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare")):
-			// The bench's report, a probe's, a sweep's and a comparison:
-			// internal/bench, internal/bench/probe and internal/bench/sweep
-			// hold them to their tables.
+			strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare") || strings.HasPrefix(heading, "Fleet")):
+			// The bench's report, a probe's, a sweep's, a comparison and the
+			// fleet's document: internal/bench, internal/bench/probe,
+			// internal/bench/sweep and internal/fleet hold them to their tables.
 		case strings.HasPrefix(line, "| field | type |"):
 			inTable = true
 			if _, ok := docTables[heading]; !ok {

@@ -313,6 +313,10 @@ func TestSurfacesAgree(t *testing.T) {
 			checkTotals(t, now, len(servers))
 			checkTotals(t, rng, len(servers))
 		})
+		t.Run(st.Kind+"/json", func(t *testing.T) {
+			checkJSONRows(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})
+			checkJSONRows(t, c, fleet.Options{From: rangeFrom, To: end, Range: true, By: k8s})
+		})
 	}
 	t.Run("backends", func(t *testing.T) {
 		sameFleets(t, "now", nows[0], nows[1])

@@ -30,8 +30,10 @@ type Frame struct {
 	// --width): the table lays itself out for it.
 	Text func(width int) string
 	// Fixed is how many of its first lines stay on screen while the rest
-	// scrolls: a title and a table's header.
-	Fixed int
+	// scrolls: a title and a table's header; FixedAt, where set, says it
+	// at a width (a title that wraps).
+	Fixed   int
+	FixedAt func(width int) int
 	// JSON is the frame as one JSON document, for the JSON mode.
 	JSON []byte
 	// Trip, when set, ends the watch after this frame is shown (a note
@@ -295,7 +297,11 @@ func (m *framesModel) render() string {
 	}
 	var fixed []string
 	if m.frame != nil {
-		n := min(m.frame.Fixed, len(lines))
+		keep := m.frame.Fixed
+		if m.frame.FixedAt != nil {
+			keep = m.frame.FixedAt(width)
+		}
+		n := min(keep, len(lines))
 		fixed, lines = lines[:n], lines[n:]
 	}
 	lines, where := paged(lines, &m.top, m.page()-len(fixed), m.height > 0)

@@ -192,3 +192,47 @@ func TestRedrawPiped(t *testing.T) {
 		t.Errorf("a first failure: %v", err)
 	}
 }
+
+// A frame's fixed lines may depend on its width (FixedAt): the fleet's
+// line of what every row shares wraps on a narrow screen, and stays on
+// it with the table's header while the rows scroll.
+func TestRedrawFixedAtWidth(t *testing.T) {
+	text := func(width int) string {
+		var b strings.Builder
+		if width < 100 {
+			b.WriteString("instances serviceMonitor/llm/…-engine/0/10.0.0.… (job/instance;\neach row names the …)\n")
+		} else {
+			b.WriteString("instances serviceMonitor/llm/…-engine/0/10.0.0.… (job/instance; each row names the …)\n")
+		}
+		b.WriteString("instance  state\n")
+		for i := range 40 {
+			fmt.Fprintf(&b, "vllm/%d    up\n", i)
+		}
+		return b.String()
+	}
+	c := FramesConfig{Interval: 30 * time.Second, Title: "t", Now: (&clock{t: t0}).Now,
+		Refresh: func(context.Context) (Frame, error) {
+			return Frame{Text: text, FixedAt: func(w int) int {
+				if w < 100 {
+					return 3
+				}
+				return 2
+			}}, nil
+		}}
+	if err := c.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{80, 120} {
+		m := newFramesModel(context.Background(), c)
+		m.Update(tea.WindowSizeMsg{Width: width, Height: 12})
+		redrawStep(m, m.Init())
+		for range 10 {
+			m.Update(press("j"))
+		}
+		lines := strings.Split(m.View().Content, "\n")
+		fixed := map[int]int{80: 3, 120: 2}[width]
+		if !strings.HasPrefix(lines[1], "instances ") || lines[fixed] != "instance  state" || strings.HasPrefix(lines[fixed+1], "vllm/0 ") {
+			t.Errorf("at %d, scrolled:\n%s", width, strings.Join(lines, "\n"))
+		}
+	}
+}

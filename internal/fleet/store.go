@@ -3,15 +3,25 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope/internal/dialect"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/promql"
 )
+
+// The store client: every request of a report goes through one querier,
+// which bounds how many run at once, logs each with its purpose, shares
+// an answer between askers of the same request in flight, and knows the
+// report's selector, grouping and window, so that every stage writes its
+// queries the same way. inParallel is the one way work is run at once.
 
 // maxBatchBytes bounds one batched query: VictoriaMetrics refuses queries
 // longer than -search.maxQueryLen (16 KiB by default).
@@ -32,9 +42,16 @@ type Query struct {
 // querier sends the fleet view's queries and keeps a log of them.
 type querier struct {
 	api promapi.API
-	mu  sync.Mutex
-	log []Query
-	sem chan struct{}
+	// o is the report's options: the selector every query is narrowed
+	// by, the grouping, the window.
+	o Options
+	// replicas removes HA replicas' copies from every answer of series
+	// (replicas.go), and finds them where no label was named.
+	replicas *replicas
+	mu       sync.Mutex
+	log      []Query
+	// slots are the requests in flight, at most inFlight.
+	slots *slots
 	// answers are the queries in flight whose readers only read their
 	// answers (tagged, rangeQuery), by text and times: shapes whose
 	// libraries write the same expression (the expressions say no
@@ -50,9 +67,41 @@ type answer struct {
 	err  error
 }
 
-func newQuerier(api promapi.API) *querier {
-	return &querier{api: api, sem: make(chan struct{}, inFlight), answers: map[string]*answer{}}
+func newQuerier(api promapi.API, o Options) *querier {
+	return &querier{api: api, o: o, replicas: newReplicas(o.ReplicaLabels), slots: newSlots(inFlight), answers: map[string]*answer{}}
 }
+
+// backend is the store that answers.
+func (q *querier) backend() promapi.Backend {
+	if q.api == nil {
+		return promapi.Backend{}
+	}
+	return q.api.Backend()
+}
+
+// by writes the grouping of the store's aggregations: " by (job, instance)".
+func (q *querier) by() string { return " by (" + strings.Join(q.o.By, ", ") + ")" }
+
+// window is the window's length as PromQL writes a range.
+func (q *querier) window() string { return promDuration(q.o.To.Sub(q.o.From)) }
+
+// listed is the span a listing of series or label values covers: the
+// window, and the lookback before it (an instant query at its start finds
+// a sample that far back).
+func (q *querier) listed() (start, end time.Time) { return q.o.From.Add(-Lookback), q.o.To }
+
+// familySel is the selector a query of family f uses: the user's, and for
+// vLLM's families no router copy.
+func (q *querier) familySel(f string) Selector { return familySel(q.o.Selector, f) }
+
+func familySel(sel Selector, f string) Selector {
+	if dialect.Owner(f) == "vllm" {
+		return sel.With(Matcher{Name: routerLabel, Op: "=", Value: ""})
+	}
+	return sel
+}
+
+func nameIs(f string) Matcher { return Matcher{Name: model.MetricNameLabel, Op: "=", Value: f} }
 
 // shared runs ask for key once while it is in flight: a second asker
 // meanwhile waits for the first's answer, which both only read.
@@ -94,15 +143,80 @@ func (q *querier) Log() []Query {
 }
 
 func (q *querier) acquire(ctx context.Context) error {
+	return q.slots.acquire(ctx, ctx.Value(urgentKey{}) != nil)
+}
+
+func (q *querier) release() { q.slots.release() }
+
+// urgentKey marks a context whose requests go before the others waiting
+// for a slot: a few quick requests (the window's) that would otherwise
+// wait behind the many long sums sent beside them.
+type urgentKey struct{}
+
+// urgent is ctx whose requests go first.
+func urgent(ctx context.Context) context.Context { return context.WithValue(ctx, urgentKey{}, true) }
+
+// slots bound the requests in flight, the urgent waiters served first,
+// each kind in the order it came.
+type slots struct {
+	mu     sync.Mutex
+	free   int
+	urgent []chan struct{}
+	other  []chan struct{}
+}
+
+func newSlots(n int) *slots { return &slots{free: n} }
+
+func (s *slots) acquire(ctx context.Context, urgent bool) error {
+	s.mu.Lock()
+	if s.free > 0 && (urgent || len(s.urgent) == 0) {
+		s.free--
+		s.mu.Unlock()
+		return nil
+	}
+	c := make(chan struct{})
+	if urgent {
+		s.urgent = append(s.urgent, c)
+	} else {
+		s.other = append(s.other, c)
+	}
+	s.mu.Unlock()
 	select {
-	case q.sem <- struct{}{}:
+	case <-c:
 		return nil
 	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, q := range []*[]chan struct{}{&s.urgent, &s.other} {
+			if i := slices.Index(*q, c); i >= 0 {
+				*q = slices.Delete(*q, i, i+1)
+				return ctx.Err()
+			}
+		}
+		// Handed a slot as ctx ended: give it on.
+		s.handOn()
 		return ctx.Err()
 	}
 }
 
-func (q *querier) release() { <-q.sem }
+func (s *slots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handOn()
+}
+
+// handOn gives a freed slot to the first waiter, urgent first.
+func (s *slots) handOn() {
+	for _, q := range []*[]chan struct{}{&s.urgent, &s.other} {
+		if len(*q) > 0 {
+			c := (*q)[0]
+			*q = (*q)[1:]
+			close(c)
+			return
+		}
+	}
+	s.free++
+}
 
 // eachSeries is what promapi.Client offers beyond promapi.API: each
 // series' labels handed over as the answer is read, none kept.
@@ -249,6 +363,17 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 	return out, err
 }
 
+// tagged is an expression and the tag its results carry.
+type tagged struct {
+	tag, expr string
+	// split is the split the expression reads, if it is one (no tag: its
+	// quantities are taken from its answer once every sample is in).
+	split *promql.Split
+	// slow says the store takes longest over it (a histogram's buckets,
+	// many series to a group): it is sent first.
+	slow bool
+}
+
 // tagged evaluates each expression as a query of its own, in parallel
 // (as many at once as the querier allows), and hands each sample of the
 // i-th expression's answer to each, one call at a time, as soon as that
@@ -260,13 +385,25 @@ func (q *querier) batch(ctx context.Context, purpose string, families []string, 
 // stays that of the expressions, whatever the number of instances. (The
 // tag is not put in the result's labels: a fourth label grew each of
 // 70,000 maps a report.) The error is the first in the expressions'
-// order, if any.
+// order, if any. The slow expressions are sent first, so that the rest
+// fill the other requests in flight meanwhile.
 func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at time.Time, each func(i int, s *model.Sample)) error {
+	order := make([]int, 0, len(exprs))
+	for _, slow := range []bool{true, false} {
+		for i, e := range exprs {
+			if e.slow == slow {
+				order = append(order, i)
+			}
+		}
+	}
+	errs := make([]error, len(exprs))
 	var mu sync.Mutex
-	return atOnce(len(exprs), func(i int) error {
+	err := inParallel(ctx, len(order), 0, func(ctx context.Context, j int) error {
+		i := order[j]
 		vec, err := q.sharedInstant(ctx, purpose, exprs[i].expr, at)
 		if err != nil {
-			return err
+			errs[i] = err
+			return nil
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -275,41 +412,12 @@ func (q *querier) tagged(ctx context.Context, purpose string, exprs []tagged, at
 		}
 		return nil
 	})
-}
-
-// instants evaluates each query at one time, in parallel (as many at once
-// as the querier allows); the first error in the queries' order, if any.
-func (q *querier) instants(ctx context.Context, purpose string, texts []string, at time.Time) ([]model.Vector, error) {
-	results := make([]model.Vector, len(texts))
-	err := atOnce(len(texts), func(i int) (err error) {
-		results[i], err = q.instant(ctx, purpose, texts[i], at)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return results, nil
-}
-
-// atOnce calls fn for each of 0..n-1, all at once, and returns the first
-// error in that order, if any.
-func atOnce(n int, fn func(i int) error) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn(i)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	for _, e := range errs {
+		if e != nil {
+			return e
 		}
 	}
-	return nil
+	return err
 }
 
 // joined evaluates parts joined with or into as few queries as fit
@@ -331,7 +439,11 @@ func (q *querier) joined(ctx context.Context, purpose string, parts []string, at
 	if cur.Len() > 0 {
 		queries = append(queries, cur.String())
 	}
-	results, err := q.instants(ctx, purpose, queries, at)
+	results := make([]model.Vector, len(queries))
+	err := inParallel(ctx, len(queries), 0, func(ctx context.Context, i int) (err error) {
+		results[i], err = q.instant(ctx, purpose, queries[i], at)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -348,4 +460,52 @@ func promDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// onCores is inParallel's width for work on this machine's cores (no
+// request to the store): one goroutine a core.
+var onCores = -1
+
+// inParallel calls fn for each of 0..n-1 and returns once all are done:
+// at most width at once (0: all at once, for requests, which the querier
+// bounds itself; onCores: one a core, for work that only computes). It
+// returns the first error in that order, or ctx's error where ctx ended
+// before every call was made (the rest are not made). It is the one way
+// the fleet runs work at once.
+func inParallel(ctx context.Context, n, width int, fn func(ctx context.Context, i int) error) error {
+	switch {
+	case width == onCores:
+		width = min(runtime.GOMAXPROCS(0), n)
+	case width <= 0 || width > n:
+		width = n
+	}
+	errs := make([]error, n)
+	var next, made atomic.Int64
+	var wg sync.WaitGroup
+	for range width {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				made.Add(1)
+				errs[i] = fn(ctx, i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if int(made.Load()) < n {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// alongside runs stages at once (inParallel), each with its own inputs
+// and results: the first error in their order.
+func alongside(ctx context.Context, stages ...func(ctx context.Context) error) error {
+	return inParallel(ctx, len(stages), 0, func(ctx context.Context, i int) error { return stages[i](ctx) })
 }
