@@ -406,7 +406,13 @@ func TestServeAllocations(t *testing.T) {
 		})
 	}
 	short, long := allocs(1), allocs(math.MaxInt)
-	if long > short+0.5 {
+	// A writer or buffer allocated per bound would be 57 more; under the
+	// race detector a dropped pooled buffer regrows to the longer text.
+	slack := 0.5
+	if raceEnabled {
+		slack = 2
+	}
+	if long > short+slack {
 		t.Errorf("a scrape through the handler allocates %.1f times with 58-bound token histograms, %.1f with 1-bound ones", long, short)
 	}
 	if long > 60 {

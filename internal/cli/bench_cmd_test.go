@@ -135,6 +135,7 @@ func TestBenchRefuses(t *testing.T) {
 // in JSON with the figures docs/json.md promises, the records file in the
 // format its extension says, and nothing on stderr when stdout is a pipe.
 func TestBenchCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 1, Seed: 1, API: "127.0.0.1:0"})
@@ -209,6 +210,7 @@ func TestBenchCommand(t *testing.T) {
 // On a terminal the progress line is drawn on stderr and cleared before
 // the report; Ctrl-C stops sending and reports what completed, partial.
 func TestBenchProgressAndInterrupt(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 1, Seed: 1, API: "127.0.0.1:0"})
@@ -237,6 +239,7 @@ func TestBenchProgressAndInterrupt(t *testing.T) {
 // -o html writes the run's page to stdout, one self-contained file; to a
 // terminal it is refused before any request is sent.
 func TestBenchHTML(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 1, Seed: 1, API: "127.0.0.1:0"})
@@ -277,6 +280,7 @@ func TestBenchHTML(t *testing.T) {
 
 // -o html for a sweep and a probe: each its page, with its charts.
 func TestBenchHTMLSweepAndProbe(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := demo.Start(ctx, demo.Options{Scenario: "chat", Speed: 10, Seed: 1, API: "127.0.0.1:0"})

@@ -50,6 +50,7 @@ func TestBenchSweepRefuses(t *testing.T) {
 // concurrency list run twice a step, its JSON as docs/json.md describes
 // it, its CSV a row a step, and two such sweeps compared.
 func TestBenchSweepCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the simulator")
 	}

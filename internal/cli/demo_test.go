@@ -122,6 +122,7 @@ func TestDemoScenarioTruths(t *testing.T) {
 // first minute at 20x had a request of 40 s within 7 s of uptime, and no
 // start), the uptime is the simulated one, and so is the mean in flight.
 func TestDemoViewOnItsOwnClock(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	io, out, errb := iostreams.Test("", false, 0)

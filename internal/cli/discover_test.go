@@ -86,6 +86,7 @@ func routerServer(t *testing.T) (*discovertest.Router, int) {
 // its version and models, the command for it, and the ports where nothing
 // answered (golden, the ports written as what they stand for).
 func TestDiscoverListing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tabby, err := demo.Start(ctx, demo.Options{Listen: "127.0.0.1:0", Speed: 1})

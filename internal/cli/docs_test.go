@@ -203,6 +203,7 @@ func TestEveryHelpSaysExitStatus(t *testing.T) {
 // The bash completion script, sourced in a real bash, completes commands,
 // flags and flag values by calling back into inferscope.
 func TestCompletionBash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs bash and the command as a process")
 	}

@@ -12,6 +12,7 @@ import (
 // A value the user gave is repeated on stderr cut, whatever says it: a
 // 100 kB argument makes a short error, not pages of it.
 func TestLongArgumentsClipped(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 100_000)
 	idle := fixtures + "idle.prom"
 	for _, args := range [][]string{

@@ -61,6 +61,7 @@ func (p *proc) wait(t *testing.T, within time.Duration) (code int, killedBy sysc
 // --drain-timeout is cut and the process still exits; a second signal
 // ends it at once.
 func TestProxyDrains(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the command as a process")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope/internal/testwait"
 
 	"github.com/inferscope/inferscope/internal/iostreams"
 )
@@ -38,6 +41,8 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	flag.Parse()
+	testwait.Parallel(6) // the slow tests mostly wait on servers they started
 	os.Exit(m.Run())
 }
 

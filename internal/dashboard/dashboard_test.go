@@ -206,6 +206,7 @@ func substitute(t *testing.T, q, rate string, values map[string]string) string {
 // the instance chosen, returns on each simulated scenario what the report
 // computes from the same two scrapes: no panel is empty, none is wrong.
 func TestPanelsOnScenarios(t *testing.T) {
+	t.Parallel()
 	tool := promtool.Require(t, "promtool")
 	const step = 15 * time.Second
 	for _, name := range sim.Scenarios() {
@@ -310,6 +311,7 @@ func run(t *testing.T, tool string, groups ...promtool.Group) {
 // panel of both formats returns a series: none shows "No data" where the
 // server publishes what it reads.
 func TestPanelsOnFixtures(t *testing.T) {
+	t.Parallel()
 	tool := promtool.Require(t, "promtool")
 	var groups []promtool.Group
 	for _, fx := range fixtures(t) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/testwait"
+
 	"github.com/inferscope/inferscope/internal/cli"
 )
 
@@ -25,14 +27,22 @@ var bin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	testwait.Parallel(6) // the blocks mostly wait on what they started
 	dir, err := os.MkdirTemp("", "doctest-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "inferscope"), "./cmd/inferscope")
+	// Built as the tests are: under -race the packages are already
+	// compiled for the race detector (and the pages' commands run with
+	// it); a plain build would compile the whole tree a second time.
+	args, env := []string{"build"}, []string{"CGO_ENABLED=0"}
+	if raceEnabled {
+		args, env = append(args, "-race"), []string{"CGO_ENABLED=1"}
+	}
+	build := exec.Command("go", append(args, "-o", filepath.Join(dir, "inferscope"), "./cmd/inferscope")...)
 	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Env = append(os.Environ(), env...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building inferscope: %v\n%s", err, out)
 		os.Exit(1)
@@ -54,7 +64,7 @@ func pages(t *testing.T) []string {
 
 // TestConsoleBlocks runs every console block of every page and compares
 // what each command prints with what the page shows. The blocks run in
-// parallel (-parallel, the cores by default): each has its own folder and
+// parallel (-parallel, six by default: TestMain): each has its own folder and
 // ports, and most of their time is waiting on what they started.
 func TestConsoleBlocks(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {

@@ -202,7 +202,8 @@ func TestWholeBounded(t *testing.T) {
 // each value was an instance to discover whole: 3,182 requests and
 // 1.05 GB to report three instances.
 func TestWalkBounded(t *testing.T) {
-	t.Parallel()
+	// Not parallel: what it measures (the process's allocations and heap)
+	// would count the tests running beside it.
 	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixture(t, t.TempDir())})
 	real, err := url.Parse(s.URL)
 	if err != nil {
@@ -278,8 +279,17 @@ func TestWalkBounded(t *testing.T) {
 		if n := requests.Load(); n > 20 {
 			t.Errorf("%d requests, want the report's few", n)
 		}
-		if alloc>>20 > tc.alloc || peak.Load()>>20 > tc.heap {
-			t.Errorf("%d MB allocated, the heap at most %d MB; want at most %d and %d", alloc>>20, peak.Load()>>20, tc.alloc, tc.heap)
+		// Under the race detector more escapes to the heap (three jobs:
+		// 775 MB, 583 without it): its total allocations are allowed
+		// half as much again; the heap's bound (1.05 GB at its peak
+		// before the walk was bounded) and the requests' count hold
+		// either way.
+		allocBound := tc.alloc
+		if raceEnabled {
+			allocBound += tc.alloc / 2
+		}
+		if alloc>>20 > allocBound || peak.Load()>>20 > tc.heap {
+			t.Errorf("%d MB allocated, the heap at most %d MB; want at most %d and %d", alloc>>20, peak.Load()>>20, allocBound, tc.heap)
 		}
 	}
 }

@@ -93,6 +93,7 @@ func (s source) set(t *testing.T, o promql.Options, ro rules.Options) *rules.Set
 // vmalert format: with the default labels, and with a selector and other
 // labels to aggregate by.
 func TestRulesCheck(t *testing.T) {
+	t.Parallel()
 	tool := promtool.Require(t, "promtool")
 	vmalert := promtool.Require(t, "vmalert")
 	sel, err := promql.ParseSelector(`{namespace="llm", pod=~"vllm-.*"}`)
@@ -312,6 +313,7 @@ func TestUnknownFormat(t *testing.T) {
 // they were written with, for every dialect's newest names and every
 // fixture, with and without a selector and other labels.
 func TestGeneratedTests(t *testing.T) {
+	t.Parallel()
 	tool := promtool.Require(t, "promtool")
 	sel, err := promql.ParseSelector(`{namespace="llm", pod=~"vllm-.*"}`)
 	if err != nil {
@@ -339,7 +341,10 @@ func TestGeneratedTests(t *testing.T) {
 			// each distinct pair runs once.
 			if key := testsKey(t, set, file); !seen[key] {
 				seen[key] = true
-				runGenerated(t, tool, src.name, set, file)
+				t.Run(fmt.Sprintf("%s/%d", src.name, j), func(t *testing.T) {
+					t.Parallel()
+					runGenerated(t, tool, src.name, set, file)
+				})
 			}
 		}
 	}

@@ -107,6 +107,7 @@ func holdSteps(hold string) int {
 // rendered annotations, exactly where its condition has held for its
 // hold time.
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	tool := promtool.Require(t, "promtool")
 	fired := map[string][]string{}
 	for _, name := range sim.Scenarios() {

@@ -204,8 +204,12 @@ func TestTimes(t *testing.T) {
 			t.Errorf("gaps: %d events, ITL sum %v max %v, E2E-TTFT %v", r.ContentEvents, r.ITLSum, r.ITLMax, r.E2E-r.TTFT)
 		}
 	}
-	if sum.ITL.TotalCount() != 12 || sum.ITL.Min() < 40_000 {
-		t.Errorf("ITL histogram: %d gaps, least %d µs", sum.ITL.TotalCount(), sum.ITL.Min())
+	// One gap can read shorter than the server's 40 ms where the event
+	// before it reached the client late; the gaps' mean cannot (each
+	// request's three add up to at least 120 ms), to the histogram's
+	// precision of three significant digits.
+	if sum.ITL.TotalCount() != 12 || sum.ITL.Mean() < 40_000*0.999 {
+		t.Errorf("ITL histogram: %d gaps, mean %.0f µs", sum.ITL.TotalCount(), sum.ITL.Mean())
 	}
 }
 

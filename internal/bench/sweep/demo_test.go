@@ -148,6 +148,7 @@ func TestKneePrefillBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the simulator")
 	}
+	t.Parallel() // the sweeps mostly wait: each drains its simulator between steps
 	const speed = 15
 	truth := speed / 0.5312
 	slo := bench.SLO{TTFT: 125 * time.Millisecond}
@@ -194,6 +195,7 @@ func TestKneeKVBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the simulator")
 	}
+	t.Parallel() // the sweeps mostly wait: each drains its simulator between steps
 	const speed = 1000
 	truth := speed * 6 / 378.8
 	slo := bench.SLO{TTFT: 100 * time.Millisecond}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package fleet
+
+// raceEnabled: the race detector changes what allocates and how much.
+const raceEnabled = false
