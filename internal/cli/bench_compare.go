@@ -55,6 +55,7 @@ func newBenchCompareCmd(io *iostreams.IO) *cobra.Command {
 			return o.run(io, args[0], args[1])
 		},
 	})
+	o.outputFlags.noHist = true // a comparison holds spreads, no distributions
 	o.outputFlags.define(cmd)
 	return cmd
 }

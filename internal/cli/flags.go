@@ -154,6 +154,7 @@ var (
 type outputFlags struct {
 	output         string // text or json (-o); json also by --json
 	htmlOK, html   bool   // the command writes html too (bench); -o html asked it
+	noHist         bool   // the command draws no histograms (bench compare): no --hist
 	jsonAlias      bool
 	json           bool // the report is written as JSON (set by check)
 	hist, noColor  bool
@@ -173,7 +174,9 @@ func (f *outputFlags) define(cmd *cobra.Command) {
 	}
 	out.string(cmd, &f.output)
 	flagJSON.bool(cmd, &f.jsonAlias)
-	flagHist.bool(cmd, &f.hist)
+	if !f.noHist {
+		flagHist.bool(cmd, &f.hist)
+	}
 	flagColumns.int(cmd, &f.columns)
 	flagWidth.int(cmd, &f.width)
 	flagNoColor.bool(cmd, &f.noColor)
