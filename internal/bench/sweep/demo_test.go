@@ -95,11 +95,12 @@ func demoBase(t *testing.T, scenario string, speed float64, src workload.Source,
 }
 
 // withinStep checks the knee is within one step (its bracket's width) of
-// the truth.
-func withinStep(t *testing.T, k *Knee, truth float64) {
+// the truth, or of head above it: what a step that starts idle can carry
+// beyond the steady state.
+func withinStep(t *testing.T, k *Knee, truth, head float64) {
 	t.Helper()
 	lo, hi, w := float64(k.Load), float64(k.Broke), float64(k.Width)
-	if math.IsNaN(w) || truth < lo-w || truth > hi+w {
+	if math.IsNaN(w) || truth < lo-w-head || truth > hi+w {
 		t.Errorf("knee between %.2f and %.2f req/s (width %.2f), the truth %.2f: not within one step", lo, hi, w, truth)
 	}
 }
@@ -148,7 +149,6 @@ func TestKneePrefillBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the simulator")
 	}
-	t.Parallel() // the sweeps mostly wait: each drains its simulator between steps
 	const speed = 15
 	truth := speed / 0.5312
 	slo := bench.SLO{TTFT: 125 * time.Millisecond}
@@ -165,7 +165,7 @@ func TestKneePrefillBound(t *testing.T) {
 	if k == nil || k.BrokeStep == 0 {
 		t.Fatalf("no knee: %+v", k)
 	}
-	withinStep(t, k, truth)
+	withinStep(t, k, truth, 0) // prefilled one at a time: an idle start gains nothing
 	if k.Reason != ReasonPrefill || k.Phase != "prefill" {
 		t.Errorf("reason %q, phase %q; want prefill, prefill", k.Reason, k.Phase)
 	}
@@ -195,7 +195,6 @@ func TestKneeKVBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the simulator")
 	}
-	t.Parallel() // the sweeps mostly wait: each drains its simulator between steps
 	const speed = 1000
 	truth := speed * 6 / 378.8
 	slo := bench.SLO{TTFT: 100 * time.Millisecond}
@@ -211,7 +210,10 @@ func TestKneeKVBound(t *testing.T) {
 	if k == nil || k.BrokeStep == 0 {
 		t.Fatalf("no knee: %+v", k)
 	}
-	withinStep(t, k, truth)
+	// Each step starts drained: its first six requests find the cache
+	// empty, six more than the steady state admits over the step's 2 s,
+	// so a step can meet the target up to 3 a second above the capacity.
+	withinStep(t, k, truth, 6/2.0)
 	if k.Reason != ReasonKVCache || k.Verdict != analysis.VerdictKVBound {
 		t.Errorf("reason %q, verdict %q; want kv_cache, %s", k.Reason, k.Verdict, analysis.VerdictKVBound)
 	}

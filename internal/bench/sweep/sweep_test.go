@@ -169,7 +169,7 @@ func TestKneeSearch(t *testing.T) {
 	if k == nil {
 		t.Fatal("no knee")
 	}
-	withinStep(t, k, 10.05)
+	withinStep(t, k, 10.05, 0)
 	if !(float64(k.Width) <= DefaultPrecision*10+1e-9) {
 		t.Errorf("bracket %v wider than the precision", k.Width)
 	}
