@@ -25,6 +25,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind is how a series is drawn.
@@ -150,7 +151,7 @@ type Chart struct {
 // The drawing's size in SVG units (it scales to its box) and margins.
 const (
 	width, height = 520, 320
-	left, right   = 72, 16
+	left, right   = 72, 16 // left: at least; wider where the Y ticks' labels need it
 	top, bottom   = 16, 48
 )
 
@@ -362,8 +363,9 @@ func (c *Chart) svg(b *strings.Builder) {
 	if hasBars && !ya.Log {
 		ya.Zero = true
 	}
-	x := newScale(c.X, xs, left, width-right)
 	y := newScale(ya, ys, height-bottom, top)
+	l := c.leftOf(y)
+	x := newScale(c.X, xs, float64(l), width-right)
 	id := esc(c.ID)
 	fmt.Fprintf(b, `<svg class="plot" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-title %s-desc" data-chart="%s">`, width, height, id, id, id)
 	fmt.Fprintf(b, `<desc id="%s-desc">%s</desc>`, id, esc(c.Desc))
@@ -372,7 +374,7 @@ func (c *Chart) svg(b *strings.Builder) {
 		if !c.X.usable(band.From) || !c.X.usable(band.To) {
 			continue
 		}
-		x0, x1 := clamp(x.at(band.From), left, width-right), clamp(x.at(band.To), left, width-right)
+		x0, x1 := clamp(x.at(band.From), float64(l), width-right), clamp(x.at(band.To), float64(l), width-right)
 		fmt.Fprintf(b, `<g class="band"><rect x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`, px(x0), top, px(max(x1-x0, 0)), height-top-bottom, esc(band.Label))
 		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text></g>`, px(x0+4), top+12, esc(band.Label))
 	}
@@ -380,7 +382,7 @@ func (c *Chart) svg(b *strings.Builder) {
 	// The series within the plot (and a marker's width around it): an
 	// axis bounded short of the data cuts them at its ends.
 	fmt.Fprintf(b, `<clipPath id="%s-plot"><rect x="%d" y="%d" width="%d" height="%d"/></clipPath><g clip-path="url(#%s-plot)">`,
-		id, left-6, top-6, width-left-right+12, height-top-bottom+12, id)
+		id, l-6, top-6, width-l-right+12, height-top-bottom+12, id)
 	for i, s := range c.Series {
 		c.series(b, i, s, x, y)
 	}
@@ -391,7 +393,7 @@ func (c *Chart) svg(b *strings.Builder) {
 		}
 		yy := y.at(r.At)
 		fmt.Fprintf(b, `<g class="%s" data-value="%s"%s><line x1="%d" x2="%d" y1="%s" y2="%s"/><text x="%d" y="%s" text-anchor="end">%s</text></g>`,
-			ruleClass("h", r), num(r.At), fromAttr(r.From), left, width-right, px(yy), px(yy), width-right-4, px(yy-5), esc(r.Label))
+			ruleClass("h", r), num(r.At), fromAttr(r.From), l, width-right, px(yy), px(yy), width-right-4, px(yy-5), esc(r.Label))
 	}
 	for _, r := range c.VRules {
 		if !c.X.usable(r.At) {
@@ -470,7 +472,20 @@ func ruleClass(dir string, r Rule) string {
 
 func clamp(v, lo, hi float64) float64 { return max(lo, min(v, hi)) }
 
+// leftOf is the plot's left edge: room for the Y ticks' longest label,
+// right-aligned 8 units short of the axis, and the axis's own label, drawn
+// upright at x 14 (to about 21), 4 units apart; each character of the
+// 12-unit font taken as 7.2 units wide, a digit's width or more.
+func (c *Chart) leftOf(y scale) int {
+	n := 0
+	for _, t := range y.ticks {
+		n = max(n, utf8.RuneCountInString(c.Y.format(t)))
+	}
+	return max(left, int(math.Ceil(21+4+7.2*float64(n)+8)))
+}
+
 func (c *Chart) axes(b *strings.Builder, x, y scale) {
+	l := int(x.from)
 	// Grid and ticks of the X axis.
 	b.WriteString(`<g class="axis x">`)
 	for _, t := range x.minorTicks {
@@ -482,20 +497,20 @@ func (c *Chart) axes(b *strings.Builder, x, y scale) {
 		fmt.Fprintf(b, `<g class="tick" data-value="%s"><line class="grid" x1="%s" x2="%s" y1="%d" y2="%d"/><line x1="%s" x2="%s" y1="%d" y2="%d"/><text x="%s" y="%d" text-anchor="middle">%s</text></g>`,
 			num(t), px(xx), px(xx), top, height-bottom, px(xx), px(xx), height-bottom, height-bottom+5, px(xx), height-bottom+18, esc(c.X.format(t)))
 	}
-	fmt.Fprintf(b, `<line class="domain" x1="%d" x2="%d" y1="%d" y2="%d"/>`, left, width-right, height-bottom, height-bottom)
-	fmt.Fprintf(b, `<text class="axis-label" x="%d" y="%d" text-anchor="middle">%s</text></g>`, (left+width-right)/2, height-10, esc(c.X.Label))
+	fmt.Fprintf(b, `<line class="domain" x1="%d" x2="%d" y1="%d" y2="%d"/>`, l, width-right, height-bottom, height-bottom)
+	fmt.Fprintf(b, `<text class="axis-label" x="%d" y="%d" text-anchor="middle">%s</text></g>`, (l+width-right)/2, height-10, esc(c.X.Label))
 	// And of the Y axis.
 	b.WriteString(`<g class="axis y">`)
 	for _, t := range y.minorTicks {
 		yy := y.at(t)
-		fmt.Fprintf(b, `<line class="grid minor" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, width-right, px(yy), px(yy))
+		fmt.Fprintf(b, `<line class="grid minor" x1="%d" x2="%d" y1="%s" y2="%s"/>`, l, width-right, px(yy), px(yy))
 	}
 	for _, t := range y.ticks {
 		yy := y.at(t)
 		fmt.Fprintf(b, `<g class="tick" data-value="%s"><line class="grid" x1="%d" x2="%d" y1="%s" y2="%s"/><line x1="%d" x2="%d" y1="%s" y2="%s"/><text x="%d" y="%s" text-anchor="end">%s</text></g>`,
-			num(t), left, width-right, px(yy), px(yy), left-5, left, px(yy), px(yy), left-8, px(yy+4), esc(c.Y.format(t)))
+			num(t), l, width-right, px(yy), px(yy), l-5, l, px(yy), px(yy), l-8, px(yy+4), esc(c.Y.format(t)))
 	}
-	fmt.Fprintf(b, `<line class="domain" x1="%d" x2="%d" y1="%d" y2="%d"/>`, left, left, top, height-bottom)
+	fmt.Fprintf(b, `<line class="domain" x1="%d" x2="%d" y1="%d" y2="%d"/>`, l, l, top, height-bottom)
 	cy := (top + height - bottom) / 2
 	fmt.Fprintf(b, `<text class="axis-label" x="14" y="%d" text-anchor="middle" transform="rotate(-90 14 %d)">%s</text></g>`, cy, cy, esc(c.Y.Label))
 }

@@ -138,6 +138,43 @@ func TestAxes(t *testing.T) {
 	}
 }
 
+// Long Y tick labels widen the left margin, so that the longest ends
+// clear of the axis's own upright label: "12,500 tok/s" is 12 characters,
+// 86.4 units at 7.2 each, right-aligned 8 short of the axis, the label's
+// 21 and a gap of 4: the plot starts at 120 (119.4 rounded up).
+func TestLeftMarginFitsTickLabels(t *testing.T) {
+	long := Axis{Label: "tokens a second", Format: func(v float64) string {
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "00 tok/s" // 12.500 → "12.500 tok/s"
+	}}
+	for _, c := range []struct {
+		name string
+		y    Axis
+		top  float64
+		want float64
+	}{
+		// "10.5": four characters, 61.8 units: the least, 72.
+		{"short labels keep the least margin", Axis{Label: "y"}, 12.5, left},
+		// Three significant figures: "1.05e+04", eight: 90.6, so 91.
+		{"the default format's long labels", Axis{Label: "y"}, 12500, 91},
+		{"long labels widen it", long, 12500, 120},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := &Chart{ID: "c", Title: "T", X: Axis{Label: "x"}, Y: c.y,
+				Series: []Series{{Name: "a", Kind: Scatter, Points: []Point{{X: 1, Y: c.top * 0.8}, {X: 2, Y: c.top}}}}}
+			els := parse(t, ch.HTML())
+			var domain float64 = -1
+			for _, e := range withClass(els, "domain") {
+				if e.attrs["x1"] == e.attrs["x2"] { // the Y axis's line
+					domain, _ = strconv.ParseFloat(e.attrs["x1"], 64)
+				}
+			}
+			if domain != c.want {
+				t.Errorf("the Y axis at x=%v, want %v", domain, c.want)
+			}
+		})
+	}
+}
+
 // A line breaks where a value is absent (NaN), and the absent point is
 // neither drawn nor given a value in the table; bars keep both edges; the
 // rules, the range and the mark are drawn and listed.

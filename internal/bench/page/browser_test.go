@@ -249,6 +249,7 @@ type chartView struct {
 	LabelText                 string
 	Width                     float64
 	XTicks, YTicks            []string
+	Crowded                   []string // Y tick labels over the axis's label or cut off
 	Series                    []seriesView
 	Rows                      []rowView
 	Rules                     []ruleView
@@ -297,6 +298,12 @@ const readDOM = `(() => {
     c.YLabel = (svg.querySelector('.axis.y .axis-label') || {}).textContent || '';
     c.XTicks = [...svg.querySelectorAll('.axis.x .tick')].map(t => t.textContent);
     c.YTicks = [...svg.querySelectorAll('.axis.y .tick')].map(t => t.textContent);
+    // A Y tick's label laid over the axis's upright label, or cut by the
+    // picture's left edge, as the browser laid them out.
+    const yl = svg.querySelector('.axis.y .axis-label'), box = svg.getBoundingClientRect();
+    const ylr = yl ? yl.getBoundingClientRect() : null;
+    c.Crowded = [...svg.querySelectorAll('.axis.y .tick text')].filter(t => { const r = t.getBoundingClientRect();
+      return r.left < box.left || (ylr && r.left < ylr.right && r.right > ylr.left && r.top < ylr.bottom && r.bottom > ylr.top); }).map(t => t.textContent);
     c.Series = [...svg.querySelectorAll('g.series[data-count]')].map(g => ({Name: g.dataset.series, Count: +g.dataset.count,
       FromX: g.dataset.fromX || '', FromX2: g.dataset.fromX2 || '', FromY: g.dataset.fromY || '', Derive: g.dataset.derive || '',
       Points: [...g.querySelectorAll('[data-i]')].map(p => { const b = p.getBBox();
@@ -408,6 +415,8 @@ func checkCharts(t *testing.T, dom domView, doc any, want []string) {
 		case !c.SVG || c.Empty:
 			t.Errorf("chart %s draws nothing", id)
 			continue
+		case len(c.Crowded) > 0:
+			t.Errorf("chart %s: Y tick labels %q overlap the axis's label or are cut off", id, c.Crowded)
 		}
 		if c.Title == "" || c.Role != "img" || !strings.Contains(c.LabelText, c.Title) {
 			t.Errorf("chart %s: title %q, role %q, named by %q", id, c.Title, c.Role, c.LabelText)
