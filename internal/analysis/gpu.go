@@ -748,3 +748,9 @@ func gpuJSON(e EngineWindow, g GPUWindow) *report.GPU {
 	}
 	return out
 }
+
+// Watts writes a power as the GPU section does ("412 W", "1.24 kW").
+func Watts(w float64) string { return watts(w) }
+
+// Joules writes an energy as the GPU section does ("0.83 J", "12 kJ").
+func Joules(j float64) string { return joules(j) }

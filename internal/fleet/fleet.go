@@ -121,6 +121,9 @@ type Options struct {
 	// Trend adds each instance's and the totals' requests per second and
 	// KV use over the window, step by step (a past range, a watch).
 	Trend bool
+	// GPUJoin is how the DCGM series in the store join the instances
+	// (gpus.go); "" is GPUJoinAuto.
+	GPUJoin GPUJoin
 	// MaxBytes is the cap on one answer the store's client enforces
 	// (DefaultMaxBytes when 0): the rebuild reads many instances' series
 	// in batches that keep each answer well under it.
@@ -216,6 +219,9 @@ type Instance struct {
 	// Trends are its requests per second and KV use over the window,
 	// step by step (Options.Trend), by TrendRequests and TrendKV.
 	Trends map[string]*report.Trend
+	// GPUs are the GPUs joined to it and what they did over the window
+	// (nil where none joined).
+	GPUs *InstanceGPUs
 
 	snap   *snapshot.Snapshot // at the end of the window
 	peak   *snapshot.Snapshot // each gauge's largest value in a past range
@@ -264,6 +270,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	}
 	var w *window
 	var trends map[string]map[string]*report.Trend
+	var gpus *gpuRead
 	err = alongside(ctx,
 		// The window's few requests go before the sums' many.
 		func(ctx context.Context) (err error) { w, err = readWindow(urgent(ctx), q, d); return },
@@ -278,7 +285,8 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 				trends, err = readTrends(urgent(ctx), q, d.shapes)
 			}
 			return
-		})
+		},
+		func(ctx context.Context) (err error) { gpus, err = readGPUs(ctx, q, d); return })
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +302,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	for id, rd := range whole {
 		reads[id] = rd
 	}
-	f, err := assemble(ctx, q, d, w, paths, reads, trends)
+	f, err := assemble(ctx, q, d, w, paths, reads, trends, gpus)
 	if err != nil {
 		return nil, err
 	}

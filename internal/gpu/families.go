@@ -341,3 +341,28 @@ func anyHas(g *snapshot.GPUs, name string) bool {
 	}
 	return false
 }
+
+// DCGMValue reads one value of a dcgm-exporter family as the reading
+// does (the fleet reads the store's means and raw samples by it): the
+// GPU name it is read into and its value in that name's unit; why says
+// why it is no reading (DCGM's blank value, one that cannot be); name is
+// "" for a family not read.
+func DCGMValue(family string, raw float64) (name string, v float64, why string) {
+	for _, fd := range dcgmFields {
+		if fd.family != family {
+			continue
+		}
+		if blank(raw, fd.counter) {
+			return fd.name, 0, "it is DCGM's blank value (not supported, not found or not permitted on this device)"
+		}
+		v = raw * fd.scale
+		if why := implausible(v, fd.field); why != "" {
+			return fd.name, 0, why
+		}
+		if fd.share {
+			v = math.Min(v, 1)
+		}
+		return fd.name, v, ""
+	}
+	return "", 0, ""
+}

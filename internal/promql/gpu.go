@@ -169,3 +169,102 @@ func isGPUNote(id string) bool {
 	}
 	return false
 }
+
+// DeviceLabels are the labels that tell one GPU in a store from another
+// and say whose it is, which the fleet groups the GPU window's readings by
+// (NewGPU's By) and joins to the engines on: dcgm-exporter's device labels
+// (gpu, UUID, modelName, Hostname, a MIG instance's GPU_I_PROFILE and
+// GPU_I_ID), the Kubernetes pod its pod mapping gives the device to
+// (namespace, pod, container: NVIDIA/dcgm-exporter
+// pkg/dcgmexporter/const.go, commit 7ec7bb75c2758ca8944853d633c471c2b69c616e;
+// pod_namespace, pod_name, container_name under
+// --kubernetes-use-old-namespace; exported_namespace, exported_pod,
+// exported_container where Prometheus renamed them beside its own target
+// labels of the exporter's pod), and the scrape target.
+var DeviceLabels = []string{"Hostname", "gpu", "UUID", "modelName", "GPU_I_PROFILE", "GPU_I_ID",
+	"namespace", "pod", "container", "pod_namespace", "pod_name", "container_name",
+	"exported_namespace", "exported_pod", "exported_container", "job", "instance"}
+
+// DeviceFamilies are dcgm-exporter's families the fleet reads of each GPU
+// over a window: the shares and rates it means over the window (Mean),
+// the gauges it reads at the window's end (the state now: memory, limits,
+// clocks, temperature, throttle reasons, XID), and the energy counter.
+// internal/gpu maps each onto its GPU name.
+var DeviceFamilies = struct {
+	Mean, End []string
+	Energy    string
+}{
+	Mean: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+		"DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+		"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+	End: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL",
+		"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+		"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+		"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+		"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+	Energy: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+}
+
+// The GPU window of each device, as a store computes it (the fleet's
+// pushdown; its whole read computes the same from raw samples):
+
+// DeviceEnd is every series of DeviceFamilies.End at an instant: each
+// GPU's reading at the window's end, whole (its labels kept, as a scrape
+// of the exporter would have them), which the fleet reads as a scrape.
+func (g *GPU) DeviceEnd() string {
+	ms := []string{`__name__=~"` + strings.Join(DeviceFamilies.End, "|") + `"`}
+	for _, m := range g.sel {
+		ms = append(ms, m.String())
+	}
+	return "{" + strings.Join(ms, ", ") + "}"
+}
+
+// DeviceMean is a family's mean over the window for each GPU (of its raw
+// samples in the window, as avg_over_time takes them), in the family's
+// own unit.
+func (g *GPU) DeviceMean(family string) string {
+	return "avg" + g.grouping() + " (avg_over_time(" + g.series(family) + "[" + g.window + "]))"
+}
+
+// DeviceEnergy is each GPU's energy counter (mJ) at an instant, and
+// DeviceEnergyAt when its newest sample there was taken: the window's
+// energy is the difference of two readings (never increase(), which
+// extrapolates), over the time between their samples.
+func (g *GPU) DeviceEnergy() string {
+	return "max" + g.grouping() + " (" + g.series(DeviceFamilies.Energy) + ")"
+}
+
+// DeviceEnergyAt is the time of each GPU's newest energy sample.
+func (g *GPU) DeviceEnergyAt() string {
+	return "max" + g.grouping() + " (timestamp(" + g.series(DeviceFamilies.Energy) + "))"
+}
+
+// DeviceEnergyResets counts each GPU's energy counter's restarts inside
+// the window (a driver reload): where any, the difference of two readings
+// is not the window's energy, and the GPU is read from raw samples.
+func (g *GPU) DeviceEnergyResets() string {
+	return "max" + g.grouping() + " (resets(" + g.series(DeviceFamilies.Energy) + "[" + g.window + "]))"
+}
+
+// DeviceRaw is every DCGM series of the matchers (one GPU's labels) over
+// a range ending at the query's time: the whole read's raw samples.
+func DeviceRaw(matchers []Matcher, rng string) string {
+	ms := []string{`__name__=~"` + strings.Join(uniq(append(append([]string(nil), DeviceFamilies.End...), DeviceFamilies.Mean...)), "|") + `"`}
+	for _, m := range matchers {
+		ms = append(ms, m.String())
+	}
+	return "{" + strings.Join(ms, ", ") + "}[" + rng + "]"
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
