@@ -35,7 +35,7 @@
 //     ends, which have no sample in it (not the fleet's), which targets
 //     are down, which instances restarted inside it (asked once, for both
 //     reads).
-//  5. readings.go, sums.go, trend.go, asked beside the window: the
+//  5. readings.go, sums.go, trend.go, gpus.go, asked beside the window: the
 //     store-computed read (a pushdown). The store sums each quantity the
 //     table and its notes read, per instance, at the window's two ends,
 //     by its shape's library (internal/promql's readings, the
@@ -43,7 +43,12 @@
 //     made from its sums (readings.go: the shape both reads give), or the
 //     reason they cannot stand for it. Over a past range and in a watch,
 //     each row's requests per second and KV use step by step (query_range
-//     of the same libraries' readings, per shape).
+//     of the same libraries' readings, per shape). And the GPUs beside
+//     the engines (gpus.go): dcgm-exporter's series in the same store,
+//     each GPU joined to one instance by the pod it is given to, else by
+//     host (--gpu-join), or named in a fleet note; its window from the
+//     store's figures (internal/promql's GPU library) or, in a rebuild,
+//     its raw samples, computed alike.
 //  6. paths.go: each instance's path, decided there alone: from the sums,
 //     or read whole (asked: --instance, --read-whole; restarted, born or gone
 //     inside the window, down, replica copies, no library for its shape,
@@ -51,7 +56,7 @@
 //  7. whole.go: the whole read. An instance's series at the window's ends
 //     are read by its dialect, from raw samples around a restart: canonical
 //     snapshots at times, as the sums' readings are.
-//  8. figures.go, notes.go, totals.go, assemble.go: the window's increases
+//  8. figures.go, notes.go, totals.go, gpufigures.go, assemble.go: the window's increases
 //     are the difference of the readings, as --since computes them
 //     (rates.Delta), counters created inside the window counted from
 //     zero, every counter from zero at a restart; the table's figures
@@ -241,6 +246,7 @@ const MinWindow = time.Millisecond
 //	discover ─▶ window ─┬▶ paths ─▶ whole read ─▶ assemble
 //	          ─▶ sums ──┘       (the rest, from the sums)
 //	          ─▶ trends ───────────────────────────▲
+//	          ─▶ GPUs ─────────────────────────────┘
 //
 // discovery finds the instances and how each can be read; the window
 // (when each was last scraped at its two ends, which restarted, which

@@ -56,7 +56,7 @@ func fixGPUs() []fixGPU {
 			watts: 150, util: [2]float64{60, 60}, driverReload: fixT0.Add(60 * time.Minute)},
 		{host: "node-3", gpu: "0", uuid: "GPU-s0", target: "10.1.0.3:9400",
 			labels: []string{"exported_container", "sglang", "exported_namespace", "llm", "exported_pod", "sglang-a", "namespace", "gpu-operator", "pod", "nvidia-dcgm-exporter-x7k2p"},
-			watts: 300, util: [2]float64{5, 5}, throttleAtEnd: 0x4},
+			watts:  300, util: [2]float64{5, 5}, throttleAtEnd: 0x4},
 		{host: "gpu-host-1", gpu: "0", uuid: "GPU-h0", target: "gpu-host-1:9400", watts: 100, util: [2]float64{50, 50}},
 		{host: "node-1", gpu: "2", uuid: "GPU-t0", target: "10.1.0.1:9400", labels: []string{"container", "train", "namespace", "llm", "pod", "trainer"},
 			watts: 400, util: [2]float64{100, 100}},
