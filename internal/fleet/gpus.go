@@ -12,6 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/gpu"
@@ -149,7 +150,15 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 	if join == GPUJoinOff {
 		return nil, nil
 	}
-	lib, err := promql.NewGPU(promql.Options{By: promql.DeviceLabels, Window: q.window()})
+	// The means take the samples after the window's start to its end, as
+	// the whole read does: a range 1 ms short of the window reads them on
+	// every store (Prometheus before 3.0 takes a sample at the range's
+	// start too, later ones and VictoriaMetrics do not).
+	w := q.o.To.Sub(q.o.From)
+	if w > time.Millisecond {
+		w -= time.Millisecond
+	}
+	lib, err := promql.NewGPU(promql.Options{By: promql.DeviceLabels, Window: promDuration(w)})
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +229,13 @@ func devicesOf(vec model.Vector) []*gpuDevice {
 		if math.IsNaN(float64(s.Value)) {
 			continue
 		}
-		l := make(map[string]string, len(promql.DeviceLabels))
-		var kb strings.Builder
-		for _, n := range promql.DeviceLabels {
-			v := string(s.Metric[model.LabelName(n)])
-			l[n] = v
-			kb.WriteString(v)
-			kb.WriteByte(0)
-		}
-		k := kb.String()
+		k := deviceKey(s.Metric)
 		dv := byKey[k]
 		if dv == nil {
+			l := make(map[string]string, len(promql.DeviceLabels))
+			for _, n := range promql.DeviceLabels {
+				l[n] = string(s.Metric[model.LabelName(n)])
+			}
 			dv = &gpuDevice{key: k, labels: l}
 			dv.ns, dv.pod = workload(l)
 			for _, h := range []string{l["Hostname"], hostOf(l["instance"])} {
@@ -337,7 +342,9 @@ func storeWindows(ctx context.Context, q *querier, lib *promql.GPU, joined []*gp
 	}
 	both := []tagged{{tag: gpuTagEnergy, expr: lib.DeviceEnergy()}, {tag: gpuTagEnergyAt, expr: lib.DeviceEnergyAt()}}
 	atEnd = append(atEnd, both...)
-	atEnd = append(atEnd, tagged{tag: gpuTagResets, expr: lib.DeviceEnergyResets()})
+	// Restarts since the reading at the start, which lies within the
+	// lookback before it.
+	atEnd = append(atEnd, tagged{tag: gpuTagResets, expr: lib.DeviceEnergyResets(promDuration(q.o.To.Sub(q.o.From) + Lookback))})
 	type reading struct {
 		raw                map[string][]float64 // family: the values of its groups
 		energy, at, resets *float64
@@ -408,6 +415,7 @@ func storeWindows(ctx context.Context, q *querier, lib *promql.GPU, joined []*gp
 // deviceKey is the key of the GPU a sample grouped by DeviceLabels is of.
 func deviceKey(m model.Metric) string {
 	var b strings.Builder
+	b.Grow(128)
 	for _, n := range promql.DeviceLabels {
 		b.WriteString(string(m[model.LabelName(n)]))
 		b.WriteByte(0)
@@ -550,52 +558,45 @@ func rawWindows(ctx context.Context, q *querier, devices []*gpuDevice) (map[stri
 // that energy over its time (else the mean of the power readings, summed),
 // throttle reasons and XID as the end's.
 func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Options) analysis.GPUWindow {
-	var pts []point
-	for _, dv := range devices {
-		pts = append(pts, dv.end...)
-	}
-	end, err := gpu.FromFamilies(gpuFamilies(pts))
+	end, err := gpu.FromFamilies(gpuFamilies(devices))
 	if err != nil {
 		end = &snapshot.GPUs{Kind: snapshot.GPUFromDCGM}
 	}
 	end.Source, end.Status, end.At = "dcgm-exporter's series in the store", snapshot.GPUsRead, o.To.UTC()
-	// Each device is one GPU: its pod is the workload the join read.
+	byKey := map[string]*snapshot.GPU{}
+	for i := range end.Devices {
+		d := &end.Devices[i]
+		byKey[d.Host+"\x00"+d.UUID+"\x00"+d.ID] = d
+	}
+	// means holds each GPU with its means over the window as its figures.
 	means := &snapshot.GPUs{Kind: end.Kind, Status: snapshot.GPUsRead}
 	energy, power, allEnergy := 0.0, 0.0, true
 	for _, dv := range devices {
-		one, err := gpu.FromFamilies(gpuFamilies(dv.end))
-		if err != nil || len(one.Devices) == 0 {
+		d := byKey[dv.endKey()]
+		if d == nil {
 			continue
 		}
-		d := one.Devices[0]
+		if dv.pod != "" {
+			// The workload the join read, under whichever names it had.
+			d.Namespace, d.Pod, d.Container = dv.ns, dv.pod, firstOf(dv.labels["exported_container"], dv.labels["container_name"], dv.labels["container"])
+		}
 		w := windows[dv.key]
 		if w == nil {
 			w = &deviceWindow{}
 		}
 		end.Invalid = append(end.Invalid, w.invalid...)
-		d.Scalars = w.means
-		means.Devices = append(means.Devices, d)
-		if !d.Whole() {
+		m := *d
+		m.Scalars = w.means
+		means.Devices = append(means.Devices, m)
+		if _, has := d.Scalars[snapshot.GPUEnergyJoules]; !has || !d.Whole() {
 			continue
 		}
-		if _, has := one.Devices[0].Scalars[snapshot.GPUEnergyJoules]; !has {
-			continue
-		}
-		switch {
-		case w.energy == nil || w.seconds <= 0:
+		if w.energy == nil || w.seconds <= 0 {
 			allEnergy = false
-		default:
-			energy += *w.energy
-			power += *w.energy / w.seconds
+			continue
 		}
-	}
-	for i := range end.Devices {
-		d := &end.Devices[i]
-		for _, dv := range devices {
-			if d.Host == dv.labels["Hostname"] && d.UUID == dv.labels["UUID"] && dv.pod != "" {
-				d.Namespace, d.Pod, d.Container = dv.ns, dv.pod, firstOf(dv.labels["exported_container"], dv.labels["container_name"], dv.labels["container"])
-			}
-		}
+		energy += *w.energy
+		power += *w.energy / w.seconds
 	}
 	g := analysis.GPUWindow{Label: windowWords(o), Seconds: o.To.Sub(o.From).Seconds(), End: end}
 	g.Utilization = analysis.GPUMean(means, snapshot.GPUUtilization)
@@ -622,6 +623,19 @@ func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Optio
 	return g
 }
 
+// endKey is the key internal/gpu gives the device in a reading: its host,
+// UUID and id (a MIG instance's with its GPU instance).
+func (dv *gpuDevice) endKey() string {
+	id := dv.labels["gpu"]
+	if dv.labels["GPU_I_ID"] != "" {
+		id += "/" + dv.labels["GPU_I_ID"]
+	}
+	if id == "" {
+		id = dv.labels["UUID"]
+	}
+	return dv.labels["Hostname"] + "\x00" + dv.labels["UUID"] + "\x00" + id
+}
+
 func firstOf(s ...string) string {
 	for _, x := range s {
 		if x != "" {
@@ -639,31 +653,38 @@ func sumBoth(a, b *float64) *float64 {
 	return &v
 }
 
-// gpuFamilies are points as the families a scrape of the exporter would
-// have parsed: each a gauge (internal/gpu reads any type alike).
-func gpuFamilies(pts []point) []*dto.MetricFamily {
+// readLabels are the labels internal/gpu reads of a series: which device
+// it is of, the pod it is given to, an XID's words.
+var readLabels = []string{"GPU_I_ID", "GPU_I_PROFILE", "Hostname", "UUID", "container", "err_msg", "gpu", "modelName", "namespace", "pod"}
+
+// gpuFamilies are the devices' newest samples as the families a scrape of
+// the exporter would have parsed, with the labels internal/gpu reads: each
+// a gauge (it reads any type alike). A device's labels are made once for
+// all of its series.
+func gpuFamilies(devices []*gpuDevice) []*dto.MetricFamily {
 	byName := map[string]*dto.MetricFamily{}
 	var out []*dto.MetricFamily
-	for _, p := range pts {
-		name := string(p.metric[model.MetricNameLabel])
-		f := byName[name]
-		if f == nil {
-			f = &dto.MetricFamily{Name: &name, Type: dto.MetricType_GAUGE.Enum()}
-			byName[name] = f
-			out = append(out, f)
-		}
-		m := &dto.Metric{Gauge: &dto.Gauge{Value: &p.value}}
-		for _, l := range slices.Sorted(func(yield func(string) bool) {
-			for k := range p.metric {
-				if k != model.MetricNameLabel && !yield(string(k)) {
-					return
-				}
+	for _, dv := range devices {
+		var base []*dto.LabelPair
+		for _, l := range readLabels {
+			if v := dv.labels[l]; v != "" && l != "err_msg" {
+				base = append(base, &dto.LabelPair{Name: proto.String(l), Value: proto.String(v)})
 			}
-		}) {
-			n, v := l, string(p.metric[model.LabelName(l)])
-			m.Label = append(m.Label, &dto.LabelPair{Name: &n, Value: &v})
 		}
-		f.Metric = append(f.Metric, m)
+		for _, p := range dv.end {
+			name := string(p.metric[model.MetricNameLabel])
+			f := byName[name]
+			if f == nil {
+				f = &dto.MetricFamily{Name: &name, Type: dto.MetricType_GAUGE.Enum()}
+				byName[name] = f
+				out = append(out, f)
+			}
+			m := &dto.Metric{Gauge: &dto.Gauge{Value: &p.value}, Label: base}
+			if msg := p.metric["err_msg"]; msg != "" {
+				m.Label = append(slices.Clip(base), &dto.LabelPair{Name: proto.String("err_msg"), Value: proto.String(string(msg))})
+			}
+			f.Metric = append(f.Metric, m)
+		}
 	}
 	return out
 }

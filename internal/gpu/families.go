@@ -156,14 +156,13 @@ func read(byName map[string]*dto.MetricFamily, kind string, fields []struct {
 			if !ok {
 				continue
 			}
-			series := fd.family + labelText(m)
 			if blank(v, fd.counter) {
-				g.Invalid = append(g.Invalid, snapshot.Problem{Series: series, Reason: "it is DCGM's blank value (not supported, not found or not permitted on this device)"})
+				g.Invalid = append(g.Invalid, snapshot.Problem{Series: fd.family + labelText(m), Reason: "it is DCGM's blank value (not supported, not found or not permitted on this device)"})
 				continue
 			}
 			v *= fd.scale
 			if why := implausible(v, fd.field); why != "" {
-				g.Invalid = append(g.Invalid, snapshot.Problem{Series: series, Reason: why})
+				g.Invalid = append(g.Invalid, snapshot.Problem{Series: fd.family + labelText(m), Reason: why})
 				continue
 			}
 			if fd.share {

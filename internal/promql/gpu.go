@@ -209,15 +209,18 @@ var DeviceFamilies = struct {
 // The GPU window of each device, as a store computes it (the fleet's
 // pushdown; its whole read computes the same from raw samples):
 
-// DeviceEnd is every series of DeviceFamilies.End at an instant: each
-// GPU's reading at the window's end, whole (its labels kept, as a scrape
-// of the exporter would have them), which the fleet reads as a scrape.
+// DeviceEnd is every series of DeviceFamilies.End at an instant, by its
+// name, the GPU's labels (the library's By) and err_msg (the words of the
+// last XID): each GPU's reading at the window's end, which the fleet reads
+// as a scrape of the exporter. Grouped, the answer carries only the labels
+// read (2,000 GPUs: a tenth of the labels a raw answer has).
 func (g *GPU) DeviceEnd() string {
 	ms := []string{`__name__=~"` + strings.Join(DeviceFamilies.End, "|") + `"`}
 	for _, m := range g.sel {
 		ms = append(ms, m.String())
 	}
-	return "{" + strings.Join(ms, ", ") + "}"
+	by := append(append([]string{"__name__"}, g.by...), "err_msg")
+	return "max by (" + strings.Join(by, ", ") + ") ({" + strings.Join(ms, ", ") + "})"
 }
 
 // DeviceMean is a family's mean over the window for each GPU (of its raw
@@ -240,11 +243,11 @@ func (g *GPU) DeviceEnergyAt() string {
 	return "max" + g.grouping() + " (timestamp(" + g.series(DeviceFamilies.Energy) + "))"
 }
 
-// DeviceEnergyResets counts each GPU's energy counter's restarts inside
-// the window (a driver reload): where any, the difference of two readings
-// is not the window's energy, and the GPU is read from raw samples.
-func (g *GPU) DeviceEnergyResets() string {
-	return "max" + g.grouping() + " (resets(" + g.series(DeviceFamilies.Energy) + "[" + g.window + "]))"
+// DeviceEnergyResets counts each GPU's energy counter's restarts over
+// rng (a driver reload): where any, the difference of two readings is not
+// the window's energy, and the GPU is read from raw samples.
+func (g *GPU) DeviceEnergyResets(rng string) string {
+	return "max" + g.grouping() + " (resets(" + g.series(DeviceFamilies.Energy) + "[" + rng + "]))"
 }
 
 // DeviceRaw is every DCGM series of the matchers (one GPU's labels) over
