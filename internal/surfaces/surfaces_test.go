@@ -316,7 +316,9 @@ func TestSurfacesAgree(t *testing.T) {
 			checkTotals(t, now, len(servers))
 			checkTotals(t, rng, len(servers))
 		})
-		t.Run(st.Kind+"/gpu", func(t *testing.T) { checkGPU(t, servers, readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})) })
+		t.Run(st.Kind+"/gpu", func(t *testing.T) {
+			checkGPU(t, servers, readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s}))
+		})
 		t.Run(st.Kind+"/json", func(t *testing.T) {
 			checkJSONRows(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})
 			checkJSONRows(t, c, fleet.Options{From: rangeFrom, To: end, Range: true, By: k8s})
