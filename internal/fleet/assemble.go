@@ -73,13 +73,9 @@ func instanceOf(o Options, g *group, p path, rd *read, w *window, trends map[str
 	in.delta = deltaOver(rd.w.bs, rd.w.fromZero, rd.w.start)
 	in.State = stateOf(in, g, w)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, o.Range)
-	if gpus != nil {
-		// Its report's GPU section, of the reading at the window's end,
-		// is then made again from the window's (withGPUs).
-		in.snap.GPU = gpus.Window.End
-	}
 	in.Report = instanceReport(in, o)
 	if gpus != nil {
+		// Its GPU section and notes, of the GPUs' window.
 		withGPUs(in, gpus, rd.w.bs[0].snap)
 	}
 	if len(trends) > 0 {

@@ -48,6 +48,7 @@ func withGPUs(in *Instance, gpus *InstanceGPUs, first *snapshot.Snapshot) {
 		waiting = &v
 	}
 	e := rates.EngineWindow(&in.delta.Delta, waiting, in.snap)
+	in.snap.GPU = gpus.Window.End
 	in.Report = analysis.JudgeGPU(in.Report, in.snap, e, gpus.Window)
 	g := gpus.Window
 	f := &GPUFigures{GPUs: gpus.Count(), Watts: g.Power, Energy: g.Energy, Utilization: g.Utilization}

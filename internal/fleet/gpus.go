@@ -66,7 +66,14 @@ type gpuDevice struct {
 	ns, pod string
 	hosts   []string
 	// end are its series' newest samples at the window's end.
-	end []point
+	end []endSample
+}
+
+// endSample is one of a GPU's newest samples: its family, value, and the
+// words of an XID (err_msg).
+type endSample struct {
+	family, msg string
+	value       float64
 }
 
 // name says which GPU it is in a note: host/gpu, with its pod.
@@ -162,11 +169,36 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	vec, err := q.instant(ctx, "gpu: every GPU's reading at the window's end (dcgm-exporter's series)", lib.DeviceEnd(), q.o.To)
+	// The DCGM families the store holds (from its index: a store without
+	// GPUs is asked this alone), which are the ones asked.
+	start, end := q.listed()
+	names, err := q.labelValues(ctx, "gpu: the dcgm-exporter families the store holds", model.MetricNameLabel, nil, start, end)
 	if err != nil {
 		return nil, err
 	}
-	devices := devicesOf(vec)
+	held := heldFamilies(names)
+	if len(held.End) == 0 {
+		return nil, nil
+	}
+	// The GPUs' readings at the window's end and, on the store-computed
+	// path, their figures over the window, all at once.
+	var devices []*gpuDevice
+	var stored *storedGPUs
+	err = alongside(ctx,
+		func(ctx context.Context) (err error) { devices, err = readEnd(ctx, q, lib, held.End); return },
+		func(ctx context.Context) (err error) {
+			if q.o.Read != Pushdown {
+				return nil
+			}
+			byID, err := promql.NewGPU(promql.Options{By: promql.DeviceID, Window: promDuration(w)})
+			if err == nil {
+				stored, err = fetchStored(ctx, q, byID, held)
+			}
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
 	if len(devices) == 0 {
 		return nil, nil
 	}
@@ -183,10 +215,7 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 	raw := joined
 	if q.o.Read == Pushdown {
 		var why map[string]string
-		windows, why, err = storeWindows(ctx, q, lib, joined)
-		if err != nil {
-			return nil, err
-		}
+		windows, why = stored.windows(joined)
 		raw = nil
 		for _, dv := range joined {
 			if why[dv.key] != "" {
@@ -214,20 +243,54 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 			windows[k] = w
 		}
 	}
+	// The GPU section says where they were read: "dcgm-exporter at" the
+	// store.
+	source := "the store"
+	if c, ok := q.api.(interface{ URL() string }); ok {
+		source = c.URL()
+	}
 	for _, ig := range r.byGroup {
-		ig.Window = gpuWindowOf(ig.devices, windows, q.o)
+		ig.Window = gpuWindowOf(ig.devices, windows, q.o, source)
 	}
 	return r, nil
 }
 
-// devicesOf sorts the series of the reading at the window's end into
-// GPUs.
-func devicesOf(vec model.Vector) []*gpuDevice {
+// heldGPU are the DCGM families of promql.DeviceFamilies a store holds,
+// and whether it holds the energy counter.
+type heldGPU struct {
+	Mean, End []string
+	energy    bool
+}
+
+// heldFamilies are the families of promql.DeviceFamilies among the
+// store's names.
+func heldFamilies(names []string) heldGPU {
+	h := heldGPU{energy: slices.Contains(names, promql.DeviceFamilies.Energy)}
+	for _, f := range promql.DeviceFamilies.Mean {
+		if slices.Contains(names, f) {
+			h.Mean = append(h.Mean, f)
+		}
+	}
+	for _, f := range promql.DeviceFamilies.End {
+		if slices.Contains(names, f) {
+			h.End = append(h.End, f)
+		}
+	}
+	return h
+}
+
+// readEnd reads each GPU's newest samples at the window's end, family by
+// family (one query each, run at once), and sorts them into GPUs.
+func readEnd(ctx context.Context, q *querier, lib *promql.GPU, families []string) ([]*gpuDevice, error) {
+	exprs := make([]tagged, len(families))
+	for i, f := range families {
+		exprs[i] = tagged{tag: f, expr: lib.DeviceLast(f)}
+	}
 	byKey := map[string]*gpuDevice{}
 	var out []*gpuDevice
-	for _, s := range vec {
+	err := q.tagged(ctx, "gpu: each GPU's reading at the window's end (dcgm-exporter's series)", exprs, q.o.To, func(i int, s *model.Sample) {
 		if math.IsNaN(float64(s.Value)) {
-			continue
+			return
 		}
 		k := deviceKey(s.Metric)
 		dv := byKey[k]
@@ -246,10 +309,19 @@ func devicesOf(vec model.Vector) []*gpuDevice {
 			byKey[k] = dv
 			out = append(out, dv)
 		}
-		dv.end = append(dv.end, point{metric: s.Metric, value: float64(s.Value)})
+		dv.end = append(dv.end, endSample{family: exprs[i].tag, msg: string(s.Metric["err_msg"]), value: float64(s.Value)})
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out
+	for _, dv := range out {
+		// In the families' order, whichever answer came first.
+		sort.SliceStable(dv.end, func(i, j int) bool {
+			return slices.Index(promql.DeviceFamilies.End, dv.end[i].family) < slices.Index(promql.DeviceFamilies.End, dv.end[j].family)
+		})
+	}
+	return out, nil
 }
 
 // joinGPUs gives each GPU to the one instance it joins, or says why it
@@ -326,45 +398,47 @@ const (
 	gpuTagResets   = "r:"
 )
 
-// storeWindows asks the store for each joined GPU's window: each mean
-// family's avg_over_time, its energy counter and when it was read at the
-// window's two ends, and its restarts. why names the GPUs whose energy
-// counter restarted inside the window (or fell): they are read from raw
-// samples.
-func storeWindows(ctx context.Context, q *querier, lib *promql.GPU, joined []*gpuDevice) (map[string]*deviceWindow, map[string]string, error) {
-	want := map[string]bool{}
-	for _, dv := range joined {
-		want[dv.key] = true
-	}
+// storedGPUs are the store's figures of every GPU over the window, by its
+// key: the readings at the window's end and start.
+type storedGPUs struct {
+	end, start map[string]*storedReading
+}
+
+// storedReading is what the store said of one GPU at one time.
+type storedReading struct {
+	means              map[string]float64 // by family
+	energy, at, resets *float64
+}
+
+// fetchStored asks the store for each GPU's window: each mean family's
+// avg_over_time, its energy counter and when it was read at the window's
+// two ends, and its restarts.
+func fetchStored(ctx context.Context, q *querier, lib *promql.GPU, held heldGPU) (*storedGPUs, error) {
 	var atEnd []tagged
-	for _, f := range promql.DeviceFamilies.Mean {
+	for _, f := range held.Mean {
 		atEnd = append(atEnd, tagged{tag: gpuTagMean + f, expr: lib.DeviceMean(f)})
 	}
-	both := []tagged{{tag: gpuTagEnergy, expr: lib.DeviceEnergy()}, {tag: gpuTagEnergyAt, expr: lib.DeviceEnergyAt()}}
-	atEnd = append(atEnd, both...)
-	// Restarts since the reading at the start, which lies within the
-	// lookback before it.
-	atEnd = append(atEnd, tagged{tag: gpuTagResets, expr: lib.DeviceEnergyResets(promDuration(q.o.To.Sub(q.o.From) + Lookback))})
-	type reading struct {
-		raw                map[string][]float64 // family: the values of its groups
-		energy, at, resets *float64
+	var both []tagged
+	if held.energy {
+		both = []tagged{{tag: gpuTagEnergy, expr: lib.DeviceEnergy()}, {tag: gpuTagEnergyAt, expr: lib.DeviceEnergyAt()}}
+		atEnd = append(atEnd, both...)
+		// Restarts since the reading at the start, which lies within the
+		// lookback before it.
+		atEnd = append(atEnd, tagged{tag: gpuTagResets, expr: lib.DeviceEnergyResets(promDuration(q.o.To.Sub(q.o.From) + Lookback))})
 	}
-	readAt := func(purpose string, exprs []tagged, at time.Time) (map[string]*reading, error) {
-		out := map[string]*reading{}
+	readAt := func(purpose string, exprs []tagged, at time.Time) (map[string]*storedReading, error) {
+		out := map[string]*storedReading{}
 		err := q.tagged(ctx, purpose, exprs, at, func(i int, s *model.Sample) {
-			k := deviceKey(s.Metric)
-			if !want[k] {
-				return
-			}
+			k := labelsKey(s.Metric, promql.DeviceID)
 			r := out[k]
 			if r == nil {
-				r = &reading{raw: map[string][]float64{}}
+				r = &storedReading{means: map[string]float64{}}
 				out[k] = r
 			}
 			v := float64(s.Value)
 			switch tag := exprs[i].tag; {
 			case strings.HasPrefix(tag, gpuTagMean):
-				r.raw[tag[len(gpuTagMean):]] = append(r.raw[tag[len(gpuTagMean):]], v)
+				r.means[tag[len(gpuTagMean):]] = v
 			case tag == gpuTagEnergy:
 				r.energy = &v
 			case tag == gpuTagEnergyAt:
@@ -375,30 +449,42 @@ func storeWindows(ctx context.Context, q *querier, lib *promql.GPU, joined []*gp
 		})
 		return out, err
 	}
-	var end, start map[string]*reading
+	out := &storedGPUs{}
 	err := alongside(ctx,
 		func(ctx context.Context) (err error) {
-			end, err = readAt("gpu: each GPU's means over the window, its energy counter and restarts, at the window's end", atEnd, q.o.To)
+			out.end, err = readAt("gpu: each GPU's means over the window, its energy counter and restarts, at the window's end", atEnd, q.o.To)
 			return
 		},
 		func(ctx context.Context) (err error) {
-			start, err = readAt("gpu: each GPU's energy counter at the window's start", both, q.o.From)
+			if len(both) > 0 {
+				out.start, err = readAt("gpu: each GPU's energy counter at the window's start", both, q.o.From)
+			}
 			return
 		})
-	if err != nil {
-		return nil, nil, err
-	}
+	return out, err
+}
+
+// windows are the joined GPUs' windows from the store's figures; why
+// names the GPUs whose energy counter restarted inside the window (or
+// fell): they are read from raw samples.
+func (st *storedGPUs) windows(joined []*gpuDevice) (map[string]*deviceWindow, map[string]string) {
 	out, why := map[string]*deviceWindow{}, map[string]string{}
 	for _, dv := range joined {
 		w := &deviceWindow{means: map[string]float64{}}
 		out[dv.key] = w
-		e, s := end[dv.key], start[dv.key]
+		// By the GPU's DeviceID: a GPU given to another pod inside the
+		// lookback (two label sets of one GPU) has the window of both.
+		id := ""
+		for _, n := range promql.DeviceID {
+			id += dv.labels[n] + "\x00"
+		}
+		e, s := st.end[id], st.start[id]
 		if e == nil {
 			continue
 		}
 		for _, f := range promql.DeviceFamilies.Mean {
-			if vs := e.raw[f]; len(vs) > 0 {
-				w.mean(f, vs[0], dv)
+			if v, ok := e.means[f]; ok {
+				w.mean(f, v, dv)
 			}
 		}
 		switch {
@@ -409,14 +495,17 @@ func storeWindows(ctx context.Context, q *querier, lib *promql.GPU, joined []*gp
 			w.setEnergy(*s.energy, *e.energy, *e.at-*s.at)
 		}
 	}
-	return out, why, nil
+	return out, why
 }
 
 // deviceKey is the key of the GPU a sample grouped by DeviceLabels is of.
-func deviceKey(m model.Metric) string {
+func deviceKey(m model.Metric) string { return labelsKey(m, promql.DeviceLabels) }
+
+// labelsKey is the values of the labels names of m, each ended by a 0.
+func labelsKey(m model.Metric, names []string) string {
 	var b strings.Builder
 	b.Grow(128)
-	for _, n := range promql.DeviceLabels {
+	for _, n := range names {
 		b.WriteString(string(m[model.LabelName(n)]))
 		b.WriteByte(0)
 	}
@@ -557,12 +646,12 @@ func rawWindows(ctx context.Context, q *querier, devices []*gpuDevice) (map[stri
 // over the window where every whole GPU has it at both ends, the power
 // that energy over its time (else the mean of the power readings, summed),
 // throttle reasons and XID as the end's.
-func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Options) analysis.GPUWindow {
+func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Options, source string) analysis.GPUWindow {
 	end, err := gpu.FromFamilies(gpuFamilies(devices))
 	if err != nil {
 		end = &snapshot.GPUs{Kind: snapshot.GPUFromDCGM}
 	}
-	end.Source, end.Status, end.At = "dcgm-exporter's series in the store", snapshot.GPUsRead, o.To.UTC()
+	end.Source, end.Status, end.At = source, snapshot.GPUsRead, o.To.UTC()
 	byKey := map[string]*snapshot.GPU{}
 	for i := range end.Devices {
 		d := &end.Devices[i]
@@ -671,8 +760,9 @@ func gpuFamilies(devices []*gpuDevice) []*dto.MetricFamily {
 				base = append(base, &dto.LabelPair{Name: proto.String(l), Value: proto.String(v)})
 			}
 		}
-		for _, p := range dv.end {
-			name := string(p.metric[model.MetricNameLabel])
+		for i := range dv.end {
+			p := &dv.end[i]
+			name := p.family
 			f := byName[name]
 			if f == nil {
 				f = &dto.MetricFamily{Name: &name, Type: dto.MetricType_GAUGE.Enum()}
@@ -680,8 +770,8 @@ func gpuFamilies(devices []*gpuDevice) []*dto.MetricFamily {
 				out = append(out, f)
 			}
 			m := &dto.Metric{Gauge: &dto.Gauge{Value: &p.value}, Label: base}
-			if msg := p.metric["err_msg"]; msg != "" {
-				m.Label = append(slices.Clip(base), &dto.LabelPair{Name: proto.String("err_msg"), Value: proto.String(string(msg))})
+			if p.msg != "" {
+				m.Label = append(slices.Clip(base), &dto.LabelPair{Name: proto.String("err_msg"), Value: proto.String(p.msg)})
 			}
 			f.Metric = append(f.Metric, m)
 		}

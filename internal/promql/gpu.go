@@ -185,11 +185,18 @@ var DeviceLabels = []string{"Hostname", "gpu", "UUID", "modelName", "GPU_I_PROFI
 	"namespace", "pod", "container", "pod_namespace", "pod_name", "container_name",
 	"exported_namespace", "exported_pod", "exported_container", "job", "instance"}
 
+// DeviceID are the labels that tell one GPU from another as its exporter
+// is scraped, without whom it is given to: the fleet's figures of a GPU
+// over a window are grouped by them (half the labels of DeviceLabels in
+// each answer), and joined to its DeviceLabels by their values.
+var DeviceID = []string{"Hostname", "gpu", "UUID", "GPU_I_ID", "job", "instance"}
+
 // DeviceFamilies are dcgm-exporter's families the fleet reads of each GPU
 // over a window: the shares and rates it means over the window (Mean),
-// the gauges it reads at the window's end (the state now: memory, limits,
-// clocks, temperature, throttle reasons, XID), and the energy counter.
-// internal/gpu maps each onto its GPU name.
+// the gauges it reads at the window's end (End: the state now, memory,
+// power, limits, clocks, temperature, throttle reasons, XID; and
+// utilization, which every exporter publishes), and the
+// energy counter. internal/gpu maps each onto its GPU name.
 var DeviceFamilies = struct {
 	Mean, End []string
 	Energy    string
@@ -197,30 +204,27 @@ var DeviceFamilies = struct {
 	Mean: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
 		"DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
 		"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
-	End: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
-		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL",
+	End: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL",
 		"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 		"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
-		"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
-		"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+		"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_XID_ERRORS"},
 	Energy: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 }
 
 // The GPU window of each device, as a store computes it (the fleet's
 // pushdown; its whole read computes the same from raw samples):
 
-// DeviceEnd is every series of DeviceFamilies.End at an instant, by its
-// name, the GPU's labels (the library's By) and err_msg (the words of the
-// last XID): each GPU's reading at the window's end, which the fleet reads
-// as a scrape of the exporter. Grouped, the answer carries only the labels
-// read (2,000 GPUs: a tenth of the labels a raw answer has).
-func (g *GPU) DeviceEnd() string {
-	ms := []string{`__name__=~"` + strings.Join(DeviceFamilies.End, "|") + `"`}
-	for _, m := range g.sel {
-		ms = append(ms, m.String())
+// DeviceLast is a family's newest sample of each GPU at an instant (the
+// largest where the GPU's labels hold several series), with the words of
+// the last XID (err_msg) where the family is DCGM_FI_DEV_XID_ERRORS: each
+// GPU's reading at the window's end, which the fleet reads as a scrape of
+// the exporter.
+func (g *GPU) DeviceLast(family string) string {
+	by := g.grouping()
+	if family == "DCGM_FI_DEV_XID_ERRORS" && len(g.by) > 0 {
+		by = " by (" + strings.Join(append(append([]string(nil), g.by...), "err_msg"), ", ") + ")"
 	}
-	by := append(append([]string{"__name__"}, g.by...), "err_msg")
-	return "max by (" + strings.Join(by, ", ") + ") ({" + strings.Join(ms, ", ") + "})"
+	return "max" + by + " (" + g.series(family) + ")"
 }
 
 // DeviceMean is a family's mean over the window for each GPU (of its raw
