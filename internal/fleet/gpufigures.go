@@ -196,8 +196,12 @@ func gpuNotes(f *Fleet, r *gpuRead, add func(string, report.Severity, string, ..
 			r.join, strings.Join(hows, ", "))
 	}
 	if len(r.unjoined) > 0 {
-		add(NoteUnjoined, report.Info, "%s of the store's %d joined no instance and are in no row: %s",
-			units.Plural(float64(len(r.unjoined)), "GPU"), r.devices, listed(r.unjoined))
+		narrowed := ""
+		if r.narrowed {
+			narrowed = " (--selector and --instance narrow the instances, not the GPUs: those of instances outside them are among these)"
+		}
+		add(NoteUnjoined, report.Info, "%s of the store's %d joined no instance and are in no row%s: %s",
+			units.Plural(float64(len(r.unjoined)), "GPU"), r.devices, narrowed, listed(r.unjoined))
 	}
 }
 

@@ -117,6 +117,8 @@ type gpuRead struct {
 	devices  int
 	byGroup  map[string]*InstanceGPUs
 	unjoined []string // each GPU that joined no instance, with why
+	// narrowed says a selector narrowed the instances (not the GPUs).
+	narrowed bool
 }
 
 // InstanceGPUs are the GPUs joined to one instance and their window.
@@ -202,7 +204,7 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 	if len(devices) == 0 {
 		return nil, nil
 	}
-	r := &gpuRead{join: join, devices: len(devices), byGroup: map[string]*InstanceGPUs{}}
+	r := &gpuRead{join: join, devices: len(devices), byGroup: map[string]*InstanceGPUs{}, narrowed: len(q.o.Selector) > 0}
 	joinGPUs(r, devices, d.groups)
 	if len(r.byGroup) == 0 {
 		return r, nil
