@@ -205,3 +205,56 @@ func TestGPUJoin(t *testing.T) {
 		})
 	}
 }
+
+// The join's rules, one GPU at a time: by pod where the pod mapping gives
+// the GPU to one (any of its label names), else by host; --gpu-join pod
+// and host each alone; a pod or host of several instances joins none.
+func TestJoinGPUs(t *testing.T) {
+	groups := []*group{
+		{id: "vllm/10.0.0.1:8000", targets: map[Target]bool{{"vllm", "10.0.0.1:8000"}: true}, pods: map[[2]string]bool{{"llm", "vllm-a"}: true}},
+		{id: "vllm/gpu-host-1:8000", targets: map[Target]bool{{"vllm", "gpu-host-1:8000"}: true}},
+		{id: "vllm/gpu-host-2:8000", targets: map[Target]bool{{"vllm", "gpu-host-2:8000"}: true}},
+		{id: "vllm/gpu-host-2:8001", targets: map[Target]bool{{"vllm", "gpu-host-2:8001"}: true}},
+	}
+	dev := func(pairs ...string) *gpuDevice {
+		l := map[string]string{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			l[pairs[i]] = pairs[i+1]
+		}
+		dv := &gpuDevice{key: strings.Join(pairs, ","), labels: l}
+		dv.ns, dv.pod = workload(l)
+		for _, h := range []string{l["Hostname"], hostOf(l["instance"])} {
+			if h != "" {
+				dv.hosts = append(dv.hosts, h)
+			}
+		}
+		return dv
+	}
+	for _, tc := range []struct {
+		name string
+		join GPUJoin
+		dv   *gpuDevice
+		want string // the group id, or "" for none
+	}{
+		{"pod", GPUJoinAuto, dev("Hostname", "node-1", "gpu", "0", "namespace", "llm", "pod", "vllm-a"), "vllm/10.0.0.1:8000"},
+		{"renamed beside the exporter's own pod", GPUJoinAuto,
+			dev("Hostname", "node-1", "gpu", "0", "namespace", "gpu-operator", "pod", "dcgm-x", "exported_namespace", "llm", "exported_pod", "vllm-a"), "vllm/10.0.0.1:8000"},
+		{"old names", GPUJoinAuto, dev("Hostname", "node-1", "gpu", "0", "pod_namespace", "llm", "pod_name", "vllm-a"), "vllm/10.0.0.1:8000"},
+		{"a pod no instance is", GPUJoinAuto, dev("Hostname", "gpu-host-1", "gpu", "0", "namespace", "llm", "pod", "trainer"), ""},
+		{"by Hostname", GPUJoinAuto, dev("Hostname", "gpu-host-1", "gpu", "0"), "vllm/gpu-host-1:8000"},
+		{"by the exporter's host", GPUJoinAuto, dev("gpu", "0", "instance", "gpu-host-1:9400"), "vllm/gpu-host-1:8000"},
+		{"a host of two instances", GPUJoinAuto, dev("Hostname", "gpu-host-2", "gpu", "0"), ""},
+		{"pod alone: no pod", GPUJoinPod, dev("Hostname", "gpu-host-1", "gpu", "0"), ""},
+		{"host alone: the pod ignored", GPUJoinHost, dev("Hostname", "gpu-host-1", "gpu", "0", "namespace", "llm", "pod", "vllm-a"), "vllm/gpu-host-1:8000"},
+	} {
+		r := &gpuRead{join: tc.join, byGroup: map[string]*InstanceGPUs{}}
+		joinGPUs(r, []*gpuDevice{tc.dv}, groups)
+		got := ""
+		for id := range r.byGroup {
+			got = id
+		}
+		if got != tc.want || (got == "") != (len(r.unjoined) == 1) {
+			t.Errorf("%s: joined %q (unjoined %q), want %q", tc.name, got, r.unjoined, tc.want)
+		}
+	}
+}
