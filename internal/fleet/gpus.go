@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -10,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/gpu"
@@ -649,10 +648,7 @@ func rawWindows(ctx context.Context, q *querier, devices []*gpuDevice) (map[stri
 // that energy over its time (else the mean of the power readings, summed),
 // throttle reasons and XID as the end's.
 func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Options, source string) analysis.GPUWindow {
-	end, err := gpu.FromFamilies(gpuFamilies(devices))
-	if err != nil {
-		end = &snapshot.GPUs{Kind: snapshot.GPUFromDCGM}
-	}
+	end := gpu.FromDCGMSeries(gpuSeries(devices))
 	end.Source, end.Status, end.At = source, snapshot.GPUsRead, o.To.UTC()
 	byKey := map[string]*snapshot.GPU{}
 	for i := range end.Devices {
@@ -745,37 +741,28 @@ func sumBoth(a, b *float64) *float64 {
 }
 
 // readLabels are the labels internal/gpu reads of a series: which device
-// it is of, the pod it is given to, an XID's words.
-var readLabels = []string{"GPU_I_ID", "GPU_I_PROFILE", "Hostname", "UUID", "container", "err_msg", "gpu", "modelName", "namespace", "pod"}
+// it is of, the pod it is given to.
+var readLabels = []string{"GPU_I_ID", "GPU_I_PROFILE", "Hostname", "UUID", "container", "gpu", "modelName", "namespace", "pod"}
 
-// gpuFamilies are the devices' newest samples as the families a scrape of
-// the exporter would have parsed, with the labels internal/gpu reads: each
-// a gauge (it reads any type alike). A device's labels are made once for
-// all of its series.
-func gpuFamilies(devices []*gpuDevice) []*dto.MetricFamily {
-	byName := map[string]*dto.MetricFamily{}
-	var out []*dto.MetricFamily
+// gpuSeries are the devices' newest samples as internal/gpu reads a
+// scrape of the exporter's series, with the labels it reads (a device's
+// made once for all of its series).
+func gpuSeries(devices []*gpuDevice) []gpu.Series {
+	var out []gpu.Series
 	for _, dv := range devices {
-		var base []*dto.LabelPair
+		base := make(map[string]string, len(readLabels))
 		for _, l := range readLabels {
-			if v := dv.labels[l]; v != "" && l != "err_msg" {
-				base = append(base, &dto.LabelPair{Name: proto.String(l), Value: proto.String(v)})
+			if v := dv.labels[l]; v != "" {
+				base[l] = v
 			}
 		}
-		for i := range dv.end {
-			p := &dv.end[i]
-			name := p.family
-			f := byName[name]
-			if f == nil {
-				f = &dto.MetricFamily{Name: &name, Type: dto.MetricType_GAUGE.Enum()}
-				byName[name] = f
-				out = append(out, f)
-			}
-			m := &dto.Metric{Gauge: &dto.Gauge{Value: &p.value}, Label: base}
+		for _, p := range dv.end {
+			ls := base
 			if p.msg != "" {
-				m.Label = append(slices.Clip(base), &dto.LabelPair{Name: proto.String("err_msg"), Value: proto.String(p.msg)})
+				ls = maps.Clone(base)
+				ls["err_msg"] = p.msg
 			}
-			f.Metric = append(f.Metric, m)
+			out = append(out, gpu.Series{Family: p.family, Labels: ls, Value: p.value})
 		}
 	}
 	return out
