@@ -183,19 +183,19 @@ func readGPUs(ctx context.Context, q *querier, d *discovery) (*gpuRead, error) {
 	}
 	// The GPUs' readings at the window's end and, on the store-computed
 	// path, their figures over the window, all at once.
+	byID, err := promql.NewGPU(promql.Options{By: promql.DeviceID, Window: promDuration(w)})
+	if err != nil {
+		return nil, err
+	}
 	var devices []*gpuDevice
 	var stored *storedGPUs
 	err = alongside(ctx,
-		func(ctx context.Context) (err error) { devices, err = readEnd(ctx, q, lib, held.End); return },
+		func(ctx context.Context) (err error) { devices, err = readEnd(ctx, q, lib, byID, held.End); return },
 		func(ctx context.Context) (err error) {
-			if q.o.Read != Pushdown {
-				return nil
-			}
-			byID, err := promql.NewGPU(promql.Options{By: promql.DeviceID, Window: promDuration(w)})
-			if err == nil {
+			if q.o.Read == Pushdown {
 				stored, err = fetchStored(ctx, q, byID, held)
 			}
-			return err
+			return
 		})
 	if err != nil {
 		return nil, err
@@ -280,17 +280,41 @@ func heldFamilies(names []string) heldGPU {
 	return h
 }
 
+// identity are the families a GPU is found by, the first the store holds:
+// utilization, which every exporter's default counters publish, else its
+// energy or memory.
+var identity = []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_FB_USED"}
+
 // readEnd reads each GPU's newest samples at the window's end, family by
-// family (one query each, run at once), and sorts them into GPUs.
-func readEnd(ctx context.Context, q *querier, lib *promql.GPU, families []string) ([]*gpuDevice, error) {
-	exprs := make([]tagged, len(families))
-	for i, f := range families {
-		exprs[i] = tagged{tag: f, expr: lib.DeviceLast(f)}
+// family (one query each, run at once): the first of identity it holds by
+// every label of the GPU (lib), which finds the GPUs and whose they are,
+// the rest by the labels that tell a GPU apart (byID), half as many in
+// each answer.
+func readEnd(ctx context.Context, q *querier, lib, byID *promql.GPU, families []string) ([]*gpuDevice, error) {
+	first := families[0]
+	for _, f := range identity {
+		if slices.Contains(families, f) {
+			first = f
+			break
+		}
+	}
+	exprs := []tagged{{tag: first, expr: lib.DeviceLast(first)}}
+	for _, f := range families {
+		if f != first {
+			exprs = append(exprs, tagged{tag: f, expr: byID.DeviceLast(f)})
+		}
 	}
 	byKey := map[string]*gpuDevice{}
+	byIDKey := map[string][]endSample{}
 	var out []*gpuDevice
 	err := q.tagged(ctx, "gpu: each GPU's reading at the window's end (dcgm-exporter's series)", exprs, q.o.To, func(i int, s *model.Sample) {
 		if math.IsNaN(float64(s.Value)) {
+			return
+		}
+		es := endSample{family: exprs[i].tag, msg: string(s.Metric["err_msg"]), value: float64(s.Value)}
+		if i > 0 {
+			k := labelsKey(s.Metric, promql.DeviceID)
+			byIDKey[k] = append(byIDKey[k], es)
 			return
 		}
 		k := deviceKey(s.Metric)
@@ -310,19 +334,30 @@ func readEnd(ctx context.Context, q *querier, lib *promql.GPU, families []string
 			byKey[k] = dv
 			out = append(out, dv)
 		}
-		dv.end = append(dv.end, endSample{family: exprs[i].tag, msg: string(s.Metric["err_msg"]), value: float64(s.Value)})
+		dv.end = append(dv.end, es)
 	})
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
 	for _, dv := range out {
+		dv.end = append(dv.end, byIDKey[dv.idKey()]...)
 		// In the families' order, whichever answer came first.
 		sort.SliceStable(dv.end, func(i, j int) bool {
 			return slices.Index(promql.DeviceFamilies.End, dv.end[i].family) < slices.Index(promql.DeviceFamilies.End, dv.end[j].family)
 		})
 	}
 	return out, nil
+}
+
+// idKey is the GPU's key by promql.DeviceID, as labelsKey gives it.
+func (dv *gpuDevice) idKey() string {
+	var b strings.Builder
+	for _, n := range promql.DeviceID {
+		b.WriteString(dv.labels[n])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // joinGPUs gives each GPU to the one instance it joins, or says why it
@@ -475,10 +510,7 @@ func (st *storedGPUs) windows(joined []*gpuDevice) (map[string]*deviceWindow, ma
 		out[dv.key] = w
 		// By the GPU's DeviceID: a GPU given to another pod inside the
 		// lookback (two label sets of one GPU) has the window of both.
-		id := ""
-		for _, n := range promql.DeviceID {
-			id += dv.labels[n] + "\x00"
-		}
+		id := dv.idKey()
 		e, s := st.end[id], st.start[id]
 		if e == nil {
 			continue
