@@ -707,6 +707,13 @@ func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Optio
 		m := *d
 		m.Scalars = w.means
 		means.Devices = append(means.Devices, m)
+		// The device's figures the end does not read (its profiling
+		// shares, traffic) are its means over the window.
+		for name, v := range w.means {
+			if _, has := d.Scalars[name]; !has {
+				d.Scalars[name] = v
+			}
+		}
 		if _, has := d.Scalars[snapshot.GPUEnergyJoules]; !has || !d.Whole() {
 			continue
 		}
@@ -717,6 +724,7 @@ func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Optio
 		energy += *w.energy
 		power += *w.energy / w.seconds
 	}
+	end.Missing = gpu.DCGMMissing(end)
 	g := analysis.GPUWindow{Label: windowWords(o), Seconds: o.To.Sub(o.From).Seconds(), End: end}
 	g.Utilization = analysis.GPUMean(means, snapshot.GPUUtilization)
 	g.SMActive = analysis.GPUMean(means, snapshot.GPUSMActive)

@@ -350,6 +350,11 @@ func implausible(v float64, f field) string {
 
 // dcgmMissing says, in one line, which figures no device has and the
 // counters-file lines that would publish them.
+// DCGMMissing says what FromFamilies says dcgm-exporter's reading g
+// lacks (GPUs.Missing), for a reading whose figures were added to after
+// it was read (the fleet's: its means over a window beside the end's).
+func DCGMMissing(g *snapshot.GPUs) []string { return dcgmMissing(g) }
+
 func dcgmMissing(g *snapshot.GPUs) []string {
 	need := []struct{ name, what, field string }{
 		{snapshot.GPUSMActive, "SM active", "DCGM_FI_PROF_SM_ACTIVE"},
