@@ -191,9 +191,14 @@ func gpuNotes(f *Fleet, r *gpuRead, add func(string, report.Severity, string, ..
 		}
 	}
 	if joined > 0 {
-		add(NoteGPUs, report.Info, "%s of dcgm-exporter in the store joined %d of %s (--gpu-join %s: a GPU given to a pod by that pod's namespace and pod, one given to none by its host): %s; each row's GPU figures are its GPUs' over the window",
+		rule := map[GPUJoin]string{
+			GPUJoinAuto: "a GPU given to a pod by that pod's namespace and pod, one given to none by its host",
+			GPUJoinPod:  "a GPU by the namespace and pod it is given to",
+			GPUJoinHost: "a GPU by its host",
+		}[r.join]
+		add(NoteGPUs, report.Info, "%s of dcgm-exporter in the store joined %d of %s (--gpu-join %s: %s): %s; each row's GPU figures are its GPUs' over the window",
 			units.Plural(float64(joined), "GPU"), len(byJoin(f.Instances)), units.Plural(float64(len(f.Instances)), "instance"),
-			r.join, strings.Join(hows, ", "))
+			r.join, rule, strings.Join(hows, ", "))
 	}
 	if len(r.unjoined) > 0 {
 		narrowed := ""
