@@ -26,6 +26,11 @@ type GPUConfig struct {
 	Prefill, Decode Activity
 	// ClockHz and IdleClockHz are the SM clock busy and idle.
 	ClockHz, IdleClockHz float64
+	// Namespace, Pod and Container are the Kubernetes workload
+	// dcgm-exporter's pod mapping gives the GPU to, published as its
+	// namespace, pod and container labels (NVIDIA/dcgm-exporter
+	// pkg/dcgmexporter/const.go); none where Pod is "".
+	Namespace, Pod, Container string
 }
 
 // Activity is what a kind of step keeps busy, as shares of its time.
@@ -113,6 +118,9 @@ func (g *GPU) WriteText(w io.Writer) error {
 	}
 	used := c.MemoryBytes * c.UsedShare
 	labels := fmt.Sprintf(`gpu="0",UUID="GPU-5e1f0000-0000-4000-8000-000000000000",pci_bus_id="00000000:01:00.0",device="nvidia0",modelName=%q,Hostname="sim"`, c.Model)
+	if c.Pod != "" {
+		labels += fmt.Sprintf(`,container=%q,namespace=%q,pod=%q`, c.Container, c.Namespace, c.Pod)
+	}
 	rows := []struct {
 		name, typ, help string
 		v               float64

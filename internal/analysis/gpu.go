@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -663,7 +664,9 @@ func GPUNotes() []string {
 // JudgeGPU makes r, a report of s (the scrape at a window's end), say
 // what the GPUs did over the window: its GPU section and GPU notes are
 // made again from g beside the engine's window e (the joins), in place of
-// the one reading's. r is not changed; without a GPU reading it is r.
+// the one reading's (a report made without a GPU reading, as the fleet's
+// are, gets the section last). r is not changed; without a GPU reading it
+// is r.
 func JudgeGPU(r *report.Report, s *snapshot.Snapshot, e EngineWindow, g GPUWindow) *report.Report {
 	if g.End == nil {
 		return r
@@ -687,16 +690,31 @@ func JudgeGPU(r *report.Report, s *snapshot.Snapshot, e EngineWindow, g GPUWindo
 		}
 	}
 	out.GPU = b.r.GPU
-	out.Sections = make([]report.Section, 0, len(r.Sections))
+	out.Sections = make([]report.Section, 0, len(r.Sections)+1)
+	replaced := false
 	for _, sec := range r.Sections {
 		if sec.ID == "gpu" {
 			for _, ns := range b.r.Sections {
 				if ns.ID == "gpu" {
-					sec = ns
+					sec, replaced = ns, true
 				}
 			}
 		}
 		out.Sections = append(out.Sections, sec)
+	}
+	if !replaced {
+		// Where Analyze puts it: before what the server does not publish.
+		at := len(out.Sections)
+		for i, sec := range out.Sections {
+			if sec.ID == "unavailable" {
+				at = i
+			}
+		}
+		for _, ns := range b.r.Sections {
+			if ns.ID == "gpu" {
+				out.Sections = slices.Insert(out.Sections, at, ns)
+			}
+		}
 	}
 	return &out
 }
@@ -748,3 +766,9 @@ func gpuJSON(e EngineWindow, g GPUWindow) *report.GPU {
 	}
 	return out
 }
+
+// Watts writes a power as the GPU section does ("412 W", "1.24 kW").
+func Watts(w float64) string { return watts(w) }
+
+// Joules writes an energy as the GPU section does ("0.83 J", "12 kJ").
+func Joules(j float64) string { return joules(j) }

@@ -72,6 +72,7 @@ type fleetOptions struct {
 	showQueries bool
 	maxBytes    int64
 	maxInst     int
+	gpuJoin     string
 
 	// parsed
 	sel      fleet.Selector
@@ -127,6 +128,8 @@ func (o *fleetOptions) define(cmd *cobra.Command) {
 	flagDef{name: "replica-label", noFiles: true, usage: "a `LABEL` that tells HA replicas' copies apart (repeatable): dropped, one copy read; " +
 		"a Thanos querier is asked to deduplicate on it too"}.list(cmd, &o.replicas)
 	flagDef{name: "show-queries", usage: "write every query sent, and how long it took, to stderr"}.bool(cmd, &o.showQueries)
+	flagDef{name: "gpu-join", noFiles: true, choices: fleet.GPUJoins, usage: "join the store's GPUs (dcgm-exporter's series) to the instances by `HOW`: " +
+		"auto (a GPU its pod mapping gives to a pod by that pod's namespace and pod, one given to none by its host), pod, host, or off (no GPU read) (default auto)"}.string(cmd, &o.gpuJoin)
 	flagMaxBytes.size(cmd, &o.maxBytes)
 	flagDef{name: "max-instances", noFiles: true, usage: fmt.Sprintf("read at most `N` instances whole (--instance, --read-whole, and those "+
 		"the store's sums cannot give), and list %d series for each: more is an error that says how to narrow --selector "+
@@ -147,6 +150,7 @@ func (o *fleetOptions) parse(cmd *cobra.Command, io *iostreams.IO, now time.Time
 		func() error { return o.checkWindow(set, now) },
 		o.checkSelectors,
 		o.checkSort,
+		o.checkGPUJoin,
 		func() error { return o.checkWatch(set) },
 		func() error { return o.setHeaders(io) },
 	} {
@@ -312,6 +316,18 @@ func (o *fleetOptions) checkSort() error {
 	return usagef("--sort takes one of: "+strings.Join(fleet.SortKeys(), ", "), "--sort %q is not a column", o.sort)
 }
 
+func (o *fleetOptions) checkGPUJoin() error {
+	if o.gpuJoin == "" {
+		o.gpuJoin = string(fleet.GPUJoinAuto)
+	}
+	for _, k := range fleet.GPUJoins() {
+		if k == o.gpuJoin {
+			return nil
+		}
+	}
+	return usagef("--gpu-join takes one of: "+strings.Join(fleet.GPUJoins(), ", "), "--gpu-join %q is no way to join GPUs", o.gpuJoin)
+}
+
 func (o *fleetOptions) checkWatch(set map[string]bool) error {
 	switch {
 	case !set["watch"]:
@@ -362,7 +378,7 @@ func (o *fleetOptions) fleetOptions(from, to time.Time, rng bool) fleet.Options 
 		read = fleet.Rebuild
 	}
 	return fleet.Options{Selector: o.sel, By: o.byLabels, Read: read, From: from, To: to, Range: rng, Hist: o.hist, Raw: o.json && read == fleet.Rebuild, Model: o.model,
-		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0}
+		ReplicaLabels: o.replicas, MaxInstances: o.maxInst, MaxBytes: o.maxBytes, Trend: rng || o.watch > 0, GPUJoin: fleet.GPUJoin(o.gpuJoin)}
 }
 
 // run reads the fleet once, or every --watch.

@@ -183,11 +183,25 @@ func TestDemoFleet(t *testing.T) {
 			break
 		}
 	}
+	// Each server twice: its engine, then its simulated dcgm-exporter
+	// (job inferscope-demo-gpu, /gpu/metrics), whose GPU is given to its
+	// pod.
 	targets := regexp.MustCompile(`targets: \["([^"]+)"\]`).FindAllStringSubmatch(string(conf), -1)
-	if len(targets) != 3 || !strings.Contains(string(conf), "pod: \"chat-0\"") {
+	if len(targets) != 6 || !strings.Contains(string(conf), "pod: \"chat-0\"") || !strings.Contains(string(conf), "metrics_path: /gpu/metrics") {
 		t.Fatalf("config:\n%s", conf)
 	}
-	for _, m := range targets {
+	for _, m := range targets[3:] {
+		resp, err := http.Get("http://" + m[1] + "/gpu/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io2.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{") || !strings.Contains(string(body), `namespace="demo"`) {
+			t.Errorf("%s serves no GPU given to a demo pod:\n%s", m[1], body)
+		}
+	}
+	for _, m := range targets[:3] {
 		resp, err := http.Get("http://" + m[1] + "/metrics")
 		if err != nil {
 			t.Fatal(err)

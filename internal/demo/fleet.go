@@ -34,6 +34,7 @@ type FleetServer struct {
 	mu     sync.Mutex
 	sim    *sim.Sim
 	m      *exporter.Metrics
+	gpu    *sim.GPU
 	frozen bool
 	// virtual is how much simulated time the current process has run.
 	virtual time.Duration
@@ -86,21 +87,37 @@ func (s *FleetServer) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sim, s.m, s.virtual = sm, m, 0
+	s.gpu = s.newGPU(sm)
 	return nil
 }
+
+// newGPU is the simulated dcgm-exporter beside the server's engine, its
+// GPU given to the server's pod as dcgm-exporter's pod mapping gives it
+// (the fleet joins it by that pod).
+func (s *FleetServer) newGPU(sm *sim.Sim) *sim.GPU {
+	c := sim.DefaultGPU()
+	c.Namespace, c.Pod, c.Container = FleetNamespace, s.pod, "engine"
+	return sim.NewGPU(sm, c)
+}
+
+// GPUURL is where the server's simulated dcgm-exporter serves.
+func (s *FleetServer) GPUURL() string { return "http://" + s.addr + GPUPath }
 
 // Stop ends the server's HTTP service: a server down, whose scrapes fail.
 func (s *FleetServer) Stop() { s.hs.Close() }
 
 func (s *FleetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	m := s.m
+	m, g := s.m, s.gpu
 	s.mu.Unlock()
-	if r.URL.Path != "/metrics" {
+	switch r.URL.Path {
+	case "/metrics":
+		m.Handler().ServeHTTP(w, r)
+	case GPUPath:
+		g.ServeHTTP(w, r)
+	default:
 		http.NotFound(w, r)
-		return
 	}
-	m.Handler().ServeHTTP(w, r)
 }
 
 // step advances the simulation by speed × dt unless frozen.
@@ -139,6 +156,7 @@ func StartFleet(ctx context.Context, n int, o Options) ([]*FleetServer, error) {
 			return nil, err
 		}
 		s.sim, s.m = sm, m
+		s.gpu = s.newGPU(sm)
 		ln, err := net.Listen("tcp", DefaultListen)
 		if err != nil {
 			return nil, &ListenError{Addr: DefaultListen, InUse: addrInUse(err), Err: err}
@@ -190,17 +208,27 @@ const FleetBy = "namespace,pod"
 // port: the one next step the demo prints and FleetConfig's comment names.
 const FleetCommand = "inferscope fleet --prometheus http://127.0.0.1:9090 --by " + FleetBy
 
+// FleetNamespace is the namespace FleetConfig gives the demo's servers.
+const FleetNamespace = "demo"
+
 // FleetConfig is a prometheus.yml that scrapes servers every interval,
 // each target labelled namespace="demo" and pod="<scenario>-<i>" (FleetBy),
-// as a Kubernetes scrape would label them.
+// as a Kubernetes scrape would label them; and each server's simulated
+// dcgm-exporter (job inferscope-demo-gpu), whose series name the pod its
+// GPU is given to, as dcgm-exporter's pod mapping does: the fleet joins
+// each GPU to its server by that pod.
 func FleetConfig(servers []*FleetServer, interval time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# inferscope demo fleet: %d simulated servers.\n", len(servers))
+	fmt.Fprintf(&b, "# inferscope demo fleet: %d simulated servers, each with a simulated GPU.\n", len(servers))
 	b.WriteString("# prometheus --config.file=THIS_FILE, then " + FleetCommand + "\n")
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: inferscope-demo\n    static_configs:\n",
 		promInterval(interval), promInterval(interval))
 	for _, s := range servers {
-		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {namespace: demo, pod: %q}\n", s.addr, s.pod)
+		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {namespace: %s, pod: %q}\n", s.addr, FleetNamespace, s.pod)
+	}
+	b.WriteString("  - job_name: inferscope-demo-gpu\n    metrics_path: " + GPUPath + "\n    static_configs:\n")
+	for _, s := range servers {
+		fmt.Fprintf(&b, "      - targets: [%q]\n", s.addr)
 	}
 	return b.String()
 }

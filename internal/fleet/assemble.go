@@ -17,7 +17,7 @@ import (
 
 // assemble makes the fleet from what was read.
 func assemble(ctx context.Context, q *querier, d *discovery, w *window, paths map[string]path, reads map[string]*read,
-	trends map[string]map[string]*report.Trend) (*Fleet, error) {
+	trends map[string]map[string]*report.Trend, gpus *gpuRead) (*Fleet, error) {
 	o := q.o
 	f := &Fleet{Backend: q.backend(), From: o.From, To: o.To, Range: o.Range, By: o.By, Read: o.Read}
 	if c, ok := q.api.(interface{ URL() string }); ok {
@@ -26,7 +26,7 @@ func assemble(ctx context.Context, q *querier, d *discovery, w *window, paths ma
 	made := make([]*Instance, len(w.groups))
 	err := inParallel(ctx, len(made), onCores, func(_ context.Context, i int) error {
 		g := w.groups[i]
-		made[i] = instanceOf(o, g, paths[g.id], reads[g.id], w, trends[g.id])
+		made[i] = instanceOf(o, g, paths[g.id], reads[g.id], w, trends[g.id], gpus.of(g.id))
 		return nil
 	})
 	if err != nil {
@@ -38,14 +38,14 @@ func assemble(ctx context.Context, q *querier, d *discovery, w *window, paths ma
 		}
 	}
 	f.Totals = totals(f, o)
-	f.Notes = notesOf(f, said{routerSeries: sum(d.routerSeries), noMetadata: d.meta != nil && d.meta.missing, copies: q.replicas.found()})
+	f.Notes = notesOf(f, said{routerSeries: sum(d.routerSeries), noMetadata: d.meta != nil && d.meta.missing, copies: q.replicas.found(), gpus: gpus})
 	return f, nil
 }
 
 // instanceOf makes one group's figures and report from its readings,
 // whichever path read them. It returns nil for an instance that does not
 // serve the model asked for, or has no sample in the window.
-func instanceOf(o Options, g *group, p path, rd *read, w *window, trends map[string]*report.Trend) *Instance {
+func instanceOf(o Options, g *group, p path, rd *read, w *window, trends map[string]*report.Trend, gpus *InstanceGPUs) *Instance {
 	in := &Instance{ID: g.id, Labels: g.labels, Dialect: g.dialect, Read: p.read, Why: p.why}
 	for t := range g.targets {
 		in.Targets = append(in.Targets, t)
@@ -74,6 +74,10 @@ func instanceOf(o Options, g *group, p path, rd *read, w *window, trends map[str
 	in.State = stateOf(in, g, w)
 	in.Figures = figuresOf(in.snap, in.peak, in.delta.Delta, o.Range)
 	in.Report = instanceReport(in, o)
+	if gpus != nil {
+		// Its GPU section and notes, of the GPUs' window.
+		withGPUs(in, gpus, rd.w.bs[0].snap)
+	}
 	if len(trends) > 0 {
 		in.Trends = trends
 		in.Report.Trends = trends

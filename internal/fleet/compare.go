@@ -104,6 +104,21 @@ func figureDifferences(id string, x, y Figures) []string {
 	if !same(x.KV, y.KV) {
 		out = append(out, fmt.Sprintf("%s: KV %v and %v", id, show(x.KV), show(y.KV)))
 	}
+	if (x.GPU == nil) != (y.GPU == nil) {
+		out = append(out, fmt.Sprintf("%s: GPUs in one reading only", id))
+	} else if x.GPU != nil {
+		if x.GPU.GPUs != y.GPU.GPUs {
+			out = append(out, fmt.Sprintf("%s: %d and %d GPUs", id, x.GPU.GPUs, y.GPU.GPUs))
+		}
+		for _, c := range gpuColumns {
+			if a, b := gpuValue(x, c.id), gpuValue(y, c.id); !same(a, b) {
+				out = append(out, fmt.Sprintf("%s: %s %v and %v", id, c.header, show(a), show(b)))
+			}
+		}
+		if !same(x.GPU.Energy, y.GPU.Energy) {
+			out = append(out, fmt.Sprintf("%s: GPU energy %v and %v", id, show(x.GPU.Energy), show(y.GPU.Energy)))
+		}
+	}
 	for _, c := range tableRates {
 		rx, fx, okx := x.Rate(c.id)
 		ry, fy, oky := y.Rate(c.id)

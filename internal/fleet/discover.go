@@ -221,6 +221,9 @@ type group struct {
 	// partial says the census listed only some of its series (census.go):
 	// its families are not all it publishes, nor its series counted.
 	partial bool
+	// pods are the Kubernetes pods (namespace, pod) its series carry,
+	// which the GPUs dcgm-exporter gives to a pod join on (gpus.go).
+	pods map[[2]string]bool
 }
 
 // newListing is an empty listing grouping by o.By.
@@ -365,6 +368,15 @@ func (d *listing) add(m model.Metric, lim *limits) error {
 	}
 	g.families[name] = true
 	g.targets[targetOf(m)] = true
+	if pod := m["pod"]; pod != "" {
+		k := [2]string{string(m["namespace"]), string(pod)}
+		if !g.pods[k] {
+			if g.pods == nil {
+				g.pods = map[[2]string]bool{}
+			}
+			g.pods[k] = true
+		}
+	}
 	g.series++
 	d.note(g, owner, name, m)
 	return nil

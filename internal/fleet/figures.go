@@ -174,6 +174,10 @@ type Figures struct {
 	// Totals are the totals' figures with how many instances each covers
 	// (rates.Totals), one per row; nil for an instance.
 	Totals []rates.Total
+	// GPU are its GPUs' figures over the window (nil where none joined);
+	// GPUCoverage, the totals', how many instances each covers.
+	GPU         *GPUFigures
+	GPUCoverage map[string]Coverage
 }
 
 // Rate returns the figure of the row id, and whether the instance has the

@@ -61,6 +61,8 @@ type fixPod struct {
 	// the process start the counters count from.
 	segments []fixSegment
 	kvSpike  float64 // engine 0's KV use at the T0+60m sample, when set
+	// bare: scraped outside Kubernetes (no namespace or pod label).
+	bare bool
 }
 
 type fixSegment struct {
@@ -154,8 +156,9 @@ func writeFixture(t testing.TB, dir string) string {
 	return writeFixtureOf(t, dir, fixPods())
 }
 
-// writeFixtureOf writes the range fixture of pods to dir.
-func writeFixtureOf(t testing.TB, dir string, pods []fixPod) string {
+// writeFixtureOf writes the range fixture of pods to dir, and what also
+// adds.
+func writeFixtureOf(t testing.TB, dir string, pods []fixPod, also ...func(*omWriter)) string {
 	t.Helper()
 	w := newOM()
 	for at := fixFirst; !at.After(fixLast); at = at.Add(fixStep) {
@@ -166,6 +169,9 @@ func writeFixtureOf(t testing.TB, dir string, pods []fixPod) string {
 				}
 				el := at.Sub(seg.start).Seconds()
 				target := []string{"job", p.job, "instance", p.instance, "namespace", "llm", "pod", p.pod}
+				if p.bare {
+					target = target[:4]
+				}
 				w.add("process_start_time_seconds", "gauge", "process_start_time_seconds", labelStr(target...),
 					float64(seg.start.Unix())+float64(seg.start.Nanosecond())/1e9, at)
 				for e, r := range p.engines {
@@ -181,6 +187,9 @@ func writeFixtureOf(t testing.TB, dir string, pods []fixPod) string {
 		router := []string{"job", "router", "instance", "10.0.0.9:8080", "namespace", "llm", "pod", "vllm-router", "server", "http://10.0.0.1:8000"}
 		w.add("vllm:num_requests_running", "gauge", "vllm:num_requests_running", labelStr(router...), 3, at)
 		w.add("vllm:num_requests_waiting", "gauge", "vllm:num_requests_waiting", labelStr(router...), 2, at)
+	}
+	for _, add := range also {
+		add(w)
 	}
 	path := filepath.Join(dir, "fleet.om")
 	if err := os.WriteFile(path, w.bytes(), 0o644); err != nil {

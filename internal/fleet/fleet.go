@@ -35,7 +35,7 @@
 //     ends, which have no sample in it (not the fleet's), which targets
 //     are down, which instances restarted inside it (asked once, for both
 //     reads).
-//  5. readings.go, sums.go, trend.go, asked beside the window: the
+//  5. readings.go, sums.go, trend.go, gpus.go, asked beside the window: the
 //     store-computed read (a pushdown). The store sums each quantity the
 //     table and its notes read, per instance, at the window's two ends,
 //     by its shape's library (internal/promql's readings, the
@@ -43,7 +43,12 @@
 //     made from its sums (readings.go: the shape both reads give), or the
 //     reason they cannot stand for it. Over a past range and in a watch,
 //     each row's requests per second and KV use step by step (query_range
-//     of the same libraries' readings, per shape).
+//     of the same libraries' readings, per shape). And the GPUs beside
+//     the engines (gpus.go): dcgm-exporter's series in the same store,
+//     each GPU joined to one instance by the pod it is given to, else by
+//     host (--gpu-join), or named in a fleet note; its window from the
+//     store's figures (internal/promql's GPU library) or, in a rebuild,
+//     its raw samples, computed alike.
 //  6. paths.go: each instance's path, decided there alone: from the sums,
 //     or read whole (asked: --instance, --read-whole; restarted, born or gone
 //     inside the window, down, replica copies, no library for its shape,
@@ -51,7 +56,7 @@
 //  7. whole.go: the whole read. An instance's series at the window's ends
 //     are read by its dialect, from raw samples around a restart: canonical
 //     snapshots at times, as the sums' readings are.
-//  8. figures.go, notes.go, totals.go, assemble.go: the window's increases
+//  8. figures.go, notes.go, totals.go, gpufigures.go, assemble.go: the window's increases
 //     are the difference of the readings, as --since computes them
 //     (rates.Delta), counters created inside the window counted from
 //     zero, every counter from zero at a restart; the table's figures
@@ -121,6 +126,9 @@ type Options struct {
 	// Trend adds each instance's and the totals' requests per second and
 	// KV use over the window, step by step (a past range, a watch).
 	Trend bool
+	// GPUJoin is how the DCGM series in the store join the instances
+	// (gpus.go); "" is GPUJoinAuto.
+	GPUJoin GPUJoin
 	// MaxBytes is the cap on one answer the store's client enforces
 	// (DefaultMaxBytes when 0): the rebuild reads many instances' series
 	// in batches that keep each answer well under it.
@@ -216,6 +224,9 @@ type Instance struct {
 	// Trends are its requests per second and KV use over the window,
 	// step by step (Options.Trend), by TrendRequests and TrendKV.
 	Trends map[string]*report.Trend
+	// GPUs are the GPUs joined to it and what they did over the window
+	// (nil where none joined).
+	GPUs *InstanceGPUs
 
 	snap   *snapshot.Snapshot // at the end of the window
 	peak   *snapshot.Snapshot // each gauge's largest value in a past range
@@ -235,6 +246,7 @@ const MinWindow = time.Millisecond
 //	discover ─▶ window ─┬▶ paths ─▶ whole read ─▶ assemble
 //	          ─▶ sums ──┘       (the rest, from the sums)
 //	          ─▶ trends ───────────────────────────▲
+//	          ─▶ GPUs ─────────────────────────────┘
 //
 // discovery finds the instances and how each can be read; the window
 // (when each was last scraped at its two ends, which restarted, which
@@ -264,6 +276,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	}
 	var w *window
 	var trends map[string]map[string]*report.Trend
+	var gpus *gpuRead
 	err = alongside(ctx,
 		// The window's few requests go before the sums' many.
 		func(ctx context.Context) (err error) { w, err = readWindow(urgent(ctx), q, d); return },
@@ -278,7 +291,8 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 				trends, err = readTrends(urgent(ctx), q, d.shapes)
 			}
 			return
-		})
+		},
+		func(ctx context.Context) (err error) { gpus, err = readGPUs(ctx, q, d); return })
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +308,7 @@ func Run(ctx context.Context, api promapi.API, o Options) (*Fleet, error) {
 	for id, rd := range whole {
 		reads[id] = rd
 	}
-	f, err := assemble(ctx, q, d, w, paths, reads, trends)
+	f, err := assemble(ctx, q, d, w, paths, reads, trends, gpus)
 	if err != nil {
 		return nil, err
 	}

@@ -70,12 +70,37 @@ type Row struct {
 	Notes  report.List[report.Note] `json:"notes"`
 	Trends map[string]*report.Trend `json:"trends,omitempty"`
 	Error  string                   `json:"error,omitempty"`
-	// Coverage holds, by the rates row's id, the instances each of the
-	// totals' figures is made of (Over) and the instances read (Of).
+	// GPU is its GPUs' figures over the window, where some joined it
+	// (the totals': of every row's).
+	GPU *RowGPU `json:"gpu,omitempty"`
+	// Coverage holds, by the rates row's id (and the GPU columns' ids),
+	// the instances each of the totals' figures is made of (Over) and the
+	// instances read (Of).
 	Coverage map[string]Coverage `json:"coverage,omitempty"`
 	// Report is the instance's (or the totals') full report, where every
 	// instance was read whole.
 	Report *report.Report `json:"report,omitempty"`
+}
+
+// RowGPU is a row's GPUs as the table shows them: how many joined and
+// how (pod, host; not the totals'), the mean power over the window in
+// watts, the energy in joules, joules per generated token, the
+// utilization (0..1); each null where not published.
+type RowGPU struct {
+	GPUs           int            `json:"gpus"`
+	Join           string         `json:"join,omitempty"`
+	Watts          *report.Number `json:"watts"`
+	Energy         *report.Number `json:"energy_joules"`
+	JoulesPerToken *report.Number `json:"joules_per_token"`
+	Utilization    *report.Number `json:"utilization"`
+}
+
+func rowGPU(f *GPUFigures, join string) *RowGPU {
+	if f == nil {
+		return nil
+	}
+	return &RowGPU{GPUs: f.GPUs, Join: join, Watts: number(f.Watts), Energy: number(f.Energy),
+		JoulesPerToken: number(f.JoulesPerToken), Utilization: number(f.Utilization)}
 }
 
 // Coverage is how many instances a totals figure adds up, of how many.
@@ -107,6 +132,9 @@ func (f *Fleet) Document() Document {
 		if in.Err != nil {
 			r.Error = in.Err.Error()
 		}
+		if in.GPUs != nil && r.GPU != nil {
+			r.GPU.Join = in.GPUs.Join
+		}
 		d.Instances = append(d.Instances, r)
 	}
 	if t := f.Totals; t != nil {
@@ -118,6 +146,9 @@ func (f *Fleet) Document() Document {
 		for i, row := range t.Figures.Rows {
 			r.Coverage[row.ID] = Coverage{Over: t.Figures.Totals[i].Over, Of: t.Figures.Totals[i].Of}
 		}
+		for id, c := range t.Figures.GPUCoverage {
+			r.Coverage[id] = c
+		}
 		d.Totals = &r
 	}
 	return d
@@ -128,7 +159,7 @@ func (f *Fleet) Document() Document {
 func rowOf(in *Instance, whole bool) Row {
 	r := Row{ID: in.ID, Dialect: in.Dialect, Models: []string{}, ElapsedSeconds: report.Number(in.Figures.Seconds),
 		KV: number(in.Figures.KV), Waiting: number(in.Figures.Waiting), Rates: map[string]*report.Number{}, Stated: map[string]string{},
-		Notes: tableNotes(in), Trends: in.Trends}
+		Notes: tableNotes(in), Trends: in.Trends, GPU: rowGPU(in.Figures.GPU, "")}
 	if in.snap != nil {
 		r.Models = append(r.Models, in.snap.Models...)
 		if r.Dialect == "" {

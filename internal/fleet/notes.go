@@ -140,6 +140,8 @@ const (
 	NoteCoverage   = "fleet_totals_partial"
 	NoteReplicas   = "fleet_replica_copies"
 	NoteReadWhole  = "fleet_read_whole"
+	NoteGPUs       = "fleet_gpus"
+	NoteUnjoined   = "fleet_gpus_unjoined"
 )
 
 // said is what discovery and the reads found of the fleet beyond its
@@ -150,6 +152,8 @@ type said struct {
 	// copies are, by replica label, how many instances' series repeat
 	// under it.
 	copies map[string]int
+	// gpus are the GPUs in the store and how they joined.
+	gpus *gpuRead
 }
 
 // notesOf are the fleet's own notes: what no single instance's report can
@@ -186,6 +190,7 @@ func notesOf(f *Fleet, s said) []report.Note {
 				units.Plural(float64(n), "instance"), l, l)
 		}
 	}
+	gpuNotes(f, s.gpus, add)
 	if c := coverage(f.Totals); c != "" {
 		add(NoteCoverage, report.Info, "%s", c)
 	}
@@ -359,6 +364,11 @@ func coverage(t *Instance) string {
 			if tot := t.Figures.Totals[i]; row.ID == c.id && tot.Over > 0 && tot.Over < tot.Of {
 				parts = append(parts, fmt.Sprintf("%s over %d of %d", c.header, tot.Over, tot.Of))
 			}
+		}
+	}
+	for _, c := range gpuColumns {
+		if cv, ok := t.Figures.GPUCoverage[c.id]; ok && cv.Over > 0 && cv.Over < cv.Of {
+			parts = append(parts, fmt.Sprintf("%s over %d of %d", c.header, cv.Over, cv.Of))
 		}
 	}
 	if len(parts) == 0 {

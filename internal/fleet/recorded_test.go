@@ -222,13 +222,15 @@ func (p *replayer) Backend() promapi.Backend { return p.rec.Backend }
 
 // recordedAPI is the API a recorded test reads: a replay of
 // testdata/recorded/<name>.json.gz, or, under -record, a backfilled
-// Prometheus whose answers are written there when the test ends.
+// Prometheus whose answers are written there when the test ends: the
+// range fixture with the GPU fixture's dcgm-exporter series beside it
+// (gpu_test.go), so that the recorded tables show the GPU columns.
 func recordedAPI(t *testing.T, name string) promapi.API {
 	t.Helper()
 	if !*record {
 		return newReplayer(t, recordedPath(name))
 	}
-	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixture(t, t.TempDir())})
+	s := storetest.Prometheus(t, storetest.Config{Backfill: writeFixtureOf(t, t.TempDir(), fixPods(), writeGPUs)})
 	return recordingOf(t, name, client(t, s), time.Time{})
 }
 

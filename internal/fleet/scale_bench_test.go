@@ -366,3 +366,134 @@ func benchScale(b *testing.B, s *storetest.Store, pods int) {
 		}
 	}
 }
+
+// scaleGPUData is scaleData's fleet with a GPU beside each pod: one
+// dcgm-exporter GPU given to it (its pod mapping's namespace and pod),
+// eight to a node, every family the fleet reads, scraped as the engines
+// are. Backfilled once into a copy of scaleData's directory (Prometheus
+// reads the overlapping blocks) and kept.
+func scaleGPUData(b *testing.B, pods int) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("inferscope-fleet-scale-gpu-v1-%d", pods))
+	if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+		return dir
+	}
+	engines := scaleData(b, pods)
+	os.RemoveAll(dir)
+	if out, err := exec.Command("cp", "-r", engines, dir).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join(dir, "ready"))
+	om := filepath.Join(b.TempDir(), "gpus.om")
+	f, err := os.Create(om)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	steps := int(scaleSpan / scaleInterval)
+	families := []struct {
+		name  string
+		value func(k, pod int) float64
+	}{
+		{"DCGM_FI_DEV_GPU_UTIL", func(k, pod int) float64 { return float64(50 + (k+pod)%50) }},
+		{"DCGM_FI_PROF_SM_ACTIVE", func(k, pod int) float64 { return 0.6 }},
+		{"DCGM_FI_PROF_DRAM_ACTIVE", func(k, pod int) float64 { return 0.8 }},
+		{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", func(k, pod int) float64 { return 0.3 }},
+		{"DCGM_FI_DEV_POWER_USAGE", func(k, pod int) float64 { return 400 }},
+		{"DCGM_FI_DEV_POWER_MGMT_LIMIT", func(k, pod int) float64 { return 700 }},
+		{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", func(k, pod int) float64 { return 4e8 + 400*1000*float64(k)*scaleInterval.Seconds() }},
+		{"DCGM_FI_DEV_FB_USED", func(k, pod int) float64 { return 70000 }},
+		{"DCGM_FI_DEV_FB_FREE", func(k, pod int) float64 { return 11000 }},
+		{"DCGM_FI_DEV_SM_CLOCK", func(k, pod int) float64 { return 1980 }},
+		{"DCGM_FI_DEV_MAX_SM_CLOCK", func(k, pod int) float64 { return 1980 }},
+		{"DCGM_FI_DEV_GPU_TEMP", func(k, pod int) float64 { return 60 }},
+		{"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", func(k, pod int) float64 { return 0 }},
+		{"DCGM_FI_DEV_XID_ERRORS", func(k, pod int) float64 { return 0 }},
+		{"DCGM_FI_PROF_PCIE_TX_BYTES", func(k, pod int) float64 { return 1e8 }},
+		{"DCGM_FI_PROF_PCIE_RX_BYTES", func(k, pod int) float64 { return 1e8 }},
+	}
+	for _, fam := range families {
+		fmt.Fprintf(w, "# TYPE %s gauge\n", fam.name)
+		for pod := range pods {
+			node := pod / 8
+			labels := fmt.Sprintf(`job="dcgm-exporter",instance="10.200.%d.%d:9400",gpu="%d",UUID="GPU-%05d",modelName="NVIDIA H100 80GB HBM3",Hostname="node-%04d",container="vllm",namespace="llm",pod="vllm-%05d"`,
+				node/256, node%256, pod%8, pod, node, pod)
+			for k := range steps + 1 {
+				fmt.Fprintf(w, "%s{%s} %s %d\n", fam.name, labels, strconv.FormatFloat(fam.value(k, pod), 'g', 10, 64), scaleT0.Add(time.Duration(k)*scaleInterval).Unix())
+			}
+		}
+	}
+	fmt.Fprintln(w, "# EOF")
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	promtool := storetest.Need(b, "promtool", "prometheus")
+	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, dir).CombinedOutput(); err != nil {
+		b.Fatalf("promtool: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkScaleGPU is BenchmarkScale's "now" by the store's sums (the
+// table and -o json) of a fleet with a GPU beside each pod, joined by pod:
+// what the GPU columns cost beside BenchmarkScale's same reads without
+// GPUs (INFERSCOPE_SCALE_PODS, 200 unless set).
+//
+//	INFERSCOPE_SCALE_PODS=2000 go test ./internal/fleet -run XXX -bench 'ScaleGPU$' -benchtime 5x -timeout 1h
+func BenchmarkScaleGPU(b *testing.B) {
+	for _, pods := range scaleSizes(b, "INFERSCOPE_SCALE_PODS", 200) {
+		s := storetest.Prometheus(b, storetest.Config{DataDir: scaleGPUData(b, pods)})
+		c := client(b, s)
+		o := Options{From: scaleEnd.Add(-DefaultWindow), To: scaleEnd, Read: Pushdown}
+		for _, v := range []struct {
+			name   string
+			render func(*Fleet) error
+		}{
+			{"text", func(f *Fleet) error { return f.Text(io.Discard, TextOptions{Width: 160}) }},
+			{"json", func(f *Fleet) error { return f.JSON(io.Discard, false) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%d/now-gpu/%s", s.Kind, pods, v.name), func(b *testing.B) {
+				b.ReportAllocs()
+				var queries int
+				var live float64
+				cpu0, _ := s.CPU()
+				for range b.N {
+					f, err := Run(context.Background(), c, o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := v.render(f); err != nil {
+						b.Fatal(err)
+					}
+					joined := 0
+					for _, in := range f.Instances {
+						if in.Figures.GPU != nil && in.Figures.GPU.Watts != nil {
+							joined++
+						}
+					}
+					if len(f.Instances) != pods || joined != pods || len(pushed(f)) != pods {
+						b.Fatalf("%d instances, %d with GPU watts, %d pushed down; want %d", len(f.Instances), joined, len(pushed(f)), pods)
+					}
+					queries = len(f.Queries)
+					b.StopTimer()
+					runtime.GC()
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					live = float64(ms.HeapAlloc) / 1e6
+					runtime.KeepAlive(f)
+					b.StartTimer()
+				}
+				cpu1, _ := s.CPU()
+				b.ReportMetric(float64(queries), "queries/op")
+				b.ReportMetric(live, "live-MB")
+				b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "store-cpu-s/op")
+			})
+		}
+	}
+}

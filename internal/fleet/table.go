@@ -83,6 +83,15 @@ func columns(past bool, glyphs spark.Glyphs) []column {
 			sortKey: func(in *Instance) float64 { return orNaN(in.Figures.value(id)) },
 		})
 	}
+	// The GPUs' figures, where some instance joined GPUs (absent
+	// otherwise: a column no row fills is left out).
+	gpuDrops := map[string]int{GPUWatts: 5, GPUJoulesPerToken: 4, GPUUtilization: 6}
+	for _, gc := range gpuColumns {
+		id := gc.id
+		cols = append(cols, column{id: id, header: gc.header, right: true, drop: gpuDrops[id],
+			cell:    func(in *Instance) string { return gpuCell(id, gpuValue(in.Figures, id)) },
+			sortKey: func(in *Instance) float64 { return orNaN(gpuValue(in.Figures, id)) }})
+	}
 	// The trends, where the fleet has them (a past range, a watch): the
 	// figure over the window, its scale after it.
 	cols = append(cols,

@@ -149,7 +149,10 @@ func demoAPI(t *testing.T) (promapi.API, time.Time) {
 	}
 	var targets []storetest.Target
 	for _, s := range servers {
-		targets = append(targets, storetest.Target{Addr: s.Addr(), Job: "inferscope-demo", Labels: map[string]string{"namespace": "demo", "pod": s.Pod()}})
+		targets = append(targets, storetest.Target{Addr: s.Addr(), Job: "inferscope-demo", Labels: map[string]string{"namespace": "demo", "pod": s.Pod()}},
+			// Its simulated dcgm-exporter, as the demo's prometheus.yml
+			// scrapes it (demo.FleetConfig).
+			storetest.Target{Addr: s.Addr(), Path: demo.GPUPath, Job: "inferscope-demo-gpu"})
 	}
 	s := storetest.Prometheus(t, storetest.Config{Targets: targets, ScrapeInterval: 2 * time.Second})
 	s.WaitFor(t, `count(tabbyapi:requests_total)`, 20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"4"`) })

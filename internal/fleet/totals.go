@@ -91,6 +91,7 @@ func totals(f *Fleet, o Options) *Instance {
 		t.Figures.Rates[i] = tot.Figure
 	}
 	t.Figures.Seconds = d.Seconds
+	t.Figures.GPU, t.Figures.GPUCoverage = gpuTotals(f.Instances)
 	if o.Range {
 		t.Figures.KV, t.Figures.Waiting = nil, nil
 	}

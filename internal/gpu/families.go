@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -102,18 +103,72 @@ func FromFamilies(fams []*dto.MetricFamily) (*snapshot.GPUs, error) {
 	for _, f := range fams {
 		byName[f.GetName()] = f
 	}
+	series := func(family string) []sample {
+		f := byName[family]
+		if f == nil {
+			return nil
+		}
+		out := make([]sample, len(f.GetMetric()))
+		for i, m := range f.GetMetric() {
+			v, ok := value(m)
+			out[i] = sample{labels: labelMap(m), value: v, ok: ok, textOf: func() string { return labelText(m) }}
+		}
+		return out
+	}
 	switch {
 	case hasPrefix(fams, "DCGM_FI_"):
-		g := read(byName, snapshot.GPUFromDCGM, dcgmFields, dcgmLabels)
+		g := read(series, snapshot.GPUFromDCGM, dcgmFields, dcgmLabels)
 		g.Missing = append(g.Missing, dcgmMissing(g)...)
 		return g, nil
 	case byName["gpu_gfx_activity"] != nil || byName["gpu_used_vram"] != nil || byName["gpu_power_usage"] != nil:
-		g := read(byName, snapshot.GPUFromAMD, amdFields, amdLabels)
+		g := read(series, snapshot.GPUFromAMD, amdFields, amdLabels)
 		g.Missing = append(g.Missing, amdMissing...)
 		return g, nil
 	}
 	return nil, fmt.Errorf("%w", ErrNotGPU)
 }
+
+// A Series is one dcgm-exporter series' value: its family, the device's
+// labels (gpu, UUID, modelName, Hostname, the MIG and pod mapping's
+// labels; err_msg of an XID), its value. The fleet reads a store's
+// newest samples of its GPUs as these.
+type Series struct {
+	Family string
+	Labels map[string]string
+	Value  float64
+}
+
+// FromDCGMSeries reads dcgm-exporter's series into a reading as
+// FromFamilies reads a scrape of it (Source, At and Status are the
+// caller's).
+func FromDCGMSeries(ss []Series) *snapshot.GPUs {
+	byFamily := map[string][]sample{}
+	for _, x := range ss {
+		t := func() string {
+			parts := []string{"gpu=" + strconv.Quote(x.Labels["gpu"])}
+			if id := x.Labels["GPU_I_ID"]; id != "" {
+				parts = append(parts, "GPU_I_ID="+strconv.Quote(id))
+			}
+			return "{" + strings.Join(parts, ",") + "}"
+		}
+		byFamily[x.Family] = append(byFamily[x.Family], sample{labels: x.Labels, value: x.Value, ok: !math.IsNaN(x.Value), textOf: t})
+	}
+	g := read(func(f string) []sample { return byFamily[f] }, snapshot.GPUFromDCGM, dcgmFields, dcgmLabels)
+	g.Missing = append(g.Missing, dcgmMissing(g)...)
+	return g
+}
+
+// sample is one series of a family as read computes it.
+type sample struct {
+	labels map[string]string
+	value  float64
+	ok     bool
+	// textOf names the series in a problem (its device's labels), made
+	// only where one is.
+	textOf func() string
+}
+
+func (x *sample) name() string { return x.textOf() }
 
 func hasPrefix(fams []*dto.MetricFamily, prefix string) bool {
 	for _, f := range fams {
@@ -125,7 +180,7 @@ func hasPrefix(fams []*dto.MetricFamily, prefix string) bool {
 }
 
 // read reads every mapped family, device by device.
-func read(byName map[string]*dto.MetricFamily, kind string, fields []struct {
+func read(series func(family string) []sample, kind string, fields []struct {
 	family string
 	field
 }, lb labels) *snapshot.GPUs {
@@ -133,12 +188,10 @@ func read(byName map[string]*dto.MetricFamily, kind string, fields []struct {
 	devices := map[string]*snapshot.GPU{}
 	var order []string
 	for _, fd := range fields {
-		fam := byName[fd.family]
-		if fam == nil {
-			continue
-		}
-		for _, m := range fam.GetMetric() {
-			lv := labelMap(m)
+		ms := series(fd.family)
+		for i := range ms {
+			m := &ms[i]
+			lv := m.labels
 			if fd.onlyLabel != "" && !strings.EqualFold(lv[fd.onlyLabel], fd.onlyValue) {
 				continue
 			}
@@ -152,18 +205,17 @@ func read(byName map[string]*dto.MetricFamily, kind string, fields []struct {
 			if _, done := d.Scalars[fd.name]; done {
 				continue // an earlier field, or an earlier series, gave it
 			}
-			v, ok := value(m)
+			v, ok := m.value, m.ok
 			if !ok {
 				continue
 			}
-			series := fd.family + labelText(m)
 			if blank(v, fd.counter) {
-				g.Invalid = append(g.Invalid, snapshot.Problem{Series: series, Reason: "it is DCGM's blank value (not supported, not found or not permitted on this device)"})
+				g.Invalid = append(g.Invalid, snapshot.Problem{Series: fd.family + m.name(), Reason: "it is DCGM's blank value (not supported, not found or not permitted on this device)"})
 				continue
 			}
 			v *= fd.scale
 			if why := implausible(v, fd.field); why != "" {
-				g.Invalid = append(g.Invalid, snapshot.Problem{Series: series, Reason: why})
+				g.Invalid = append(g.Invalid, snapshot.Problem{Series: fd.family + m.name(), Reason: why})
 				continue
 			}
 			if fd.share {
@@ -298,6 +350,11 @@ func implausible(v float64, f field) string {
 
 // dcgmMissing says, in one line, which figures no device has and the
 // counters-file lines that would publish them.
+// DCGMMissing says what FromFamilies says dcgm-exporter's reading g
+// lacks (GPUs.Missing), for a reading whose figures were added to after
+// it was read (the fleet's: its means over a window beside the end's).
+func DCGMMissing(g *snapshot.GPUs) []string { return dcgmMissing(g) }
+
 func dcgmMissing(g *snapshot.GPUs) []string {
 	need := []struct{ name, what, field string }{
 		{snapshot.GPUSMActive, "SM active", "DCGM_FI_PROF_SM_ACTIVE"},
@@ -340,4 +397,29 @@ func anyHas(g *snapshot.GPUs, name string) bool {
 		}
 	}
 	return false
+}
+
+// DCGMValue reads one value of a dcgm-exporter family as the reading
+// does (the fleet reads the store's means and raw samples by it): the
+// GPU name it is read into and its value in that name's unit; why says
+// why it is no reading (DCGM's blank value, one that cannot be); name is
+// "" for a family not read.
+func DCGMValue(family string, raw float64) (name string, v float64, why string) {
+	for _, fd := range dcgmFields {
+		if fd.family != family {
+			continue
+		}
+		if blank(raw, fd.counter) {
+			return fd.name, 0, "it is DCGM's blank value (not supported, not found or not permitted on this device)"
+		}
+		v = raw * fd.scale
+		if why := implausible(v, fd.field); why != "" {
+			return fd.name, 0, why
+		}
+		if fd.share {
+			v = math.Min(v, 1)
+		}
+		return fd.name, v, ""
+	}
+	return "", 0, ""
 }

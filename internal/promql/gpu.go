@@ -169,3 +169,109 @@ func isGPUNote(id string) bool {
 	}
 	return false
 }
+
+// DeviceLabels are the labels that tell one GPU in a store from another
+// and say whose it is, which the fleet groups the GPU window's readings by
+// (NewGPU's By) and joins to the engines on: dcgm-exporter's device labels
+// (gpu, UUID, modelName, Hostname, a MIG instance's GPU_I_PROFILE and
+// GPU_I_ID), the Kubernetes pod its pod mapping gives the device to
+// (namespace, pod, container: NVIDIA/dcgm-exporter
+// pkg/dcgmexporter/const.go, commit 7ec7bb75c2758ca8944853d633c471c2b69c616e;
+// pod_namespace, pod_name, container_name under
+// --kubernetes-use-old-namespace; exported_namespace, exported_pod,
+// exported_container where Prometheus renamed them beside its own target
+// labels of the exporter's pod), and the scrape target.
+var DeviceLabels = []string{"Hostname", "gpu", "UUID", "modelName", "GPU_I_PROFILE", "GPU_I_ID",
+	"namespace", "pod", "container", "pod_namespace", "pod_name", "container_name",
+	"exported_namespace", "exported_pod", "exported_container", "job", "instance"}
+
+// DeviceID are the labels that tell one GPU from another as its exporter
+// is scraped, without whom it is given to: the fleet's figures of a GPU
+// over a window are grouped by them (half the labels of DeviceLabels in
+// each answer), and joined to its DeviceLabels by their values.
+var DeviceID = []string{"Hostname", "gpu", "UUID", "GPU_I_ID", "job", "instance"}
+
+// DeviceFamilies are dcgm-exporter's families the fleet reads of each GPU
+// over a window: the shares and rates it means over the window (Mean),
+// the gauges it reads at the window's end (End: the state now, memory,
+// power, limits, clocks, temperature, throttle reasons, XID; and
+// utilization, which every exporter publishes), and the
+// energy counter. internal/gpu maps each onto its GPU name.
+var DeviceFamilies = struct {
+	Mean, End []string
+	Energy    string
+}{
+	Mean: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+		"DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+		"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+	End: []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL",
+		"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+		"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+		"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_XID_ERRORS"},
+	Energy: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+}
+
+// The GPU window of each device, as a store computes it (the fleet's
+// pushdown; its whole read computes the same from raw samples):
+
+// DeviceLast is a family's newest sample of each GPU at an instant (the
+// largest where the GPU's labels hold several series), with the words of
+// the last XID (err_msg) where the family is DCGM_FI_DEV_XID_ERRORS: each
+// GPU's reading at the window's end, which the fleet reads as a scrape of
+// the exporter.
+func (g *GPU) DeviceLast(family string) string {
+	by := g.grouping()
+	if family == "DCGM_FI_DEV_XID_ERRORS" && len(g.by) > 0 {
+		by = " by (" + strings.Join(append(append([]string(nil), g.by...), "err_msg"), ", ") + ")"
+	}
+	return "max" + by + " (" + g.series(family) + ")"
+}
+
+// DeviceMean is a family's mean over the window for each GPU (of its raw
+// samples in the window, as avg_over_time takes them), in the family's
+// own unit.
+func (g *GPU) DeviceMean(family string) string {
+	return "avg" + g.grouping() + " (avg_over_time(" + g.series(family) + "[" + g.window + "]))"
+}
+
+// DeviceEnergy is each GPU's energy counter (mJ) at an instant, and
+// DeviceEnergyAt when its newest sample there was taken: the window's
+// energy is the difference of two readings (never increase(), which
+// extrapolates), over the time between their samples.
+func (g *GPU) DeviceEnergy() string {
+	return "max" + g.grouping() + " (" + g.series(DeviceFamilies.Energy) + ")"
+}
+
+// DeviceEnergyAt is the time of each GPU's newest energy sample.
+func (g *GPU) DeviceEnergyAt() string {
+	return "max" + g.grouping() + " (timestamp(" + g.series(DeviceFamilies.Energy) + "))"
+}
+
+// DeviceEnergyResets counts each GPU's energy counter's restarts over
+// rng (a driver reload): where any, the difference of two readings is not
+// the window's energy, and the GPU is read from raw samples.
+func (g *GPU) DeviceEnergyResets(rng string) string {
+	return "max" + g.grouping() + " (resets(" + g.series(DeviceFamilies.Energy) + "[" + rng + "]))"
+}
+
+// DeviceRaw is every DCGM series of the matchers (one GPU's labels) over
+// a range ending at the query's time: the whole read's raw samples.
+func DeviceRaw(matchers []Matcher, rng string) string {
+	ms := []string{`__name__=~"` + strings.Join(uniq(append(append([]string(nil), DeviceFamilies.End...), DeviceFamilies.Mean...)), "|") + `"`}
+	for _, m := range matchers {
+		ms = append(ms, m.String())
+	}
+	return "{" + strings.Join(ms, ", ") + "}[" + rng + "]"
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -122,8 +122,10 @@ func energyBetween(good []*snapshot.GPUs) *float64 {
 	return ptr(total)
 }
 
-// engineWindow is the engine's side of a window as the GPU joins read it.
-func engineWindow(d *Delta, waitingStart *float64, end *snapshot.Snapshot) analysis.EngineWindow {
+// EngineWindow is the engine's side of a window as the GPU joins read it:
+// the window's increases d, the requests waiting at its start
+// (waitingStart, nil where not known), and the queue at its end (end).
+func EngineWindow(d *Delta, waitingStart *float64, end *snapshot.Snapshot) analysis.EngineWindow {
 	e := analysis.EngineWindow{Seconds: d.Seconds, Counters: d.Counters, WaitingStart: waitingStart}
 	if end != nil {
 		if v, ok := end.Scalar(snapshot.RequestsDeferred); ok {
@@ -143,7 +145,7 @@ func judgeGPU(r *report.Report, d *Delta, waitingStart *float64, end *snapshot.S
 	if end == nil || end.GPU == nil || d == nil {
 		return r
 	}
-	return analysis.JudgeGPU(r, end, engineWindow(d, waitingStart, end), GPUWindowOf(readings, label))
+	return analysis.JudgeGPU(r, end, EngineWindow(d, waitingStart, end), GPUWindowOf(readings, label))
 }
 
 // waitingOf is the requests waiting in s, nil where not published.

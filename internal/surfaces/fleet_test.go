@@ -1,6 +1,7 @@
 package surfaces_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +62,10 @@ type reading struct {
 	snap    *snapshot.Snapshot
 	process int // which of starts served it
 	totals  sim.Totals
+	// gpu is its simulated dcgm-exporter's scrape, taken beside it, and
+	// energy the joules the simulator says the GPU used by then.
+	gpu    []*dto.MetricFamily
+	energy float64
 }
 
 // simulated is the simulated fleet: staggered starts, one restart, one
@@ -87,6 +92,12 @@ func simulated() []*server {
 // labels are the target labels a scrape config gives the server.
 func (s *server) labels() promtool.Labels {
 	return promtool.Labels{"job": "surfaces", "instance": s.instance, "namespace": "sim", "pod": s.pod}
+}
+
+// gpuLabels are the target labels of its GPU's exporter: its node's, with
+// no pod (the pod mapping's labels are the exporter's own).
+func (s *server) gpuLabels() promtool.Labels {
+	return promtool.Labels{"job": "dcgm-exporter", "instance": "node-" + s.pod + ":9400"}
 }
 
 // id is the server's instance id in the fleet view.
@@ -118,6 +129,7 @@ type process struct {
 	start time.Time
 	sim   *sim.Sim
 	m     *exporter.Metrics
+	gpu   *sim.GPU
 }
 
 func (s *server) process(k int) (*process, error) {
@@ -136,7 +148,11 @@ func (s *server) process(k int) (*process, error) {
 	} else {
 		sm.SetRecorder(m)
 	}
-	return &process{start: cfg.Epoch, sim: sm, m: m}, nil
+	// Its GPU, given to its pod as dcgm-exporter's pod mapping gives it:
+	// a driver of its own, whose energy counts from the process' start.
+	gc := sim.DefaultGPU()
+	gc.Namespace, gc.Pod, gc.Container = "sim", s.pod, "engine"
+	return &process{start: cfg.Epoch, sim: sm, m: m, gpu: sim.NewGPU(sm, gc)}, nil
 }
 
 // simulate runs the server from t0 to end, scraping it every step while
@@ -183,7 +199,17 @@ func (s *server) simulate() error {
 		snap.ScrapedAt = at
 		snap.TimeSource = "scrape"
 		snap.Source = s.id()
-		s.scrapes = append(s.scrapes, &reading{at: at, fams: fams, snap: snap, process: k, totals: p.sim.Totals()})
+		var gb bytes.Buffer
+		if err := p.gpu.WriteText(&gb); err != nil {
+			return err
+		}
+		gfams, err := exposition.Parse(gb.Bytes(), exposition.Text)
+		if err != nil {
+			return fmt.Errorf("%s's GPU at %v: %w", s.pod, at, err)
+		}
+		t := p.sim.Totals()
+		s.scrapes = append(s.scrapes, &reading{at: at, fams: fams, snap: snap, process: k, totals: t,
+			gpu: gfams, energy: p.gpu.Config().EnergyJoules(t, p.sim.Elapsed())})
 	}
 	return nil
 }
@@ -258,6 +284,7 @@ func backfill(t *testing.T, servers []*server) string {
 			up := s.labels()
 			up["__name__"] = "up"
 			pts := append(promtool.Points(sc.fams, s.labels()), promtool.Point{Labels: up, Value: 1})
+			pts = append(pts, promtool.Points(sc.gpu, s.gpuLabels())...)
 			ts := strconv.FormatFloat(float64(sc.at.UnixMilli())/1000, 'f', -1, 64)
 			for _, p := range pts {
 				name := p.Labels["__name__"]

@@ -3,9 +3,11 @@ package surfaces_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/fleet"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/promapi"
@@ -29,6 +31,9 @@ func checkJSONRows(t *testing.T, c *promapi.Client, o fleet.Options) {
 		t.Fatal(err)
 	}
 	rows := tableRows(t, b.String(), text.HeaderLines(1000), len(text.Instances))
+	if _, ok := rows[0]["GPU W"]; o.GPUJoin != fleet.GPUJoinOff && !ok {
+		t.Fatalf("no GPU column in the table of a fleet with GPUs:\n%s", b.String())
+	}
 	for _, h := range []string{"instance", "state", "req/s", "gen tok/s", "TTFT p99"} {
 		if _, ok := rows[0][h]; !ok {
 			t.Fatalf("no column %q read from the table:\n%s", h, b.String())
@@ -67,6 +72,25 @@ func checkJSONRows(t *testing.T, c *promapi.Client, o fleet.Options) {
 				}
 			case got != cell(id, float64(*v), r.Stated[id]):
 				t.Errorf("%s: %s %q in the table, %v (%s) in the JSON", what, header, got, *v, r.Stated[id])
+			}
+		}
+		// The GPUs' columns, where some row has GPUs.
+		for _, gc := range []struct {
+			header string
+			v      func(*fleet.RowGPU) *report.Number
+			say    func(float64) string
+		}{
+			{"GPU W", func(g *fleet.RowGPU) *report.Number { return g.Watts }, analysis.Watts},
+			{"J/tok", func(g *fleet.RowGPU) *report.Number { return g.JoulesPerToken }, analysis.Joules},
+			{"GPU util", func(g *fleet.RowGPU) *report.Number { return g.Utilization }, units.Percent},
+		} {
+			got, shown := cells[gc.header]
+			want := units.Missing
+			if r.GPU != nil && gc.v(r.GPU) != nil {
+				want = gc.say(float64(*gc.v(r.GPU)))
+			}
+			if shown && got != want {
+				t.Errorf("%s: %s %q in the table, %s in the JSON", what, gc.header, got, want)
 			}
 		}
 		var ids []string
@@ -159,4 +183,41 @@ func tableRows(t *testing.T, text string, top, n int) []map[string]string {
 		out = append(out, cells)
 	}
 	return out
+}
+
+// checkGPU holds each row's GPUs over "now" to the simulator's own
+// account: the energy its GPU used between the window's two scrapes
+// (sim.GPUConfig.EnergyJoules), per token it generated between them; a
+// row born inside the window has no energy at its start, and no figure.
+func checkGPU(t *testing.T, servers []*server, f *fleet.Fleet) {
+	got := byID(f)
+	for _, s := range servers {
+		in := got[s.id()]
+		if in == nil || in.Figures.GPU == nil || in.GPUs == nil || in.GPUs.Join != "pod" {
+			t.Errorf("%s: no GPU joined by pod", s.id())
+			continue
+		}
+		g := in.Figures.GPU
+		first, last := s.at(nowFrom), s.last()
+		if first == nil {
+			if g.Energy != nil || g.JoulesPerToken != nil {
+				t.Errorf("%s: born inside the window, yet energy %v", s.id(), *g.Energy)
+			}
+			continue
+		}
+		if first.process != last.process {
+			continue // restarted inside the window: read from raw samples, counted from zero
+		}
+		energy := last.energy - first.energy
+		gen := float64(last.totals.GeneratedTokens - first.totals.GeneratedTokens)
+		if g.Energy == nil || math.Abs(*g.Energy-energy) > 1e-6*energy {
+			t.Errorf("%s: energy %v J, the simulator's %v J", s.id(), deref(g.Energy), energy)
+		}
+		if gen > 0 && (g.JoulesPerToken == nil || math.Abs(*g.JoulesPerToken-energy/gen) > 1e-6*energy/gen) {
+			t.Errorf("%s: %v J/token, the simulator's %v", s.id(), deref(g.JoulesPerToken), energy/gen)
+		}
+		if w := energy / last.at.Sub(first.at).Seconds(); g.Watts == nil || math.Abs(*g.Watts-w) > 1e-6*w {
+			t.Errorf("%s: %v W, the simulator's %v W", s.id(), deref(g.Watts), w)
+		}
+	}
 }

@@ -304,14 +304,20 @@ func TestSurfacesAgree(t *testing.T) {
 	var nows, ranges []*fleet.Fleet
 	for _, st := range stores {
 		c := client(t, st)
-		now := readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})
-		rng := readFleet(t, c, fleet.Options{From: rangeFrom, To: end, Range: true, By: k8s})
+		// The surfaces held to each other read the engines alone (a
+		// one-shot, --since and a watch are given no GPU here); the GPUs
+		// beside them are the JSON rows' and checkGPU's.
+		now := readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s, GPUJoin: fleet.GPUJoinOff})
+		rng := readFleet(t, c, fleet.Options{From: rangeFrom, To: end, Range: true, By: k8s, GPUJoin: fleet.GPUJoinOff})
 		nows, ranges = append(nows, now), append(ranges, rng)
 		t.Run(st.Kind+"/now", func(t *testing.T) { checkNow(t, servers, now) })
 		t.Run(st.Kind+"/range", func(t *testing.T) { checkRange(t, servers, rng) })
 		t.Run(st.Kind+"/totals", func(t *testing.T) {
 			checkTotals(t, now, len(servers))
 			checkTotals(t, rng, len(servers))
+		})
+		t.Run(st.Kind+"/gpu", func(t *testing.T) {
+			checkGPU(t, servers, readFleet(t, c, fleet.Options{From: nowFrom, To: end, By: k8s}))
 		})
 		t.Run(st.Kind+"/json", func(t *testing.T) {
 			checkJSONRows(t, c, fleet.Options{From: nowFrom, To: end, By: k8s})
