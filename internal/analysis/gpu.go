@@ -38,6 +38,10 @@ type GPUWindow struct {
 	// counter's increase over the seconds where it is known (exact), else
 	// the readings' mean; PowerLimit the limits summed, at the end.
 	Power, PowerLimit *float64
+	// CounterPower is the energy counter's increase over the seconds where
+	// it disagrees with the power readings (PowerOf): Power is then the
+	// readings' mean, and the note says so. nil where they agree.
+	CounterPower *float64
 	// Energy is the joules the GPUs used over the window (the counters'
 	// increase, a driver restart counted from zero); nil for one reading.
 	Energy *float64
@@ -426,10 +430,22 @@ func (a *analyzer) gpuPower(sec *report.Section, e EngineWindow, g GPUWindow, ov
 			row.Value += " of " + watts(*g.PowerLimit)
 			row.Bar = bar(*g.Power / *g.PowerLimit)
 		}
-		if g.Energy != nil {
+		if g.Energy != nil && g.CounterPower == nil {
 			over = "energy over " + spanOf(g.Seconds)
 		}
 		row.Note = over
+		const holds = "where the engine's counters run as fast (a simulation faster than the wall clock, as the demo's fleet) the energy per token still holds; otherwise the counter is not in joules, or not of these GPUs, and neither does it"
+		switch c := g.CounterPower; {
+		case c == nil:
+		case *c != *g.Power:
+			row.Note = "the readings' mean; the energy counter says " + watts(*c)
+			a.judge(&row, gpuEnergyDisagrees, "the GPUs' energy counter rose by %s a second%s, %s× the %s their power readings drew, so the power shown is the readings' mean: "+holds,
+				watts(*c), in(g.Label), strconv.FormatFloat(round3(*c / *g.Power), 'g', -1, 64), watts(*g.Power))
+		case g.PowerLimit != nil:
+			row.Note = "the energy counter's, above the limit"
+			a.judge(&row, gpuEnergyDisagrees, "the GPUs' energy counter rose by %s a second%s, more than their limit of %s allows a mean draw: "+holds,
+				watts(*c), in(g.Label), watts(*g.PowerLimit))
+		}
 		sec.Rows = append(sec.Rows, row)
 	}
 	if g.Energy == nil {
@@ -442,6 +458,28 @@ func (a *analyzer) gpuPower(sec *report.Section, e EngineWindow, g GPUWindow, ov
 			joules(j), in(g.Label), strconv.FormatFloat(round3(tpw), 'g', -1, 64))
 	}
 	sec.Rows = append(sec.Rows, row)
+}
+
+// PowerOf is a window's mean power from the energy counters' increase
+// over its seconds (fromCounter, exact) and the power readings' mean
+// (readings), either nil where not published. The counter's is shown
+// unless it cannot be the GPUs' draw: over gpuCounterApart times the
+// readings' mean or under its inverse, or, with no readings, over the
+// GPUs' limits (limit) by gpuOverLimit. Then the readings' mean is shown
+// (the counter's where there are none) and counter is the counter's, for
+// the note.
+func PowerOf(fromCounter, readings, limit *float64) (power, counter *float64) {
+	if fromCounter == nil {
+		return readings, nil
+	}
+	c := *fromCounter
+	switch {
+	case readings != nil && *readings > 0 && (c > gpuCounterApart**readings || c < *readings/gpuCounterApart):
+		return readings, fromCounter
+	case readings == nil && limit != nil && *limit > 0 && c > gpuOverLimit**limit:
+		return fromCounter, fromCounter // nothing else to show: the note says it
+	}
+	return fromCounter, nil
 }
 
 func round3(v float64) float64 {

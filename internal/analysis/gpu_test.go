@@ -74,6 +74,52 @@ func TestGPUNotes(t *testing.T) {
 	}
 }
 
+// The power shown is the energy counter's where it can be the GPUs' draw,
+// else the readings' mean with the note naming the counter's: by hand,
+// 8,700 J a second against readings of 435 W is 20 times (the demo fleet at
+// its speed), 480 against 400 is their draw, and 900 W with no readings
+// is over 1.2 times a 700 W limit.
+func TestPowerOf(t *testing.T) {
+	cases := []struct {
+		name                     string
+		counter, readings, limit *float64
+		power, fromCounter       *float64
+		note                     bool
+		contains                 string
+	}{
+		{name: "counter and readings agree", counter: fp(480), readings: fp(400), limit: fp(700), power: fp(480)},
+		{name: "a counter 20 times the readings", counter: fp(8700), readings: fp(435), limit: fp(700), power: fp(435), fromCounter: fp(8700), note: true, contains: "20× the 435 W"},
+		{name: "a counter under half the readings", counter: fp(100), readings: fp(435), power: fp(435), fromCounter: fp(100), note: true, contains: "0.23×"},
+		{name: "no readings, within the limit", counter: fp(690), limit: fp(700), power: fp(690)},
+		{name: "no readings, over the limit", counter: fp(900), limit: fp(700), power: fp(900), fromCounter: fp(900), note: true, contains: "more than their limit of 700 W"},
+		{name: "no counter", readings: fp(435), power: fp(435)},
+		{name: "neither", power: nil},
+	}
+	same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			power, counter := PowerOf(c.counter, c.readings, c.limit)
+			if !same(power, c.power) || !same(counter, c.fromCounter) {
+				t.Fatalf("PowerOf = %v, %v; want %v, %v", deref(power), deref(counter), deref(c.power), deref(c.fromCounter))
+			}
+			a := &analyzer{s: &snapshot.Snapshot{}, r: &report.Report{}}
+			a.gpuSection(EngineWindow{Seconds: 60}, GPUWindow{Label: "the last 1m", Seconds: 60, Power: power, CounterPower: counter, PowerLimit: c.limit,
+				End: gpuReading(map[string]float64{snapshot.GPUMemoryUsedBytes: 70e9, snapshot.GPUMemoryFreeBytes: 10e9})})
+			n, fired := notesOf(a.r)["gpu_energy_disagrees"]
+			if fired != c.note || (fired && !strings.Contains(n.Text, c.contains)) {
+				t.Errorf("gpu_energy_disagrees fired %v (%q), want %v saying %q", fired, n.Text, c.note, c.contains)
+			}
+		})
+	}
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
 func TestGPUMemoryNotes(t *testing.T) {
 	vllm := snapshot.Advice{KVFix: "raise gpu_memory_utilization, lower max_model_len"}
 	cases := []struct {

@@ -55,6 +55,12 @@ const (
 	// offloadPCIeShare: KV offload's bytes at least this share of the
 	// GPUs' PCIe traffic.
 	offloadPCIeShare = 0.5
+	// gpuCounterApart: an energy counter whose power is this many times
+	// the power readings' mean (or under its inverse) is not their draw;
+	// gpuOverLimit: with no readings, the limits' multiple no mean draw
+	// reaches (a card holds its mean to its limit; peaks pass it briefly).
+	gpuCounterApart = 2
+	gpuOverLimit    = 1.2
 )
 
 // The numbers a probe (`inferscope bench --probe`) is judged by
@@ -234,6 +240,7 @@ const (
 	gpuDecodeBandwidth
 	gpuDecodeCompute
 	gpuEnergyPerToken
+	gpuEnergyDisagrees
 	gpuOffloadPCIe
 	bands // the number of bands
 )
@@ -341,13 +348,14 @@ var judgements = [bands]judgement{
 	gpuDecodeBandwidth:    {rows: []string{"gpu/decode"}, limits: []float64{prefillBound, gpuActive}, note: "gpu_decode_bandwidth_bound"},
 	gpuDecodeCompute:      {rows: []string{"gpu/decode"}, limits: []float64{prefillBound, gpuActive}, note: "gpu_decode_compute_bound"},
 	gpuEnergyPerToken:     {rows: []string{"gpu/energy"}, note: "gpu_energy_per_token"},
+	gpuEnergyDisagrees:    {rows: []string{"gpu/power"}, limits: []float64{gpuCounterApart, gpuOverLimit}, colour: report.Warn, note: "gpu_energy_disagrees"},
 	gpuOffloadPCIe:        {rows: []string{"gpu/pcie"}, limits: []float64{offloadPCIeShare}, note: "gpu_offload_pcie"},
 }
 
 // gpuBands are the bands of the GPU section: a windowed view makes their
 // notes again from the window (JudgeGPU).
 var gpuBands = []band{gpuNotRead, gpuXID, gpuThrottledUnderLoad, gpuBusyEngineIdle, gpuIdleEngineBusy,
-	gpuMemoryFullBand, gpuKVHeadroom, gpuDecodeBandwidth, gpuDecodeCompute, gpuEnergyPerToken, gpuOffloadPCIe}
+	gpuMemoryFullBand, gpuKVHeadroom, gpuDecodeBandwidth, gpuDecodeCompute, gpuEnergyPerToken, gpuEnergyDisagrees, gpuOffloadPCIe}
 
 // judge gives row (nil for a note on no row) the colour of band b, and
 // makes b's note, if it has one, from format and args.

@@ -734,11 +734,11 @@ func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Optio
 	g.PCIe = sumBoth(analysis.GPUSum(means, snapshot.GPUPCIeTxBytesPerSecond), analysis.GPUSum(means, snapshot.GPUPCIeRxBytesPerSecond))
 	g.NVLink = sumBoth(analysis.GPUSum(means, snapshot.GPUNVLinkTxBytesPerSecond), analysis.GPUSum(means, snapshot.GPUNVLinkRxBytesPerSecond))
 	g.PowerLimit = analysis.GPUSum(end, snapshot.GPUPowerLimitWatts)
+	var fromCounter *float64
 	if analysis.GPUSum(end, snapshot.GPUEnergyJoules) != nil && allEnergy {
-		g.Energy, g.Power = &energy, &power
-	} else {
-		g.Power = analysis.GPUSum(means, snapshot.GPUPowerWatts)
+		g.Energy, fromCounter = &energy, &power
 	}
+	g.Power, g.CounterPower = analysis.PowerOf(fromCounter, analysis.GPUSum(means, snapshot.GPUPowerWatts), g.PowerLimit)
 	if mask, ok := analysis.GPUThrottle(end); ok {
 		g.Reasons = mask
 		limited := 0.0

@@ -302,15 +302,16 @@ var Undecidable = map[string]string{
 	"sweep_no_room":              "a sweep's finding across its runs, not a fault",
 	"sweep_spread_wide":          "a sweep's runs against each other",
 	// The GPU beside the engine (issue 32): the joins need the engine's
-	// window and the GPU's together, which the fleet will join; the GPU's
-	// own alerts are GPU.Conditions.
+	// window and the GPU's together, which the fleet joins by pod or host;
+	// the GPU's own alerts are GPU.Conditions.
 	"gpu_not_read":               "about one reading's source, not a store's series",
-	"gpu_busy_engine_idle":       "joins the engine's series with the exporter's, by pod: the fleet's to come",
-	"gpu_idle_engine_busy":       "joins the engine's series with the exporter's, by pod: the fleet's to come",
-	"gpu_kv_headroom":            "joins the engine's KV usage with the exporter's memory, by pod: the fleet's to come",
+	"gpu_busy_engine_idle":       "joins the engine's series with the exporter's by pod or host, which the fleet does; no rule joins them",
+	"gpu_idle_engine_busy":       "joins the engine's series with the exporter's by pod or host, which the fleet does; no rule joins them",
+	"gpu_kv_headroom":            "joins the engine's KV usage with the exporter's memory by pod or host, which the fleet does; no rule joins them",
 	"gpu_decode_bandwidth_bound": "info: a diagnosis, joined with the engine's phases",
 	"gpu_decode_compute_bound":   "info: a diagnosis, joined with the engine's phases",
 	"gpu_energy_per_token":       "info: a figure, joined with the engine's tokens",
+	"gpu_energy_disagrees":       "a check of the exporter's counter against its own readings, not a fault of the GPU",
 	"gpu_offload_pcie":           "info: joined with the engine's offload bytes",
 	// A probe's own (inferscope bench --probe), and the phase trade
 	// weighed with one.

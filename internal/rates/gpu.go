@@ -69,11 +69,11 @@ func GPUWindowOf(readings []*snapshot.GPUs, label string) analysis.GPUWindow {
 	}
 	w.PowerLimit = states[len(states)-1].PowerLimit
 	w.Energy = energyBetween(good)
+	var fromCounter *float64
 	if w.Energy != nil && w.Seconds > 0 {
-		w.Power = ptr(*w.Energy / w.Seconds)
-	} else {
-		w.Power = pick(func(s analysis.GPUWindow) *float64 { return s.Power })
+		fromCounter = ptr(*w.Energy / w.Seconds)
 	}
+	w.Power, w.CounterPower = analysis.PowerOf(fromCounter, pick(func(s analysis.GPUWindow) *float64 { return s.Power }), w.PowerLimit)
 	return w
 }
 
