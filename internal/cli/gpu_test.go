@@ -82,7 +82,9 @@ func TestGPUFiguresAgainstTheSimulator(t *testing.T) {
 			pre, dec := (t1.PrefillBusy - t0.PrefillBusy).Seconds(), (t1.DecodeBusy - t0.DecodeBusy).Seconds()
 
 			r := rates.SinceReport(analysis.Analyze(after, analysis.Options{}), before, after)
-			if r.GPU == nil || r.GPU.Readings != 2 {
+			// The earlier reading's shares are of the time before: the
+			// window's are the later one's, over its sample period.
+			if r.GPU == nil || r.GPU.Readings != 1 {
 				t.Fatalf("gpu %+v", r.GPU)
 			}
 			near := func(name string, got, want float64) {
@@ -99,9 +101,16 @@ func TestGPUFiguresAgainstTheSimulator(t *testing.T) {
 			// earlier (its sample period): busy and DRAM as the steps ran.
 			end := analysis.GPUState(after.GPU)
 			near("utilization at the end", *end.Utilization, (pre+dec)/secs)
+			near("utilization over the window", float64(r.GPU.Figures["utilization"]), (pre+dec)/secs)
+			near("DRAM active over the window", float64(r.GPU.Figures["dram_active"]), (c.Prefill.DRAM*pre+c.Decode.DRAM*dec)/secs)
 			near("DRAM active at the end", *end.DRAMActive, (c.Prefill.DRAM*pre+c.Decode.DRAM*dec)/secs)
-			if dec > pre && r.GPU.DecodeBound != string(analysis.BoundBandwidth) {
-				t.Errorf("decode dominates (%.0f s against %.0f s) on a bandwidth-heavy GPU, but the bound is %q", dec, pre, r.GPU.DecodeBound)
+			// Bandwidth-bound where decode dominates and DRAM was active at
+			// least half the window (docs/notes.md), by the simulator's own
+			// account: offload-thrash's engine idles a fifth of the time,
+			// which holds its DRAM just under.
+			dram := (c.Prefill.DRAM*pre + c.Decode.DRAM*dec) / secs
+			if want := dec > pre && dram >= 0.5; want != (r.GPU.DecodeBound == string(analysis.BoundBandwidth)) {
+				t.Errorf("decode %.0f s against prefill %.0f s, DRAM active %.3f: the bound is %q", dec, pre, dram, r.GPU.DecodeBound)
 			}
 			if scenario == "offload-thrash" {
 				wrote := float64((t1.Offload.Stores-t0.Offload.Stores)+(t1.Offload.Restores-t0.Offload.Restores)) * float64(t1.Offload.SlotBytes)
@@ -238,7 +247,7 @@ func TestGPUSaveAndSince(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.GPU == nil || r.GPU.Readings != 2 || float64(r.GPU.Figures["energy_joules"]) != 1500 {
+	if r.GPU == nil || r.GPU.Readings != 1 || float64(r.GPU.Figures["energy_joules"]) != 1500 {
 		t.Fatalf("gpu %+v", r.GPU)
 	}
 }

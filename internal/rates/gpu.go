@@ -9,11 +9,13 @@ import (
 )
 
 // GPUWindowOf is the GPUs' window over readings, oldest first (failed
-// readings and nil skipped): each share's mean over the readings, the
-// energy counters' increase from the first reading to the last (a fall is
+// readings and nil skipped): each share's mean over the readings after the
+// first (whose shares are of the time before), the energy counters'
+// increase from the first reading to the last (a fall is
 // the driver's counter restarting: counted from zero, as rate() does), the
 // mean power as that energy over the readings' span where both ends have
-// it (else the readings' mean), the share of readings throttled, and the
+// it and it can be their draw (else the readings' mean: analysis.PowerOf),
+// the share of readings throttled, and the
 // last reading as the state now. Label names the window in the notes; a
 // window of one reading is that reading's state, its notes judging now.
 // With no reading read it has no End: there is nothing to say.
@@ -37,10 +39,14 @@ func GPUWindowOf(readings []*snapshot.GPUs, label string) analysis.GPUWindow {
 		// the window: its notes judge now.
 		return analysis.GPUState(good[0])
 	}
-	w := analysis.GPUWindow{Label: label, Readings: len(good), End: good[len(good)-1]}
+	w := analysis.GPUWindow{Label: label, Readings: len(good) - 1, End: good[len(good)-1]}
 	w.Seconds = good[len(good)-1].At.Sub(good[0].At).Seconds()
+	// A reading's shares are over the exporter's sample period up to it:
+	// the first reading's are of the time before the window, so the means
+	// are over the readings after it, as the fleet's avg_over_time over
+	// the window (its start left out) reads the same samples.
 	var states []analysis.GPUWindow
-	for _, g := range good {
+	for _, g := range good[1:] {
 		states = append(states, analysis.GPUState(g))
 	}
 	pick := func(f func(analysis.GPUWindow) *float64) *float64 {

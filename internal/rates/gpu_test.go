@@ -27,11 +27,13 @@ func TestGPUWindowOf(t *testing.T) {
 		gpuAt(t0.Add(20*time.Second), 1.0, 500, 1), // the driver restarted: 500 J since
 	}
 	w := GPUWindowOf(readings, "the last 20s")
-	if w.Readings != 3 || w.Seconds != 20 {
+	// The first reading's shares are of the time before the window: the
+	// means are over the two after it.
+	if w.Readings != 2 || w.Seconds != 20 {
 		t.Fatalf("readings %d, seconds %g", w.Readings, w.Seconds)
 	}
-	if math.Abs(*w.Utilization-0.6) > 1e-12 {
-		t.Errorf("utilization %g, want 0.6", *w.Utilization)
+	if math.Abs(*w.Utilization-0.8) > 1e-12 {
+		t.Errorf("utilization %g, want (0.6 + 1.0) / 2", *w.Utilization)
 	}
 	if *w.Energy != 3000+500 {
 		t.Errorf("energy %g, want 3500", *w.Energy)
@@ -39,7 +41,7 @@ func TestGPUWindowOf(t *testing.T) {
 	if *w.Power != 3500.0/20 {
 		t.Errorf("power %g", *w.Power)
 	}
-	if math.Abs(*w.Throttled-1.0/3) > 1e-12 || w.Reasons != 5 {
+	if math.Abs(*w.Throttled-1.0/2) > 1e-12 || w.Reasons != 5 {
 		t.Errorf("throttled %g, reasons %#x", *w.Throttled, w.Reasons)
 	}
 	// One reading judges now: no window, no energy.
