@@ -9,9 +9,12 @@ import (
 
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/fleet"
+	"github.com/inferscope/inferscope/internal/gpu"
 	"github.com/inferscope/inferscope/internal/histogram"
 	"github.com/inferscope/inferscope/internal/promapi"
+	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
+	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/internal/units"
 )
 
@@ -218,6 +221,41 @@ func checkGPU(t *testing.T, servers []*server, f *fleet.Fleet) {
 		}
 		if w := energy / last.at.Sub(first.at).Seconds(); g.Watts == nil || math.Abs(*g.Watts-w) > 1e-6*w {
 			t.Errorf("%s: %v W, the simulator's %v W", s.id(), deref(g.Watts), w)
+		}
+		// The same window as the other surfaces read it: --since between
+		// its two scrapes' GPU readings, the watch over every reading in
+		// it (the utilization, a mean of the readings after the first).
+		var readings []*snapshot.GPUs
+		for _, sc := range s.scrapes {
+			if sc.at.Before(nowFrom) || sc.at.After(last.at) {
+				continue
+			}
+			r, err := gpu.FromFamilies(sc.gpu)
+			if err != nil {
+				t.Fatalf("%s at %v: %v", s.id(), sc.at, err)
+			}
+			r.At, r.Status = sc.at, snapshot.GPUsRead
+			readings = append(readings, r)
+		}
+		sinceW := rates.GPUWindowOf([]*snapshot.GPUs{readings[0], readings[len(readings)-1]}, "since")
+		watchW := rates.GPUWindowOf(readings, "watch")
+		d, ok := rates.Between(first.snap, last.snap)
+		if !ok {
+			t.Fatalf("%s: no --since window", s.id())
+		}
+		j, _, okJ := analysis.EnergyPerToken(rates.EngineWindow(&d, nil, last.snap), sinceW)
+		for _, c := range []struct {
+			what        string
+			fleet, them *float64
+		}{
+			{"energy, --since", g.Energy, sinceW.Energy},
+			{"watts, --since", g.Watts, sinceW.Power},
+			{"J/token, --since", g.JoulesPerToken, map[bool]*float64{true: &j}[okJ]},
+			{"utilization, the watch", g.Utilization, watchW.Utilization},
+		} {
+			if c.fleet == nil || c.them == nil || math.Abs(*c.fleet-*c.them) > 1e-9*math.Max(1, math.Abs(*c.them)) {
+				t.Errorf("%s: %s: the fleet's %v, the surface's %v", s.id(), c.what, deref(c.fleet), deref(c.them))
+			}
 		}
 	}
 }
