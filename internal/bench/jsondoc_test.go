@@ -1,17 +1,14 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/jsondoc"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
@@ -39,60 +36,6 @@ var docTables = map[string][]string{
 // server's report (the inspector's own tables), the notes, the errors by
 // kind.
 var opaque = []string{"server", "notes", "client.errors"}
-
-var backticked = regexp.MustCompile("`([^`]+)`")
-
-// documented reads the bench's field tables: {path: the JSON kinds its
-// type column allows}.
-func documented(t *testing.T) map[string][]string {
-	t.Helper()
-	f, err := os.Open("../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string][]string{}
-	heading, in := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			heading, in = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Bench"):
-			in = true
-			if _, ok := docTables[heading]; !ok {
-				t.Errorf("docs/json.md: a bench table under %q that this test does not map", heading)
-			}
-		case in && strings.HasPrefix(line, "|---"):
-		case in && strings.HasPrefix(line, "|"):
-			cells := strings.Split(line, "|")
-			var kinds []string
-			for _, k := range strings.Split(strings.TrimSpace(cells[2]), " or ") {
-				k, _, _ = strings.Cut(k, " of ")
-				if k == "integer" {
-					k = "number"
-				}
-				kinds = append(kinds, k)
-			}
-			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
-				for _, base := range docTables[heading] {
-					p := m[1]
-					if base != "" {
-						p = base + "." + p
-					}
-					out[p] = kinds
-				}
-			}
-		default:
-			in = false
-		}
-	}
-	if len(out) < 80 {
-		t.Fatalf("docs/json.md: %d bench fields documented: the section moved", len(out))
-	}
-	return out
-}
 
 // fullReport is a bench report with every field set that can be.
 func fullReport() *Report {
@@ -134,7 +77,10 @@ func fullReport() *Report {
 // Every field the bench's JSON writes is in docs/json.md with its type, and
 // every field documented there is written.
 func TestJSONDocumented(t *testing.T) {
-	docs := documented(t)
+	docs := jsondoc.Fields(t, jsondoc.Tables{Page: "../../docs/json.md", Bases: docTables, Under: []string{"Bench"}})
+	if len(docs) < 80 {
+		t.Fatalf("docs/json.md: %d bench fields documented: the section moved", len(docs))
+	}
 	var b bytes.Buffer
 	if err := JSON(&b, fullReport()); err != nil {
 		t.Fatal(err)
@@ -155,8 +101,8 @@ func TestJSONDocumented(t *testing.T) {
 			kinds, ok := docs[p]
 			if !ok {
 				t.Errorf("%s is written but not in docs/json.md", p)
-			} else if !slices.Contains(kinds, kindOf(val)) {
-				t.Errorf("%s is a %s, docs/json.md says %v", p, kindOf(val), kinds)
+			} else if !slices.Contains(kinds, jsondoc.Kind(val)) {
+				t.Errorf("%s is a %s, docs/json.md says %v", p, jsondoc.Kind(val), kinds)
 			}
 			if m, isObj := val.(map[string]any); isObj && !slices.Contains(opaque, p) {
 				walk(p, m)
@@ -175,20 +121,4 @@ func TestJSONDocumented(t *testing.T) {
 			t.Errorf("docs/json.md documents %s, which the report does not write", p)
 		}
 	}
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	}
-	return "object"
 }

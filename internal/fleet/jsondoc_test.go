@@ -1,15 +1,14 @@
 package fleet
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/inferscope/internal/jsondoc"
 )
 
 // docTables maps each "Fleet: …" heading of docs/json.md to the JSON
@@ -25,67 +24,16 @@ var docTables = map[string][]string{
 var opaque = []string{"backend", "instances[].instance", "instances[].rates", "totals.rates", "instances[].stated", "totals.stated",
 	"instances[].trends", "totals.trends", "totals.coverage", "instances[].report", "totals.report"}
 
-var backticked = regexp.MustCompile("`([^`]+)`")
-
-// documentedFleet reads the fleet's field tables: {path: the JSON kinds
-// its type column allows}.
-func documentedFleet(t *testing.T) map[string][]string {
-	t.Helper()
-	f, err := os.Open("../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string][]string{}
-	heading, in := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			heading, in = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Fleet"):
-			in = true
-			if _, ok := docTables[heading]; !ok {
-				t.Errorf("docs/json.md: a fleet table under %q that this test does not map", heading)
-			}
-		case in && strings.HasPrefix(line, "|---"):
-		case in && strings.HasPrefix(line, "|"):
-			cells := strings.Split(line, "|")
-			var kinds []string
-			for _, k := range strings.Split(strings.TrimSpace(cells[2]), " or ") {
-				k, _, _ = strings.Cut(k, " of ")
-				if k == "integer" {
-					k = "number"
-				}
-				kinds = append(kinds, k)
-			}
-			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
-				for _, base := range docTables[heading] {
-					p := m[1]
-					if base != "" {
-						p = base + "." + p
-					}
-					out[p] = kinds
-				}
-			}
-		default:
-			in = false
-		}
-	}
-	if len(out) < 30 {
-		t.Fatalf("docs/json.md: %d fleet fields documented: the section moved", len(out))
-	}
-	return out
-}
-
 // Every field the fleet's document writes is in docs/json.md with its
 // type, and every field documented there is written: the recorded fleet
 // read as the table reads it (instances read whole with why, trends) and
 // whole (each report), now and over a past range, one instance made
 // unreadable.
 func TestFleetJSONDocumented(t *testing.T) {
-	docs := documentedFleet(t)
+	docs := jsondoc.Fields(t, jsondoc.Tables{Page: "../../docs/json.md", Bases: docTables, Under: []string{"Fleet"}})
+	if len(docs) < 30 {
+		t.Fatalf("docs/json.md: %d fleet fields documented: the section moved", len(docs))
+	}
 	api := recordedAPI(t, "range")
 	push, whole := both(t, api, Options{From: fixFrom, To: fixTo, Range: true, By: k8s, Trend: true})
 	whole.Instances[0].State, whole.Instances[0].Err = Unreadable, errors.New("its series cannot be read")
@@ -109,8 +57,8 @@ func TestFleetJSONDocumented(t *testing.T) {
 				switch {
 				case !ok:
 					t.Errorf("%s is written but not in docs/json.md", p)
-				case !slices.Contains(kinds, kindOf(val)):
-					t.Errorf("%s is a %s, docs/json.md says %v", p, kindOf(val), kinds)
+				case !slices.Contains(kinds, jsondoc.Kind(val)):
+					t.Errorf("%s is a %s, docs/json.md says %v", p, jsondoc.Kind(val), kinds)
 				}
 				if slices.Contains(opaque, p) {
 					return
@@ -141,20 +89,4 @@ func TestFleetJSONDocumented(t *testing.T) {
 			t.Errorf("docs/json.md documents %s, which the document does not write", p)
 		}
 	}
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	}
-	return "object"
 }

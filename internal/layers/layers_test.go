@@ -17,7 +17,7 @@ const module = "github.com/inferscope/inferscope/"
 // sits in the pipeline is a decision, not an accident.
 var layer = map[string]int{
 	"internal/termsafe": 0, "internal/units": 0, "internal/histogram": 0, "internal/iostreams": 0,
-	"internal/golden": 0, "internal/testwait": 0, "exporter": 0, "internal/version": 0,
+	"internal/golden": 0, "internal/testwait": 0, "internal/jsondoc": 0, "exporter": 0, "internal/version": 0,
 	"internal/snapshot": 1, "internal/report": 1, "internal/exposition": 1, "sim": 1,
 	"internal/storetest": 1, "internal/proxy/proxytest": 0,
 	"internal/dialect": 2, "internal/analysis": 2, "internal/render": 2, "internal/rates/ratestest": 2,

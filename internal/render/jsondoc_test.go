@@ -1,14 +1,12 @@
 package render
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/internal/jsondoc"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
@@ -43,98 +41,6 @@ var docTables = map[string][]string{
 // docMaps are the objects whose keys are data (names, window labels),
 // not fields.
 var docMaps = []string{"scalars", "histograms", "histograms.*.stated", "extra", "rates", "rates.*", "raw[].series[].labels", "trends", "heat", "breakdowns", "breakdowns.*.units[].figures", "gpu.figures", "gpu.devices[].figures"}
-
-var backticked = regexp.MustCompile("`([^`]+)`")
-
-// documentedFields reads docs/json.md's field tables: {path: the JSON types
-// its type column allows}.
-func documentedFields(t *testing.T) map[string][]string {
-	t.Helper()
-	f, err := os.Open("../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fields := map[string][]string{}
-	heading, inTable := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			heading, inTable = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && (strings.HasPrefix(heading, "Bench") || strings.HasPrefix(heading, "Probe") ||
-			strings.HasPrefix(heading, "Sweep") || strings.HasPrefix(heading, "Compare") || strings.HasPrefix(heading, "Fleet")):
-			// The bench's report, a probe's, a sweep's, a comparison and the
-			// fleet's document: internal/bench, internal/bench/probe,
-			// internal/bench/sweep and internal/fleet hold them to their tables.
-		case strings.HasPrefix(line, "| field | type |"):
-			inTable = true
-			if _, ok := docTables[heading]; !ok {
-				t.Errorf("docs/json.md: a field table under %q, which this test does not map to JSON", heading)
-			}
-		case inTable && strings.HasPrefix(line, "|---"):
-		case inTable && strings.HasPrefix(line, "|"):
-			cells := strings.Split(line, "|")
-			if len(cells) < 4 {
-				t.Fatalf("docs/json.md: table row %q has no type column", line)
-			}
-			types := jsonTypes(t, strings.TrimSpace(cells[2]))
-			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
-				for _, base := range docTables[heading] {
-					fields[join(base, m[1])] = types
-				}
-			}
-		default:
-			inTable = false
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return fields
-}
-
-// jsonTypes turns a type column ("number or null", "array of strings")
-// into the kinds a decoded value may have.
-func jsonTypes(t *testing.T, col string) []string {
-	var out []string
-	for _, k := range strings.Split(col, " or ") {
-		k, _, _ = strings.Cut(k, " of ")
-		switch k {
-		case "integer":
-			k = "number"
-		case "number", "string", "boolean", "object", "array", "null":
-		default:
-			t.Errorf("docs/json.md: unknown type %q in %q", k, col)
-		}
-		out = append(out, k)
-	}
-	return out
-}
-
-func join(base, key string) string {
-	if base == "" {
-		return key
-	}
-	return base + "." + key
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	}
-	return "object"
-}
 
 // documentedReport is fullReport with every field that is left out when
 // empty filled in: a time source, a histogram's stated quantiles and what
@@ -184,7 +90,11 @@ func documentedReport() *report.Report {
 // documented there with its type, and every documented field is in a full
 // report.
 func TestJSONMatchesDocs(t *testing.T) {
-	documented := documentedFields(t)
+	// The bench's report, a probe's, a sweep's, a comparison and the
+	// fleet's document: internal/bench, internal/bench/probe,
+	// internal/bench/sweep and internal/fleet hold them to their tables.
+	documented := jsondoc.Fields(t, jsondoc.Tables{Page: "../../docs/json.md", Bases: docTables,
+		Others: []string{"Bench", "Probe", "Sweep", "Compare", "Fleet"}})
 	if len(documented) < 60 {
 		t.Fatalf("read %d documented fields from docs/json.md: its tables moved", len(documented))
 	}
@@ -196,7 +106,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		if field {
 			if types, ok := documented[path]; !ok {
 				t.Errorf("%s is in the JSON but not in docs/json.md", path)
-			} else if k := kindOf(v); !slices.Contains(types, k) {
+			} else if k := jsondoc.Kind(v); !slices.Contains(types, k) {
 				t.Errorf("%s is %s, but docs/json.md says %s", path, k, strings.Join(types, " or "))
 			}
 			seen[path] = true
@@ -206,9 +116,9 @@ func TestJSONMatchesDocs(t *testing.T) {
 			entries := slices.Contains(docMaps, path)
 			for k, e := range v {
 				if entries {
-					walk(join(path, "*"), e, false)
+					walk(jsondoc.Join(path, "*"), e, false)
 				} else {
-					walk(join(path, k), e, true)
+					walk(jsondoc.Join(path, k), e, true)
 				}
 			}
 		case []any:

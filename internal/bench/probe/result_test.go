@@ -1,19 +1,17 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/golden"
+	"github.com/inferscope/inferscope/internal/jsondoc"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
 )
@@ -141,53 +139,10 @@ var docTables = map[string][]string{
 		"decode.points[].client_tokens_per_second", "decode.points[].client_total_tokens_per_second", "decode.points[].server_tokens_per_second"},
 }
 
-var backticked = regexp.MustCompile("`([^`]+)`")
-
 // Every field the probe's JSON writes is in docs/json.md with its type,
 // and every field documented there is written.
 func TestJSONDocumented(t *testing.T) {
-	f, err := os.Open("../../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	docs := map[string][]string{}
-	heading, in := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			heading, in = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && strings.HasPrefix(heading, "Probe"):
-			in = true
-			if _, ok := docTables[heading]; !ok {
-				t.Errorf("docs/json.md: a probe table under %q that this test does not map", heading)
-			}
-		case in && strings.HasPrefix(line, "|---"):
-		case in && strings.HasPrefix(line, "|"):
-			cells := strings.Split(line, "|")
-			var kinds []string
-			for _, k := range strings.Split(strings.TrimSpace(cells[2]), " or ") {
-				k, _, _ = strings.Cut(k, " of ")
-				if k == "integer" {
-					k = "number"
-				}
-				kinds = append(kinds, k)
-			}
-			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
-				for _, base := range docTables[heading] {
-					p := m[1]
-					if base != "" {
-						p = base + "." + p
-					}
-					docs[p] = kinds
-				}
-			}
-		default:
-			in = false
-		}
-	}
+	docs := jsondoc.Fields(t, jsondoc.Tables{Page: "../../../docs/json.md", Bases: docTables, Under: []string{"Probe"}})
 	if len(docs) < 40 {
 		t.Fatalf("docs/json.md: %d probe fields documented: the section moved", len(docs))
 	}
@@ -207,8 +162,8 @@ func TestJSONDocumented(t *testing.T) {
 			kinds, ok := docs[path]
 			if !ok {
 				t.Errorf("%s is written but not in docs/json.md", path)
-			} else if !slices.Contains(kinds, kindOf(v)) {
-				t.Errorf("%s is a %s, docs/json.md says %v", path, kindOf(v), kinds)
+			} else if !slices.Contains(kinds, jsondoc.Kind(v)) {
+				t.Errorf("%s is a %s, docs/json.md says %v", path, jsondoc.Kind(v), kinds)
 			}
 		}
 		switch v := v.(type) {
@@ -235,22 +190,6 @@ func TestJSONDocumented(t *testing.T) {
 			t.Errorf("docs/json.md documents %s, which the probe does not write", p)
 		}
 	}
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	}
-	return "object"
 }
 
 // FuzzRead: a probe file is the user's; whatever it holds, Read returns a

@@ -1,17 +1,15 @@
 package sweep
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope/internal/bench"
+	"github.com/inferscope/inferscope/internal/jsondoc"
 	"github.com/inferscope/inferscope/internal/report"
 )
 
@@ -53,56 +51,6 @@ func spreadPaths(prefix string) []string {
 // runs (the bench's report), the notes, the misses by limit.
 var opaqueSweep = []string{"steps[].runs", "notes", "steps[].slo.missed"}
 
-var backticked = regexp.MustCompile("`([^`]+)`")
-
-// documentedIn reads the field tables under the headings tables maps.
-func documentedIn(t *testing.T, tables map[string][]string, prefixes ...string) map[string][]string {
-	t.Helper()
-	f, err := os.Open("../../../docs/json.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string][]string{}
-	heading, in := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-			heading, in = strings.TrimSpace(strings.TrimLeft(line, "#")), false
-		case strings.HasPrefix(line, "| field | type |") && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(heading, p) }):
-			in = true
-			if _, ok := tables[heading]; !ok && strings.HasPrefix(heading, prefixes[0]) {
-				t.Errorf("docs/json.md: a table under %q that this test does not map", heading)
-			}
-		case in && strings.HasPrefix(line, "|---"):
-		case in && strings.HasPrefix(line, "|"):
-			cells := strings.Split(line, "|")
-			var kinds []string
-			for _, k := range strings.Split(strings.TrimSpace(cells[2]), " or ") {
-				k, _, _ = strings.Cut(k, " of ")
-				if k == "integer" {
-					k = "number"
-				}
-				kinds = append(kinds, k)
-			}
-			for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
-				for _, base := range tables[heading] {
-					p := m[1]
-					if base != "" {
-						p = base + "." + p
-					}
-					out[p] = kinds
-				}
-			}
-		default:
-			in = false
-		}
-	}
-	return out
-}
-
 // checkDocumented holds v's JSON to the tables, and the tables to v.
 func checkDocumented(t *testing.T, v any, docs map[string][]string, opaque []string) {
 	t.Helper()
@@ -126,8 +74,8 @@ func checkDocumented(t *testing.T, v any, docs map[string][]string, opaque []str
 			kinds, ok := docs[p]
 			if !ok {
 				t.Errorf("%s is written but not in docs/json.md", p)
-			} else if !slices.Contains(kinds, kindOf(val)) {
-				t.Errorf("%s is a %s, docs/json.md says %v", p, kindOf(val), kinds)
+			} else if !slices.Contains(kinds, jsondoc.Kind(val)) {
+				t.Errorf("%s is a %s, docs/json.md says %v", p, jsondoc.Kind(val), kinds)
 			}
 			if slices.Contains(opaque, p) {
 				continue
@@ -150,22 +98,6 @@ func checkDocumented(t *testing.T, v any, docs map[string][]string, opaque []str
 			t.Errorf("docs/json.md documents %s, which is not written", p)
 		}
 	}
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	}
-	return "object"
 }
 
 // fullResult is a sweep with every field set that can be.
@@ -191,7 +123,7 @@ func fullResult() *Result {
 // Every field a sweep's JSON writes is in docs/json.md with its type, and
 // every field documented there is written.
 func TestSweepJSONDocumented(t *testing.T) {
-	docs := documentedIn(t, sweepTables, "Sweep")
+	docs := jsondoc.Fields(t, jsondoc.Tables{Page: "../../../docs/json.md", Bases: sweepTables, Under: []string{"Sweep"}})
 	if len(docs) < 50 {
 		t.Fatalf("docs/json.md: %d sweep fields documented: the section moved", len(docs))
 	}
@@ -206,7 +138,7 @@ func TestSweepJSONDocumented(t *testing.T) {
 
 // The same for a comparison.
 func TestCompareJSONDocumented(t *testing.T) {
-	docs := documentedIn(t, compareTables, "Compare", "Sweep")
+	docs := jsondoc.Fields(t, jsondoc.Tables{Page: "../../../docs/json.md", Bases: compareTables, Under: []string{"Compare", "Sweep"}, Mine: []string{"Compare"}})
 	a, b := fullResult(), fullResult()
 	b.Steps[0].Summary.Notes = []string{"bench_errors"}
 	c := Compare(a, b, "a.json", "b.json")
