@@ -54,6 +54,10 @@ type GPUWindow struct {
 	// published throttle reasons.
 	Throttled *float64
 	Reasons   uint64
+	// ThrottledAtEnd says Throttled and Reasons are the end reading's
+	// alone (the fleet's: a share over the window's readings would need a
+	// subquery a GPU), not the window's: the note says so.
+	ThrottledAtEnd bool
 }
 
 // EngineWindow is what the engine did over the same window, as the joins
@@ -537,7 +541,10 @@ func (a *analyzer) gpuClock(sec *report.Section, e EngineWindow, g GPUWindow) {
 		return
 	}
 	row := report.Row{ID: "throttle", Label: "throttle", Value: throttleSaid(g.Reasons)}
-	if g.Readings > 1 {
+	switch {
+	case g.ThrottledAtEnd:
+		row.Note = "at the window's end"
+	case g.Readings > 1:
 		row.Note = fmt.Sprintf("clocks held down in %s of %d readings", units.Percent(*g.Throttled), g.Readings)
 	}
 	grew := e.WaitingEnd != nil && e.WaitingStart != nil && *e.WaitingEnd > *e.WaitingStart
@@ -548,8 +555,15 @@ func (a *analyzer) gpuClock(sec *report.Section, e EngineWindow, g GPUWindow) {
 		if grew {
 			queue = fmt.Sprintf("while the queue grew from %s to %s", units.Integer(*e.WaitingStart), units.Integer(*e.WaitingEnd))
 		}
+		when := in(g.Label)
+		if g.ThrottledAtEnd {
+			when = " at the window's end"
+			if g.Label != "" {
+				when = " at the end of " + g.Label
+			}
+		}
 		a.judge(&row, gpuThrottledUnderLoad, "the GPUs held their clocks down (%s)%s %s: the card, not the engine, set the pace; check cooling, and the power limit (nvidia-smi -q -d POWER)",
-			throttleSaid(g.Reasons&snapshot.ThrottleLimiting), in(g.Label), queue)
+			throttleSaid(g.Reasons&snapshot.ThrottleLimiting), when, queue)
 	}
 	sec.Rows = append(sec.Rows, row)
 }

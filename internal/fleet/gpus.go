@@ -745,7 +745,7 @@ func gpuWindowOf(devices []*gpuDevice, windows map[string]*deviceWindow, o Optio
 		if mask&snapshot.ThrottleLimiting != 0 {
 			limited = 1
 		}
-		g.Throttled = &limited
+		g.Throttled, g.ThrottledAtEnd = &limited, true
 	}
 	return g
 }
