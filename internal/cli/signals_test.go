@@ -19,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/testwait"
-
 	"github.com/inferscope/inferscope/internal/iostreams"
+	"github.com/inferscope/inferscope/internal/testwait"
 )
 
 // TestMain lets a test run the command line as its own process: with

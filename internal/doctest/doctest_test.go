@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope/internal/testwait"
-
 	"github.com/inferscope/inferscope/internal/cli"
+	"github.com/inferscope/inferscope/internal/testwait"
 )
 
 var update = flag.Bool("update", false, "write what the pages' commands print now into the pages")
