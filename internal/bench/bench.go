@@ -419,16 +419,11 @@ func readingOf(s *snapshot.Snapshot, at time.Time) reading {
 		generated: g(snapshot.TokensPredictedTotal), finished: g(snapshot.RequestsTotal)}
 }
 
-// kvUsage is the KV cache's usage as the report reads it: the ratio where
-// published, else tokens in use over capacity.
+// kvUsage is the KV cache's usage as the report's KV cache row gives it,
+// NaN where s has none.
 func kvUsage(s *snapshot.Snapshot) float64 {
-	if v, ok := s.Scalar(snapshot.KVCacheUsageRatio); ok {
+	if v, ok := analysis.KVUsage(s); ok {
 		return v
-	}
-	used, ok1 := s.Scalar(snapshot.KVCacheTokens)
-	capacity, ok2 := s.Scalar(snapshot.KVCacheMaxTokens)
-	if ok1 && ok2 && capacity > 0 {
-		return used / capacity
 	}
 	return math.NaN()
 }

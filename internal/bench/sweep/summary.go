@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/rates"
 	"github.com/inferscope/inferscope/internal/report"
@@ -178,7 +179,7 @@ func (t *tap) finish(rep *bench.Report) {
 		if v, ok := s.s.Scalar(snapshot.RequestsDeferred); ok {
 			waiting = append(waiting, v)
 		}
-		if v := kvUsage(s.s); !math.IsNaN(v) && (math.IsNaN(t.kvPeak) || v > t.kvPeak) {
+		if v, ok := analysis.KVUsage(s.s); ok && (math.IsNaN(t.kvPeak) || v > t.kvPeak) {
 			t.kvPeak = v
 		}
 	}
@@ -204,18 +205,4 @@ func (t *tap) finish(rep *bench.Report) {
 	if v, ok := d.Counters[snapshot.TokensPredictedSecondsTotal]; ok {
 		t.decodeSeconds = v
 	}
-}
-
-// kvUsage is the KV cache's usage as the bench reads it: the ratio where
-// published, else tokens in use over capacity.
-func kvUsage(s *snapshot.Snapshot) float64 {
-	if v, ok := s.Scalar(snapshot.KVCacheUsageRatio); ok {
-		return v
-	}
-	used, ok1 := s.Scalar(snapshot.KVCacheTokens)
-	capacity, ok2 := s.Scalar(snapshot.KVCacheMaxTokens)
-	if ok1 && ok2 && capacity > 0 {
-		return used / capacity
-	}
-	return math.NaN()
 }
