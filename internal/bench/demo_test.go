@@ -10,15 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/bench/benchtest"
+
 	"github.com/inferscope/inferscope/exporter"
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
-	"github.com/inferscope/inferscope/internal/scrape"
-	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
 // The proof against the simulator, which knows each request's true queue,
@@ -57,26 +55,6 @@ func startDemo(t *testing.T, scenario string, speed float64) (*demo.Server, *tru
 	return srv, tr
 }
 
-// scrapeOf reads a /metrics URL as the command line does.
-func scrapeOf(target string) func(context.Context) (*snapshot.Snapshot, error) {
-	return func(ctx context.Context) (*snapshot.Snapshot, error) {
-		res, err := scrape.Fetch(ctx, target, scrape.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		fams, err := exposition.Parse(res.Body, exposition.Text)
-		if err != nil {
-			return nil, err
-		}
-		s, err := dialect.Map(fams, dialect.Options{})
-		if err != nil {
-			return nil, err
-		}
-		s.Source, s.ScrapedAt, s.TimeSource, s.StartToken = res.Source, res.ScrapedAt, res.TimeSource, res.StartToken
-		return s, nil
-	}
-}
-
 // chatSource asks for fixed answers of output tokens to prompts of about
 // words words, each made unique by its first word so that no prompt is
 // served from the cache.
@@ -99,7 +77,7 @@ func demoConfig(t *testing.T, srv *demo.Server, p load.Plan, src workload.Source
 	}
 	p.Target = load.Target{Base: base, API: load.ChatCompletions, Model: demo.DefaultModel}
 	p.Source = src
-	return Config{Plan: p, Scrape: scrapeOf(srv.URL()), Metrics: srv.URL(), Build: build, Interval: interval,
+	return Config{Plan: p, Scrape: benchtest.Scrape(srv.URL()), Metrics: srv.URL(), Build: build, Interval: interval,
 		Describe: Describe{Target: srv.APIURL(), API: "chat_completions", Model: demo.DefaultModel}}
 }
 

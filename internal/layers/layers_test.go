@@ -42,7 +42,7 @@ var layer = map[string]int{
 	"internal/discover": 3, "internal/discover/discovertest": 0,
 	// Issue 29: the bench. One reader of answer streams under the proxy
 	// and the generator.
-	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3,
+	"internal/stream": 1, "internal/bench/workload": 2, "internal/bench/load": 3, "internal/bench/benchtest": 3,
 	// One run end to end: the generator, the server's window, the report.
 	"internal/bench": 4,
 	// Issue 30: a series of runs, the knee under an SLO, two runs compared.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/bench/benchtest"
+
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/load"
@@ -14,10 +16,7 @@ import (
 	"github.com/inferscope/inferscope/internal/bench/sweep"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/report"
-	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -40,26 +39,6 @@ func startDemo(t *testing.T, scenario string, speed float64) *demo.Server {
 	return srv
 }
 
-// scrapeOf reads a /metrics URL as the command line does.
-func scrapeOf(target string) func(context.Context) (*snapshot.Snapshot, error) {
-	return func(ctx context.Context) (*snapshot.Snapshot, error) {
-		res, err := scrape.Fetch(ctx, target, scrape.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		fams, err := exposition.Parse(res.Body, exposition.Text)
-		if err != nil {
-			return nil, err
-		}
-		s, err := dialect.Map(fams, dialect.Options{})
-		if err != nil {
-			return nil, err
-		}
-		s.Source, s.ScrapedAt, s.TimeSource, s.StartToken = res.Source, res.ScrapedAt, res.TimeSource, res.StartToken
-		return s, nil
-	}
-}
-
 // demoConfig is plan against srv: prompts of about prompt tokens,
 // answers of output, each prompt its own.
 func demoConfig(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output int, slo bench.SLO) bench.Config {
@@ -72,7 +51,7 @@ func demoConfig(t *testing.T, srv *demo.Server, plan load.Plan, prompt, output i
 	plan.Source = &workload.Synthetic{Shape: workload.Shape{API: load.ChatCompletions, Model: demo.DefaultModel},
 		Prompt: workload.Dist{Mean: prompt, Min: prompt, Max: prompt}, Output: workload.Dist{Mean: output, Min: output, Max: output},
 		FixedOutput: true, UniqueFirst: true, Seed: 1}
-	cfg := bench.Config{Plan: plan, Scrape: scrapeOf(srv.URL()), Metrics: srv.URL(), Interval: 100 * time.Millisecond, SLO: slo,
+	cfg := bench.Config{Plan: plan, Scrape: benchtest.Scrape(srv.URL()), Metrics: srv.URL(), Interval: 100 * time.Millisecond, SLO: slo,
 		Build: func(s *snapshot.Snapshot, now time.Time) *report.Report {
 			return analysis.Analyze(s, analysis.Options{Now: now, WithRates: true})
 		},
@@ -128,7 +107,7 @@ func bothProbes(t *testing.T) *probe.Result {
 	}
 	c := probe.Config{Target: load.Target{Base: base, API: load.ChatCompletions, Model: demo.DefaultModel},
 		Probes: []string{probe.Prefill, probe.Decode}, Lengths: []int{256, 1024, 4096}, Batches: []int{1, 2, 4}, Repeat: 2,
-		PromptTokens: 64, OutputTokens: 16, Scrape: scrapeOf(srv.URL()), Metrics: srv.URL(), Seed: 7,
+		PromptTokens: 64, OutputTokens: 16, Scrape: benchtest.Scrape(srv.URL()), Metrics: srv.URL(), Seed: 7,
 		Describe: probe.Describe{Target: srv.APIURL(), API: "chat_completions", Model: demo.DefaultModel, Version: "test"}}
 	usage := func(ctx context.Context, r workload.Request) (int, error) {
 		rec, err := load.Probe(ctx, c.Target, r)

@@ -6,15 +6,12 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
-	"time"
+
+	"github.com/inferscope/inferscope/internal/bench/benchtest"
 
 	"github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
-	"github.com/inferscope/inferscope/internal/scrape"
-	"github.com/inferscope/inferscope/internal/snapshot"
 	"github.com/inferscope/inferscope/sim"
 )
 
@@ -165,26 +162,6 @@ func demoConfig(t *testing.T, srv *demo.Server, c Config) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Scrape, c.Metrics, c.Seed = scrapeOf(srv.URL()), srv.URL(), 7
+	c.Scrape, c.Metrics, c.Seed = benchtest.Scrape(srv.URL()), srv.URL(), 7
 	return c
-}
-
-// scrapeOf reads a /metrics URL as the command line does.
-func scrapeOf(target string) func(context.Context) (*snapshot.Snapshot, error) {
-	return func(ctx context.Context) (*snapshot.Snapshot, error) {
-		res, err := scrape.Fetch(ctx, target, scrape.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		fams, err := exposition.Parse(res.Body, exposition.Text)
-		if err != nil {
-			return nil, err
-		}
-		s, err := dialect.Map(fams, dialect.Options{})
-		if err != nil {
-			return nil, err
-		}
-		s.Source, s.ScrapedAt, s.TimeSource, s.StartToken = res.Source, res.ScrapedAt, res.TimeSource, res.StartToken
-		return s, nil
-	}
 }

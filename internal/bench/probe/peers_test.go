@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/bench/benchtest"
+
 	"github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 )
@@ -49,7 +51,7 @@ func TestPeers(t *testing.T) {
 	}
 	res, err := Run(context.Background(), Config{Target: target, Probes: []string{Prefill, Decode}, Lengths: []int{200, 800}, Batches: []int{1, 4},
 		Repeat: 2, PromptTokens: 32, OutputTokens: 128, Calibration: cal, Seed: uint64(time.Now().UnixNano()),
-		Scrape: scrapeOf(base + "/metrics"), Metrics: base + "/metrics", Record: func(r load.Record) {
+		Scrape: benchtest.Scrape(base + "/metrics"), Metrics: base + "/metrics", Record: func(r load.Record) {
 			if r.Error != "" {
 				t.Logf("request %d: %s %s", r.Index, r.Error, r.ErrorDetail)
 			}

@@ -11,16 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope/internal/bench/benchtest"
+
 	"github.com/inferscope/inferscope/internal/analysis"
 	"github.com/inferscope/inferscope/internal/bench"
 	"github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/workload"
 	"github.com/inferscope/inferscope/internal/demo"
-	"github.com/inferscope/inferscope/internal/dialect"
-	"github.com/inferscope/inferscope/internal/exposition"
 	"github.com/inferscope/inferscope/internal/render"
 	"github.com/inferscope/inferscope/internal/report"
-	"github.com/inferscope/inferscope/internal/scrape"
 	"github.com/inferscope/inferscope/internal/snapshot"
 )
 
@@ -49,25 +48,6 @@ func (f fixedChat) Next(i int) workload.Request {
 	return workload.Request{Body: b, PromptTokens: f.prompt, OutputTokens: f.output, Fixed: true}
 }
 
-func scrapeOf(target string) func(context.Context) (*snapshot.Snapshot, error) {
-	return func(ctx context.Context) (*snapshot.Snapshot, error) {
-		res, err := scrape.Fetch(ctx, target, scrape.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		fams, err := exposition.Parse(res.Body, exposition.Text)
-		if err != nil {
-			return nil, err
-		}
-		s, err := dialect.Map(fams, dialect.Options{})
-		if err != nil {
-			return nil, err
-		}
-		s.Source, s.ScrapedAt, s.TimeSource, s.StartToken = res.Source, res.ScrapedAt, res.TimeSource, res.StartToken
-		return s, nil
-	}
-}
-
 func build(s *snapshot.Snapshot, now time.Time) *report.Report {
 	return analysis.Analyze(s, analysis.Options{Now: now, WithRates: true})
 }
@@ -89,7 +69,7 @@ func demoBase(t *testing.T, scenario string, speed float64, src workload.Source,
 	return bench.Config{
 		Plan: load.Plan{Duration: per, Arrival: load.Constant, Drain: 30 * time.Second, Source: src,
 			Target: load.Target{Base: base, API: load.ChatCompletions, Model: demo.DefaultModel}},
-		Scrape: scrapeOf(srv.URL()), Metrics: srv.URL(), Build: build, Interval: 100 * time.Millisecond, SLO: slo,
+		Scrape: benchtest.Scrape(srv.URL()), Metrics: srv.URL(), Build: build, Interval: 100 * time.Millisecond, SLO: slo,
 		Describe: bench.Describe{Target: srv.APIURL(), API: "chat_completions", Model: demo.DefaultModel},
 	}
 }
