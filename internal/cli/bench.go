@@ -453,20 +453,7 @@ func (o *benchOptions) run(ctx context.Context, io *iostreams.IO, set map[string
 	if len(o.probe.probes) > 0 {
 		return o.runProbe(ctx, io)
 	}
-	headers, err := o.requestHeaders(io)
-	if err != nil {
-		return err
-	}
-	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
-	// What the server can be asked before any load: the model, the
-	// lengths, how it answers.
-	pre, err := bounded(ctx, defaultTimeout, func(ctx context.Context) (bench.Model, error) {
-		models, err := bench.Models(ctx, client, o.base, o.api)
-		if err != nil {
-			return bench.Model{}, err
-		}
-		return bench.ChooseModel(o.model, models)
-	})
+	headers, pre, err := o.chooseModel(ctx, io)
 	if err != nil {
 		return err
 	}
@@ -627,3 +614,23 @@ func writeHTML(io *iostreams.IO, v any) error {
 
 // flagSeed is the random seed of the demo and the bench.
 var flagSeed = flagDef{name: "seed", noFiles: true, usage: "the random seed, `N`: the same seed gives the same run"}
+
+// chooseModel asks the server, within the default timeout, for its models
+// and picks the one --model names (or the only one): what the server can
+// be asked before any load, the model and its context. It returns the
+// request headers too.
+func (o *benchOptions) chooseModel(ctx context.Context, io *iostreams.IO) (http.Header, bench.Model, error) {
+	headers, err := o.requestHeaders(io)
+	if err != nil {
+		return nil, bench.Model{}, err
+	}
+	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
+	pre, err := bounded(ctx, defaultTimeout, func(ctx context.Context) (bench.Model, error) {
+		models, err := bench.Models(ctx, client, o.base, o.api)
+		if err != nil {
+			return bench.Model{}, err
+		}
+		return bench.ChooseModel(o.model, models)
+	})
+	return headers, pre, err
+}

@@ -16,7 +16,6 @@ import (
 	benchload "github.com/inferscope/inferscope/internal/bench/load"
 	"github.com/inferscope/inferscope/internal/bench/probe"
 	"github.com/inferscope/inferscope/internal/bench/workload"
-	"github.com/inferscope/inferscope/internal/httpsafe"
 	"github.com/inferscope/inferscope/internal/iostreams"
 	"github.com/inferscope/inferscope/internal/termsafe"
 	"github.com/inferscope/inferscope/internal/units"
@@ -168,18 +167,7 @@ func parseCounts(s string, most int) ([]int, error) {
 // runProbe runs `bench --probe`: the model chosen and the prompts
 // calibrated as a load's are, one request checked, then the probe.
 func (o *benchOptions) runProbe(ctx context.Context, io *iostreams.IO) error {
-	headers, err := o.requestHeaders(io)
-	if err != nil {
-		return err
-	}
-	client := httpsafe.NewClient(httpsafe.Options{Origin: o.base, Headers: headers, MaxBytes: 64 << 20})
-	pre, err := bounded(ctx, defaultTimeout, func(ctx context.Context) (bench.Model, error) {
-		models, err := bench.Models(ctx, client, o.base, o.api)
-		if err != nil {
-			return bench.Model{}, err
-		}
-		return bench.ChooseModel(o.model, models)
-	})
+	headers, pre, err := o.chooseModel(ctx, io)
 	if err != nil {
 		return err
 	}
