@@ -113,14 +113,7 @@ func sumOfSums(a, b *float64) *float64 {
 // GPUMean is a share averaged over the whole GPUs that publish it; nil
 // where none does.
 func GPUMean(g *snapshot.GPUs, name string) *float64 {
-	sum, n := 0.0, 0
-	for i := range g.Devices {
-		d := &g.Devices[i]
-		if v, ok := d.Scalar(name); ok && d.Whole() {
-			sum += v
-			n++
-		}
-	}
+	sum, n := overWhole(g, name)
 	if n == 0 {
 		return nil
 	}
@@ -130,7 +123,16 @@ func GPUMean(g *snapshot.GPUs, name string) *float64 {
 // GPUSum is a quantity added over the whole GPUs that publish it; nil
 // where none does.
 func GPUSum(g *snapshot.GPUs, name string) *float64 {
-	sum, n := 0.0, 0
+	sum, n := overWhole(g, name)
+	if n == 0 {
+		return nil
+	}
+	return num64(sum)
+}
+
+// overWhole is name's sum over the whole GPUs (not MIG instances) that
+// publish it, and how many do.
+func overWhole(g *snapshot.GPUs, name string) (sum float64, n int) {
 	for i := range g.Devices {
 		d := &g.Devices[i]
 		if v, ok := d.Scalar(name); ok && d.Whole() {
@@ -138,10 +140,7 @@ func GPUSum(g *snapshot.GPUs, name string) *float64 {
 			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	return num64(sum)
+	return sum, n
 }
 
 // GPUThrottle is the reasons any GPU holds its clocks down for; ok is
