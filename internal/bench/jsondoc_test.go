@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -89,36 +88,5 @@ func TestJSONDocumented(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	var walk func(prefix string, o map[string]any)
-	walk = func(prefix string, o map[string]any) {
-		for k, val := range o {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			seen[p] = true
-			kinds, ok := docs[p]
-			if !ok {
-				t.Errorf("%s is written but not in docs/json.md", p)
-			} else if !slices.Contains(kinds, jsondoc.Kind(val)) {
-				t.Errorf("%s is a %s, docs/json.md says %v", p, jsondoc.Kind(val), kinds)
-			}
-			if m, isObj := val.(map[string]any); isObj && !slices.Contains(opaque, p) {
-				walk(p, m)
-			}
-			// An array of objects: its elements' fields, as "key[].field".
-			if a, isArr := val.([]any); isArr && len(a) > 0 && !slices.Contains(opaque, p) {
-				if m, isObj := a[0].(map[string]any); isObj {
-					walk(p+"[]", m)
-				}
-			}
-		}
-	}
-	walk("", v)
-	for p := range docs {
-		if !seen[p] {
-			t.Errorf("docs/json.md documents %s, which the report does not write", p)
-		}
-	}
+	jsondoc.Check(t, docs, v, opaque)
 }

@@ -124,3 +124,43 @@ func Kind(v any) string {
 	}
 	return "object"
 }
+
+// Check holds the decoded document v to docs (Fields): every field
+// written is documented with its kind, every field documented is written.
+// An object's fields are "path.key", an array's elements' "path[].key"
+// (every element's); a path in opaque is checked, not entered (its keys
+// are data, or documented elsewhere).
+func Check(t testing.TB, docs map[string][]string, v any, opaque []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				p := Join(path, k)
+				seen[p] = true
+				kinds, ok := docs[p]
+				switch {
+				case !ok:
+					t.Errorf("%s is written but not in docs/json.md", p)
+				case !slices.Contains(kinds, Kind(val)):
+					t.Errorf("%s is a %s, docs/json.md says %v", p, Kind(val), kinds)
+				}
+				if !slices.Contains(opaque, p) {
+					walk(p, val)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(path+"[]", e)
+			}
+		}
+	}
+	walk("", v)
+	for p := range docs {
+		if !seen[p] {
+			t.Errorf("docs/json.md documents %s, which is not written", p)
+		}
+	}
+}

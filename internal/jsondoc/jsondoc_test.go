@@ -1,9 +1,11 @@
 package jsondoc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -36,3 +38,33 @@ func TestKind(t *testing.T) {
 		t.Error("arrays and objects")
 	}
 }
+
+// Check finds a field written and not documented, one of another kind,
+// one documented and not written, in every element of an array, and does
+// not enter an opaque object.
+func TestCheck(t *testing.T) {
+	docs := map[string][]string{"a": {"number"}, "parts": {"array"}, "parts[].d": {"string"}, "gone": {"string"}, "data": {"object"}}
+	v := map[string]any{"a": "x", "parts": []any{map[string]any{"d": "ok"}, map[string]any{"d": "ok", "e": 1.0}}, "data": map[string]any{"k": 1.0}}
+	rec := &recorder{TB: t}
+	Check(rec, docs, v, []string{"data"})
+	want := []string{
+		"a is a string, docs/json.md says [number]",
+		"docs/json.md documents gone, which is not written",
+		"parts[].e is written but not in docs/json.md",
+	}
+	slices.Sort(rec.errs)
+	if !slices.Equal(rec.errs, want) {
+		t.Errorf("Check said %q, want %q", rec.errs, want)
+	}
+}
+
+// recorder keeps what a check reports instead of failing the test.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Helper() {}

@@ -3,7 +3,6 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,42 +61,7 @@ func checkDocumented(t *testing.T, v any, docs map[string][]string, opaque []str
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	var walk func(prefix string, o map[string]any)
-	walk = func(prefix string, o map[string]any) {
-		for k, val := range o {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			seen[p] = true
-			kinds, ok := docs[p]
-			if !ok {
-				t.Errorf("%s is written but not in docs/json.md", p)
-			} else if !slices.Contains(kinds, jsondoc.Kind(val)) {
-				t.Errorf("%s is a %s, docs/json.md says %v", p, jsondoc.Kind(val), kinds)
-			}
-			if slices.Contains(opaque, p) {
-				continue
-			}
-			switch x := val.(type) {
-			case map[string]any:
-				walk(p, x)
-			case []any:
-				if len(x) > 0 {
-					if m, isObj := x[0].(map[string]any); isObj {
-						walk(p+"[]", m)
-					}
-				}
-			}
-		}
-	}
-	walk("", top)
-	for p := range docs {
-		if !seen[p] {
-			t.Errorf("docs/json.md documents %s, which is not written", p)
-		}
-	}
+	jsondoc.Check(t, docs, top, opaque)
 }
 
 // fullResult is a sweep with every field set that can be.
