@@ -604,6 +604,16 @@ func modelFilter(models []string, model string, labels []string) (func(*dto.Metr
 	}, model, nil
 }
 
+// pickModel is modelFilter over s's served models, the model selected set
+// as s's.
+func pickModel(s *snapshot.Snapshot, model string, labels []string) (func(*dto.Metric) bool, error) {
+	keep, picked, err := modelFilter(s.Models, model, labels)
+	if picked != "" {
+		s.Model = picked
+	}
+	return keep, err
+}
+
 // mapper fills one snapshot from indexed families through a model filter.
 type mapper struct {
 	byName map[string]*dto.MetricFamily

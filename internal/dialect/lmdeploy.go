@@ -53,12 +53,9 @@ var lmdeploy = dialect{
 func readLMDeploy(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	owns := func(n string) bool { return strings.HasPrefix(n, "lmdeploy:") }
 	s.Models = servedModels(fams, owns, modelLabel)
-	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
+	keep, err := pickModel(s, o.Model, modelLabel)
 	if err != nil {
 		return err
-	}
-	if model != "" {
-		s.Model = model
 	}
 	p := newMapper(fams, keep, s)
 

@@ -225,12 +225,9 @@ func readSGLang(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error
 		labels = sglangFirstModelLabels
 	}
 	s.Models = servedModels(fams, isSGLang, labels)
-	keep, model, err := modelFilter(s.Models, o.Model, labels)
+	keep, err := pickModel(s, o.Model, labels)
 	if err != nil {
 		return err
-	}
-	if model != "" {
-		s.Model = model
 	}
 	// Totals are the series without a priority (priority=""): a priority's
 	// own series is part of them.

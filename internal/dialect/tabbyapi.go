@@ -48,12 +48,9 @@ const (
 
 func readTabbyAPI(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	s.Models = servedModels(fams, isTabbyAPI, tabbyModelLabel)
-	keep, model, err := modelFilter(s.Models, o.Model, tabbyModelLabel)
+	keep, err := pickModel(s, o.Model, tabbyModelLabel)
 	if err != nil {
 		return err
-	}
-	if model != "" {
-		s.Model = model
 	}
 	proxied(fams, s)
 	p := newMapper(fams, keep, s)

@@ -128,12 +128,9 @@ const trtllmUndefined = "undefined"
 
 func readTRTLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	s.Models = ServedModels("trtllm", servedModels(fams, isTRTLLM, modelLabel))
-	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
+	keep, err := pickModel(s, o.Model, modelLabel)
 	if err != nil {
 		return err
-	}
-	if model != "" {
-		s.Model = model
 	}
 	p := newMapper(fams, keep, s)
 

@@ -156,12 +156,9 @@ func readVLLM(fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 // Aphrodite's copies renamed first), for the server people call title.
 func readVLLMAs(title string, fams []*dto.MetricFamily, o Options, s *snapshot.Snapshot) error {
 	s.Models = servedModels(fams, isVLLM, modelLabel)
-	keep, model, err := modelFilter(s.Models, o.Model, modelLabel)
+	keep, err := pickModel(s, o.Model, modelLabel)
 	if err != nil {
 		return err
-	}
-	if model != "" {
-		s.Model = model
 	}
 	p := newMapper(fams, keep, s)
 
@@ -181,7 +178,7 @@ func readVLLMAs(title string, fams []*dto.MetricFamily, o Options, s *snapshot.S
 	p.extraByLabels(snapshot.ExtraFinishedReason, []string{"finished_reason", "finish_reason"}, counterNames("vllm:request_success")...)
 	p.extraSum(snapshot.ExtraPreemptions, counterNames("vllm:num_preemptions")...)
 
-	vllmCacheConfig(p, model)
+	vllmCacheConfig(p, s.Model) // "" where no model was asked for
 	vllmPromptTokens(p)
 	vllmPrefixCache(p)
 
