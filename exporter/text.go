@@ -165,26 +165,9 @@ func appendFloat(b []byte, f float64) []byte {
 // appendFloat, with ".0" after a number that would otherwise have neither
 // a point nor an exponent (1.0, 0.0, -1.0, 250.0).
 func appendOMFloat(b []byte, f float64) []byte {
-	switch {
-	case f == 1:
-		return append(b, "1.0"...)
-	case f == 0:
-		return append(b, "0.0"...)
-	case f == -1:
-		return append(b, "-1.0"...)
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, +1):
-		return append(b, "+Inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Inf"...)
-	case f > 0 && f < 1e6 && f == math.Trunc(f):
-		b = strconv.AppendUint(b, uint64(f), 10)
-		return append(b, ".0"...)
-	}
 	n := len(b)
-	b = strconv.AppendFloat(b, f, 'g', -1, 64)
-	if !bytes.ContainsAny(b[n:], "e.") {
+	b = appendFloat(b, f)
+	if !math.IsNaN(f) && !math.IsInf(f, 0) && !bytes.ContainsAny(b[n:], "e.") {
 		b = append(b, ".0"...)
 	}
 	return b
