@@ -159,31 +159,9 @@ func checkNewServerRules(t *testing.T, servers []*server) {
 		for i, fg := range l.Figures() {
 			record[fg.ID] = set.Records[i].Record
 		}
-		d, ok := rates.Between(s.at(nowFrom).snap, last.snap)
-		if !ok {
-			t.Fatalf("%s: no window", s.pod)
-		}
-		d.Seconds = end.Sub(nowFrom).Seconds()
-		rows := rates.RowsFor(last.snap)
-		figs := rates.Compute(d, rows)
-		for i, r := range rows {
-			var id string
-			for fid, rid := range rowOfFigure {
-				if rid == r.ID {
-					id = fid
-				}
-			}
-			rule, ok := record[id]
-			if !ok || figs[i].Value == nil {
-				continue
-			}
-			want := *figs[i].Value
-			if slices.Contains(quantileRows, r.ID) {
-				want = figs[i].Estimate.Plain
-			}
-			g.ExprTests = append(g.ExprTests, nearTest(fmt.Sprintf("%s{instance=%q}", rule, s.instance), want, evalAt, s.instance))
-			checked++
-		}
+		exprs := recordedTests(t, s, record, evalAt)
+		g.ExprTests = append(g.ExprTests, exprs...)
+		checked += len(exprs)
 		// A test file a server, each loading its own rules only: one file
 		// for all would evaluate every server's rules in every group.
 		// The rules read scraped series, never their own history, so

@@ -652,31 +652,9 @@ func checkRules(t *testing.T, servers []*server) {
 			if s.pod == "late-d" || s.last().snap.Dialect != l.Dialect() {
 				continue
 			}
-			d, ok := rates.Between(s.at(nowFrom).snap, s.last().snap)
-			if !ok {
-				t.Fatalf("%s: no window", s.pod)
-			}
-			d.Seconds = nowFrom.Sub(end).Abs().Seconds()
-			rows := rates.RowsFor(s.last().snap)
-			figs := rates.Compute(d, rows)
-			for i, r := range rows {
-				var id string
-				for fid, rid := range rowOfFigure {
-					if rid == r.ID {
-						id = fid
-					}
-				}
-				rule, ok := record[id]
-				if !ok || figs[i].Value == nil {
-					continue
-				}
-				want := *figs[i].Value
-				if slices.Contains(quantileRows, r.ID) {
-					want = figs[i].Estimate.Plain
-				}
-				g.ExprTests = append(g.ExprTests, nearTest(fmt.Sprintf("%s{instance=%q}", rule, s.instance), want, evalAt, s.instance))
-				checked++
-			}
+			exprs := recordedTests(t, s, record, evalAt)
+			g.ExprTests = append(g.ExprTests, exprs...)
+			checked += len(exprs)
 			window := session(s).Judge(oneShot(s.last()), s.last().snap, []time.Duration{5 * time.Minute})
 			for _, n := range window.Notes {
 				if n.Severity == report.Warn || n.Severity == report.Bad {
@@ -710,6 +688,40 @@ func checkRules(t *testing.T, servers []*server) {
 	if out, err := promtool.Run(dir, tool, "test", "rules", "test.yml"); err != nil {
 		t.Errorf("%v\n%s", err, failures(out))
 	}
+}
+
+// recordedTests hold each recorded figure of s (record: figure id → the
+// rule's series) at evalAt to --since's over the last 5 minutes
+// (percentiles histogram_quantile's own, the estimate's plain
+// interpolation).
+func recordedTests(t *testing.T, s *server, record map[string]string, evalAt string) []promtool.ExprTest {
+	t.Helper()
+	d, ok := rates.Between(s.at(nowFrom).snap, s.last().snap)
+	if !ok {
+		t.Fatalf("%s: no window", s.pod)
+	}
+	d.Seconds = end.Sub(nowFrom).Seconds()
+	rows := rates.RowsFor(s.last().snap)
+	figs := rates.Compute(d, rows)
+	var out []promtool.ExprTest
+	for i, r := range rows {
+		var id string
+		for fid, rid := range rowOfFigure {
+			if rid == r.ID {
+				id = fid
+			}
+		}
+		rule, ok := record[id]
+		if !ok || figs[i].Value == nil {
+			continue
+		}
+		want := *figs[i].Value
+		if slices.Contains(quantileRows, r.ID) {
+			want = figs[i].Estimate.Plain
+		}
+		out = append(out, nearTest(fmt.Sprintf("%s{instance=%q}", rule, s.instance), want, evalAt, s.instance))
+	}
+	return out
 }
 
 // nearTest tests that e returns v at a time (within relTol; NaN as NaN).
