@@ -45,12 +45,7 @@ func readLMDeploy(sc scrape) sources {
 	hist(snapshot.InterTokenLatencySeconds, "time_per_output_token_seconds")
 	hist(snapshot.E2ERequestLatencySeconds, "e2e_request_latency_seconds")
 	hist(snapshot.RequestQueueTimeSeconds, "request_queue_time_seconds")
-	if r, ok := hist(snapshot.RequestPrefillTimeSeconds, "request_prefill_time_seconds"); ok {
-		out[snapshot.PromptSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
-	if r, ok := hist(snapshot.RequestDecodeTimeSeconds, "request_decode_time_seconds"); ok {
-		out[snapshot.TokensPredictedSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
+	out.phaseTimes(hist)
 	prompts, okPrompts := hist(snapshot.RequestPromptTokens, "request_prompt_tokens")
 	hist(snapshot.RequestGenerationTokens, "request_generation_tokens")
 

@@ -182,12 +182,7 @@ func readVLLMAs(sc scrape, sp vllmNames) sources {
 	hist(snapshot.RequestTimePerOutputTokenSeconds, "request_time_per_output_token_seconds")
 	hist(snapshot.E2ERequestLatencySeconds, "e2e_request_latency_seconds")
 	hist(snapshot.RequestQueueTimeSeconds, "request_queue_time_seconds")
-	if r, ok := hist(snapshot.RequestPrefillTimeSeconds, "request_prefill_time_seconds"); ok {
-		out[snapshot.PromptSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
-	if r, ok := hist(snapshot.RequestDecodeTimeSeconds, "request_decode_time_seconds"); ok {
-		out[snapshot.TokensPredictedSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
+	out.phaseTimes(func(canon, base string) (ref, bool) { return hist(canon, base) })
 	hist(snapshot.RequestPromptTokens, "request_prompt_tokens")
 	hist(snapshot.RequestGenerationTokens, "request_generation_tokens")
 	// Tokens per engine step: iteration_tokens_total is a histogram.
@@ -730,4 +725,16 @@ func readTGI(sc scrape) sources {
 		out[snapshot.ExtraSpeculationSteps] = one(snapshot.Counter, ref{name: "tgi_request_skipped_tokens_count"})
 	}
 	return out
+}
+
+// phaseTimes reads the requests' prefill and decode time histograms (hist
+// reads one under its canonical name and gives its reference) and takes
+// their sums as the engine's prefill and decode seconds.
+func (out sources) phaseTimes(hist func(canon, base string) (ref, bool)) {
+	if r, ok := hist(snapshot.RequestPrefillTimeSeconds, "request_prefill_time_seconds"); ok {
+		out[snapshot.PromptSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
+	}
+	if r, ok := hist(snapshot.RequestDecodeTimeSeconds, "request_decode_time_seconds"); ok {
+		out[snapshot.TokensPredictedSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
+	}
 }

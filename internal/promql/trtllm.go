@@ -54,12 +54,7 @@ func readTRTLLM(sc scrape) sources {
 	hist(snapshot.TimeToFirstTokenSeconds, "time_to_first_token_seconds")
 	hist(snapshot.RequestTimePerOutputTokenSeconds, "time_per_output_token_seconds")
 	hist(snapshot.RequestQueueTimeSeconds, "request_queue_time_seconds")
-	if r, ok := hist(snapshot.RequestPrefillTimeSeconds, "request_prefill_time_seconds"); ok {
-		out[snapshot.PromptSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
-	if r, ok := hist(snapshot.RequestDecodeTimeSeconds, "request_decode_time_seconds"); ok {
-		out[snapshot.TokensPredictedSecondsTotal] = one(snapshot.Counter, ref{name: r.name + "_sum"})
-	}
+	out.phaseTimes(hist)
 	gauge(snapshot.RequestsProcessing, "num_requests_running")
 	gauge(snapshot.RequestsDeferred, "num_requests_waiting")
 	// Each engine's own cache: averaged, never summed.
