@@ -127,14 +127,7 @@ func stepLoad(s *Step) string {
 // stepLabel names a step in a table: its index and load, and the two
 // steps of the automatic profile that are not rates by what they are.
 func stepLabel(s *Step) string {
-	l := fmt.Sprintf("%d. %s", s.Index, stepLoad(s))
-	switch s.Phase {
-	case PhaseSynchronous:
-		l += " (sync)"
-	case PhaseThroughput:
-		l += " (ceiling)"
-	}
-	return l
+	return fmt.Sprintf("%d. %s", s.Index, stepLabelLoad(s))
 }
 
 func (res *Result) sweepSection() report.Section {
